@@ -1,0 +1,137 @@
+// The transport interface, shaped like InfiniBand verbs so that the
+// partitioned-communication design maps 1:1 onto RC queue pairs and is still
+// exercised on shared memory:
+//   - registered memory regions with keys,
+//   - reliable, ordered connections between (vci, peer's same vci),
+//   - two-sided sends into the peer's pre-posted receive buffers,
+//   - RDMA write, write with a 32-bit immediate, and RDMA read,
+//   - one completion queue per VCI, drained by Poll,
+//   - an explicit kRetry when resources are exhausted right now (a full
+//     ring, a QP's outstanding work-request limit): the caller progresses
+//     and posts again; nothing is ever dropped.
+//
+// Threading: a transport is shared by all threads, but each VCI is used by
+// one thread at a time: callers hold the VCI's lock (mpi/p2p owns it) around
+// every call that names that VCI. Different VCIs are fully independent.
+//
+// Owned by: net/. Called by: mpi/p2p (and later mpi/part, mpi/ep).
+// net/ never includes mpi/.
+#ifndef MINIMPI_NET_TRANSPORT_H_
+#define MINIMPI_NET_TRANSPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/bootstrap.h"
+#include "runtime/settings.h"
+
+namespace minimpi::net {
+
+// Room a transport reserves in every two-sided message for the caller's
+// protocol header, on top of Settings::eager_max bytes of payload.
+inline constexpr size_t kMaxHeaderBytes = 64;
+
+enum class PostResult {
+  kOk,     // posted; a later completion (if any) reports the end
+  kRetry,  // no resources now: progress this VCI, then post again
+};
+
+// Memory the transport may read or write remotely.
+struct MemoryRegion {
+  void* address = nullptr;
+  size_t length = 0;
+  uint32_t local_key = 0;
+  uint32_t remote_key = 0;
+  void* transport_handle = nullptr;  // e.g. the ibv_mr
+};
+
+// Where a remote region lives, as the peer advertised it.
+struct RemoteBuffer {
+  uint64_t address = 0;
+  uint32_t remote_key = 0;
+};
+
+enum class CompletionType : uint8_t {
+  // A two-sided message from `peer` arrived; `data`/`length` are valid only
+  // during the callback (they point into the receive buffer).
+  kReceive,
+  // A peer's RDMA write with immediate finished landing in local memory.
+  kWriteImmediate,
+  // A local RDMA read or write posted with `context` completed.
+  kLocalDone,
+};
+
+struct Completion {
+  CompletionType type = CompletionType::kReceive;
+  int peer = -1;                  // world rank of the other side
+  const void* data = nullptr;     // kReceive
+  size_t length = 0;              // kReceive: bytes; kWriteImmediate: bytes
+  uint32_t immediate = 0;         // kWriteImmediate
+  uint64_t context = 0;           // kLocalDone: the poster's cookie
+};
+
+class CompletionHandler {
+ public:
+  virtual ~CompletionHandler() = default;
+  // Called by Poll with the VCI's lock held; may post new work on any VCI
+  // whose lock the caller holds (normally the same one).
+  virtual void OnCompletion(int vci, const Completion& completion) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual const char* name() const = 0;
+  virtual int num_vcis() const = 0;
+  // Largest header + payload that one Send carries
+  // (at least kMaxHeaderBytes + Settings::eager_max).
+  virtual size_t max_message_size() const = 0;
+
+  virtual absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
+                                                      size_t length) = 0;
+  virtual void DeregisterMemory(const MemoryRegion& region) = 0;
+
+  // Delivers header || payload as one message to `peer` (a world rank, self
+  // included) on the connection between our `vci` and the peer's `vci`.
+  // Messages on one connection arrive in the order they were sent.
+  virtual PostResult Send(int vci, int peer, const void* header,
+                          size_t header_length, const void* payload,
+                          size_t payload_length) = 0;
+
+  // One-sided operations; each produces a kLocalDone completion carrying
+  // `context` on `vci` when finished. A write with immediate additionally
+  // produces a kWriteImmediate completion at the peer's `vci`, after the
+  // data is visible there, ordered after earlier Sends on the connection.
+  virtual PostResult RdmaRead(int vci, int peer, void* local,
+                              const MemoryRegion& local_region,
+                              RemoteBuffer remote, size_t length,
+                              uint64_t context) = 0;
+  virtual PostResult RdmaWrite(int vci, int peer, const void* local,
+                               const MemoryRegion& local_region,
+                               RemoteBuffer remote, size_t length,
+                               uint64_t context) = 0;
+  virtual PostResult RdmaWriteImmediate(int vci, int peer, const void* local,
+                                        const MemoryRegion& local_region,
+                                        RemoteBuffer remote, size_t length,
+                                        uint32_t immediate,
+                                        uint64_t context) = 0;
+
+  // Hands up to `max_completions` completions of `vci` to `handler`;
+  // returns how many it handled (0 when idle). Never blocks.
+  virtual int Poll(int vci, CompletionHandler& handler,
+                   int max_completions) = 0;
+};
+
+// Builds the transport that Settings::transport names and connects every
+// rank to every other. Collective over the job: it exchanges addresses
+// through the bootstrap's Put/Commit/Fence/Get.
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+
+}  // namespace minimpi::net
+
+#endif  // MINIMPI_NET_TRANSPORT_H_

@@ -1,0 +1,92 @@
+#include "runtime/settings.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace minimpi::runtime {
+namespace {
+
+const char* Env(const char* name) {
+  const char* value = std::getenv(name);
+  return (value != nullptr && value[0] != '\0') ? value : nullptr;
+}
+
+absl::Status ReadChoice(const char* name,
+                        std::initializer_list<const char*> choices,
+                        std::string& out) {
+  const char* value = Env(name);
+  if (value == nullptr) return absl::OkStatus();
+  for (const char* choice : choices) {
+    if (std::string(value) == choice) {
+      out = value;
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, "=", value, " is not one of: ", absl::StrJoin(choices, ", ")));
+}
+
+template <typename Int>
+absl::Status ReadInt(const char* name, Int min, Int max, Int& out) {
+  const char* value = Env(name);
+  if (value == nullptr) return absl::OkStatus();
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed) || parsed < static_cast<int64_t>(min) ||
+      parsed > static_cast<int64_t>(max)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, "=", value, " must be an integer in [", min, ", ", max, "]"));
+  }
+  out = static_cast<Int>(parsed);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Settings> Settings::FromEnvironment() {
+  Settings s;
+  absl::Status status;
+  status.Update(ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "ib"},
+                           s.transport));
+  status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
+  status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
+  status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
+  status.Update(
+      ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
+  status.Update(ReadChoice("MINIMPI_MATCH", {"ll"}, s.match));
+  status.Update(ReadChoice("MINIMPI_BIND_TO", {"none", "core"}, s.bind_to));
+  if (!status.ok()) return status;
+  return s;
+}
+
+std::vector<SettingInfo> DescribeSettings(const Settings& s) {
+  const Settings d;
+  return {
+      {"MINIMPI_TRANSPORT", s.transport, d.transport,
+       "transport: auto (ib across nodes with an RDMA device, else shm), shm, "
+       "ib"},
+      {"MINIMPI_NUM_VCIS", absl::StrCat(s.num_vcis), absl::StrCat(d.num_vcis),
+       "virtual communication interfaces per process (1-64); communicators "
+       "are spread over them"},
+      {"MINIMPI_EAGER_MAX", absl::StrCat(s.eager_max),
+       absl::StrCat(d.eager_max),
+       "largest message (bytes) sent eagerly; larger ones use single-copy "
+       "rendezvous"},
+      {"MINIMPI_SHM_RING_CELLS", absl::StrCat(s.shm_ring_cells),
+       absl::StrCat(d.shm_ring_cells),
+       "cells per shared-memory ring (one ring per sender, VCI and receiver)"},
+      {"MINIMPI_SPIN_BEFORE_YIELD", absl::StrCat(s.spin_before_yield),
+       absl::StrCat(d.spin_before_yield),
+       "polls a blocked call spins before yielding the core (0 when ranks "
+       "outnumber cores)"},
+      {"MINIMPI_MATCH", s.match, d.match, "matching engine: ll"},
+      {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
+       "rank binding: none or core (mpiexec --bind-to sets it)"},
+  };
+}
+
+}  // namespace minimpi::runtime

@@ -1,0 +1,54 @@
+// Every tunable of minimpi is a MINIMPI_* environment variable, read once at
+// MPI_Init into Settings and never re-read on a hot path. The registry below
+// is the single list of them: minimpi_info prints it and the README mirrors it.
+//
+// Owned by: runtime/. Called by: everything that has a choice to make.
+#ifndef MINIMPI_RUNTIME_SETTINGS_H_
+#define MINIMPI_RUNTIME_SETTINGS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace minimpi::runtime {
+
+struct Settings {
+  // Which transport carries traffic: "auto" (ib where an RDMA device exists
+  // and ranks span nodes, else shm), "shm" or "ib".
+  std::string transport = "auto";
+  // Virtual communication interfaces per process; communicators are spread
+  // over them so threads on different communicators never share a lock.
+  int num_vcis = 4;
+  // Messages up to this many bytes go eagerly through the shared-memory
+  // rings; larger ones use the single-copy rendezvous.
+  size_t eager_max = 16384;
+  // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
+  int shm_ring_cells = 32;
+  // Polls a blocked call spins before it starts yielding the core. When
+  // ranks outnumber cores it yields at once, whatever this says.
+  int spin_before_yield = 4096;
+  // Matching engine by name ("ll").
+  std::string match = "ll";
+  // Binding of each rank: "none" or "core" (set by mpiexec --bind-to).
+  std::string bind_to = "none";
+
+  // Reads the MINIMPI_* environment; an unknown value is an error that names
+  // the variable and lists the accepted values.
+  static absl::StatusOr<Settings> FromEnvironment();
+};
+
+struct SettingInfo {
+  std::string name;         // MINIMPI_...
+  std::string value;        // the value in force
+  std::string default_value;
+  std::string description;  // one line
+};
+
+// One entry per MINIMPI_* variable, in a stable order.
+std::vector<SettingInfo> DescribeSettings(const Settings& settings);
+
+}  // namespace minimpi::runtime
+
+#endif  // MINIMPI_RUNTIME_SETTINGS_H_
