@@ -1,0 +1,107 @@
+// Helpers shared by the C bindings: handle translation, argument checks that
+// many calls share, status conversion, and the PMPI alias macro. The
+// bindings stay thin: validate, translate, call C++.
+#ifndef MINIMPI_MPI_BINDINGS_BINDING_UTIL_H_
+#define MINIMPI_MPI_BINDINGS_BINDING_UTIL_H_
+
+#include <cstdint>
+
+#include "mpi/comm.h"
+#include "mpi/datatype.h"
+#include "mpi/errors.h"
+#include "mpi/instance.h"
+#include "mpi/mpi.h"
+#include "mpi/p2p/point_to_point.h"
+
+// Every function is defined as PMPI_<name>; MPI_<name> is a weak alias, so a
+// profiling library that defines MPI_<name> itself wins and can call PMPI_.
+#define MINIMPI_EXPORT(name)                                 \
+  extern "C" __typeof__(PMPI_##name) MPI_##name              \
+      __attribute__((weak, alias("PMPI_" #name)));
+
+#define MINIMPI_REQUIRE_INIT(call)                                  \
+  do {                                                              \
+    if (::minimpi::Instance::state() !=                             \
+        ::minimpi::LibraryState::kInitialized) {                    \
+      return ::minimpi::RaiseNotInitialized(call);                  \
+    }                                                               \
+  } while (0)
+
+namespace minimpi {
+
+// Handles below this value are predefined constants, never object pointers.
+inline constexpr uintptr_t kLargestPredefinedHandle = 0xfff;
+
+inline bool IsPredefinedHandle(const void* handle) {
+  return reinterpret_cast<uintptr_t>(handle) <= kLargestPredefinedHandle;
+}
+
+// The communicator a handle names, or nullptr.
+inline Communicator* ToCommunicator(MPI_Comm handle) {
+  if (handle == MPI_COMM_WORLD) return Instance::Get().world();
+  if (handle == MPI_COMM_SELF) return Instance::Get().self();
+  if (IsPredefinedHandle(handle)) return nullptr;
+  auto* comm = reinterpret_cast<Communicator*>(handle);
+  return comm->magic == Communicator::kMagic ? comm : nullptr;
+}
+
+inline MPI_Comm ToHandle(Communicator* comm) {
+  Instance& instance = Instance::Get();
+  if (comm == instance.world()) return MPI_COMM_WORLD;
+  if (comm == instance.self()) return MPI_COMM_SELF;
+  return reinterpret_cast<MPI_Comm>(comm);
+}
+
+inline p2p::Request* ToRequest(MPI_Request handle) {
+  if (IsPredefinedHandle(handle)) return nullptr;
+  return reinterpret_cast<p2p::Request*>(handle);
+}
+
+inline MPI_Request ToHandle(p2p::Request* request) {
+  return reinterpret_cast<MPI_Request>(request);
+}
+
+// Status helpers. internal[0..1] hold the byte count, internal[2] the
+// cancelled flag.
+inline void SetStatusBytes(MPI_Status* status, uint64_t bytes) {
+  status->internal[0] = static_cast<int>(bytes & 0xffffffffu);
+  status->internal[1] = static_cast<int>(bytes >> 32);
+}
+inline uint64_t StatusBytes(const MPI_Status* status) {
+  return static_cast<uint64_t>(static_cast<uint32_t>(status->internal[0])) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(status->internal[1]))
+          << 32);
+}
+void ToMpiStatus(const p2p::Status& from, MPI_Status* to);
+void SetEmptyStatus(MPI_Status* status);
+p2p::Status ProcNullStatus();
+
+// Argument checks. Each returns MPI_SUCCESS, or the error class after
+// raising it on the right error handler.
+int CheckCommunicator(const char* call, MPI_Comm handle, Communicator** comm);
+int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
+                int count, MPI_Datatype handle, const Datatype** type);
+int CheckSend(const char* call, const void* buffer, int count,
+              MPI_Datatype datatype, int destination, int tag, MPI_Comm handle,
+              Communicator** comm, const Datatype** type);
+int CheckReceive(const char* call, const void* buffer, int count,
+                 MPI_Datatype datatype, int source, int tag, MPI_Comm handle,
+                 Communicator** comm, const Datatype** type);
+// Probes: a source and tag (wildcards allowed) on a communicator.
+int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
+               Communicator** comm);
+
+p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
+                            size_t bytes, int destination, int tag,
+                            p2p::SendMode mode);
+p2p::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
+                                  size_t capacity, int source, int tag);
+match::Envelope MakeEnvelope(Communicator* comm, int source, int tag);
+
+// Raises the error a completed request carries (truncation), if any.
+int RaiseRequestError(const char* call, const p2p::Request* request,
+                      Communicator* comm);
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_BINDINGS_BINDING_UTIL_H_

@@ -1,0 +1,305 @@
+// MPI_Init and friends: the environment, errors, error handlers, datatypes.
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/binding_util.h"
+#include "mpi/coll/basic.h"
+
+using minimpi::Communicator;
+using minimpi::Instance;
+using minimpi::LibraryState;
+using minimpi::RaiseError;
+
+namespace {
+
+int InitializeOrDie(const char* call) {
+  if (Instance::state() != LibraryState::kNotInitialized) {
+    // Calling MPI_Init twice, or after MPI_Finalize, is erroneous; there may
+    // be no handler to raise on, so say it and stop.
+    std::fprintf(stderr, "%s: MPI is already %s\n", call,
+                 Instance::state() == LibraryState::kInitialized
+                     ? "initialized"
+                     : "finalized");
+    std::exit(1);
+  }
+  absl::Status status = Instance::Initialize();
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s: cannot start minimpi: %s\n", call,
+                 std::string(status.message()).c_str());
+    std::exit(1);
+  }
+  return MPI_SUCCESS;
+}
+
+void CopyString(const std::string& from, char* to, int capacity,
+                int* length) {
+  size_t n = std::min(from.size(), static_cast<size_t>(capacity - 1));
+  std::memcpy(to, from.data(), n);
+  to[n] = '\0';
+  *length = static_cast<int>(n);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Init(int* /*argc*/, char*** /*argv*/) {
+  return InitializeOrDie("MPI_Init");
+}
+
+int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required,
+                     int* provided) {
+  (void)required;  // every level is served by the MULTIPLE runtime
+  int result = InitializeOrDie("MPI_Init_thread");
+  if (provided != nullptr) *provided = MPI_THREAD_MULTIPLE;
+  return result;
+}
+
+int PMPI_Finalize(void) {
+  MINIMPI_REQUIRE_INIT("MPI_Finalize");
+  Instance& instance = Instance::Get();
+  // No rank leaves while another may still read its memory or send to it.
+  minimpi::coll::Barrier(instance.p2p(), *instance.world());
+  Instance::Finalize();
+  return MPI_SUCCESS;
+}
+
+int PMPI_Initialized(int* flag) {
+  *flag = Instance::state() != LibraryState::kNotInitialized;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int* flag) {
+  *flag = Instance::state() == LibraryState::kFinalized;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Query_thread(int* provided) {
+  MINIMPI_REQUIRE_INIT("MPI_Query_thread");
+  *provided = MPI_THREAD_MULTIPLE;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int* flag) {
+  MINIMPI_REQUIRE_INIT("MPI_Is_thread_main");
+  *flag = std::this_thread::get_id() == Instance::Get().main_thread();
+  return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode) {
+  if (Instance::state() != LibraryState::kInitialized) std::exit(errorcode);
+  Instance& instance = Instance::Get();
+  (void)comm;  // the whole job ends, whichever communicator was named
+  std::string line = absl::StrFormat("MPI_Abort(rank %d): errorcode %d",
+                                     instance.world_rank(), errorcode);
+  instance.bootstrap().Abort(errorcode, line);
+  std::abort();  // Abort does not return; this keeps compilers sure of it
+}
+
+int PMPI_Get_version(int* version, int* subversion) {
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_library_version(char* version, int* resultlen) {
+  CopyString(absl::StrCat("minimpi ", MINIMPI_VERSION,
+                          " (MPI ", MPI_VERSION, ".", MPI_SUBVERSION,
+                          " subset; PMIx bootstrap; shm transport with "
+                          "single-copy rendezvous; MPI_THREAD_MULTIPLE)"),
+             version, MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_processor_name(char* name, int* resultlen) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
+  CopyString(host, name, MPI_MAX_PROCESSOR_NAME, resultlen);
+  return MPI_SUCCESS;
+}
+
+double PMPI_Wtime(void) {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * now.tv_nsec;
+}
+
+double PMPI_Wtick(void) {
+  timespec resolution;
+  clock_getres(CLOCK_MONOTONIC, &resolution);
+  return static_cast<double>(resolution.tv_sec) + 1e-9 * resolution.tv_nsec;
+}
+
+int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
+  const char* description = minimpi::ErrorClassDescription(errorcode);
+  if (description == nullptr) {
+    if (Instance::state() == LibraryState::kInitialized) {
+      return RaiseError(nullptr, "MPI_Error_string", MPI_ERR_ARG,
+                        absl::StrFormat("invalid error code %d", errorcode));
+    }
+    return MPI_ERR_ARG;
+  }
+  CopyString(description, string, MPI_MAX_ERROR_STRING, resultlen);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Error_class(int errorcode, int* errorclass) {
+  if (minimpi::ErrorClassDescription(errorcode) == nullptr) {
+    if (Instance::state() == LibraryState::kInitialized) {
+      return RaiseError(nullptr, "MPI_Error_class", MPI_ERR_ARG,
+                        absl::StrFormat("invalid error code %d", errorcode));
+    }
+    return MPI_ERR_ARG;
+  }
+  *errorclass = errorcode;  // minimpi's error codes are its error classes
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+  MINIMPI_REQUIRE_INIT("MPI_Comm_set_errhandler");
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator("MPI_Comm_set_errhandler", comm,
+                                             &c)) {
+    return error;
+  }
+  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
+      errhandler != MPI_ERRORS_ABORT) {
+    return RaiseError(c, "MPI_Comm_set_errhandler", MPI_ERR_ARG,
+                      "invalid error handler");
+  }
+  c->errhandler.store(errhandler, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+  MINIMPI_REQUIRE_INIT("MPI_Comm_get_errhandler");
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator("MPI_Comm_get_errhandler", comm,
+                                             &c)) {
+    return error;
+  }
+  *errhandler = c->errhandler.load(std::memory_order_acquire);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
+  MINIMPI_REQUIRE_INIT("MPI_Errhandler_free");
+  if (errhandler == nullptr || *errhandler == MPI_ERRHANDLER_NULL) {
+    return RaiseError(nullptr, "MPI_Errhandler_free", MPI_ERR_ARG,
+                      "invalid error handler");
+  }
+  *errhandler = MPI_ERRHANDLER_NULL;  // predefined handlers live forever
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int* size) {
+  MINIMPI_REQUIRE_INIT("MPI_Type_size");
+  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
+  if (type == nullptr) {
+    return RaiseError(nullptr, "MPI_Type_size", MPI_ERR_TYPE,
+                      "invalid datatype");
+  }
+  *size = type->size;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
+                         MPI_Aint* extent) {
+  MINIMPI_REQUIRE_INIT("MPI_Type_get_extent");
+  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
+  if (type == nullptr) {
+    return RaiseError(nullptr, "MPI_Type_get_extent", MPI_ERR_TYPE,
+                      "invalid datatype");
+  }
+  *lb = 0;
+  *extent = type->extent;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
+                   int* count) {
+  MINIMPI_REQUIRE_INIT("MPI_Get_count");
+  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
+  if (type == nullptr) {
+    return RaiseError(nullptr, "MPI_Get_count", MPI_ERR_TYPE,
+                      "invalid datatype");
+  }
+  uint64_t bytes = minimpi::StatusBytes(status);
+  if (type->extent == 0) {
+    *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+  } else if (bytes % type->extent != 0) {
+    *count = MPI_UNDEFINED;
+  } else {
+    *count = static_cast<int>(bytes / type->extent);
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
+                      int* count) {
+  MINIMPI_REQUIRE_INIT("MPI_Get_elements");
+  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
+  if (type == nullptr) {
+    return RaiseError(nullptr, "MPI_Get_elements", MPI_ERR_TYPE,
+                      "invalid datatype");
+  }
+  uint64_t bytes = minimpi::StatusBytes(status);
+  if (type->basic_elements == 1) {
+    if (type->size == 0 || bytes % type->size != 0) {
+      *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    } else {
+      *count = static_cast<int>(bytes / type->size);
+    }
+    return MPI_SUCCESS;
+  }
+  // A pair type: whole pairs count two basic elements; a trailing value
+  // without its index counts one.
+  uint64_t pairs = bytes / type->extent;
+  uint64_t rest = bytes % type->extent;
+  if (rest == 0) {
+    *count = static_cast<int>(2 * pairs);
+  } else if (rest == static_cast<uint64_t>(type->first_member_size)) {
+    *count = static_cast<int>(2 * pairs + 1);
+  } else {
+    *count = MPI_UNDEFINED;
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  *flag = status->internal[2] != 0;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Init)
+MINIMPI_EXPORT(Init_thread)
+MINIMPI_EXPORT(Finalize)
+MINIMPI_EXPORT(Initialized)
+MINIMPI_EXPORT(Finalized)
+MINIMPI_EXPORT(Query_thread)
+MINIMPI_EXPORT(Is_thread_main)
+MINIMPI_EXPORT(Abort)
+MINIMPI_EXPORT(Get_version)
+MINIMPI_EXPORT(Get_library_version)
+MINIMPI_EXPORT(Get_processor_name)
+MINIMPI_EXPORT(Wtime)
+MINIMPI_EXPORT(Wtick)
+MINIMPI_EXPORT(Error_string)
+MINIMPI_EXPORT(Error_class)
+MINIMPI_EXPORT(Comm_set_errhandler)
+MINIMPI_EXPORT(Comm_get_errhandler)
+MINIMPI_EXPORT(Errhandler_free)
+MINIMPI_EXPORT(Type_size)
+MINIMPI_EXPORT(Type_get_extent)
+MINIMPI_EXPORT(Get_count)
+MINIMPI_EXPORT(Get_elements)
+MINIMPI_EXPORT(Test_cancelled)

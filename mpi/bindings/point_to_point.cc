@@ -1,0 +1,473 @@
+// Point-to-point calls: sends in every mode, receives, probes, persistent
+// requests.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/binding_util.h"
+
+using minimpi::Communicator;
+using minimpi::Datatype;
+using minimpi::Instance;
+using minimpi::RaiseError;
+namespace p2p = minimpi::p2p;
+
+namespace {
+
+size_t Bytes(int count, const Datatype* type) {
+  return static_cast<size_t>(count) * static_cast<size_t>(type->extent);
+}
+
+int StartSend(const char* call, const void* buf, int count,
+              MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              p2p::SendMode mode, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  const Datatype* type;
+  if (int error =
+          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
+                             &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, call, MPI_ERR_REQUEST, "null request pointer");
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* r;
+  if (dest == MPI_PROC_NULL) {
+    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
+  } else {
+    r = engine.Isend(
+        minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode));
+  }
+  r->owner = c;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+int BlockingSend(const char* call, const void* buf, int count,
+                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 p2p::SendMode mode) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  const Datatype* type;
+  if (int error =
+          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
+                             &type)) {
+    return error;
+  }
+  if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::SendArguments send =
+      minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode);
+  if (mode == p2p::SendMode::kSynchronous) {
+    p2p::Request* r = engine.Isend(send);
+    engine.Wait(r);
+    engine.Retire(r);
+  } else {
+    engine.Send(send);
+  }
+  return MPI_SUCCESS;
+}
+
+int MakePersistentSend(const char* call, const void* buf, int count,
+                       MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                       p2p::SendMode mode, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  const Datatype* type;
+  if (int error =
+          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
+                             &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, call, MPI_ERR_REQUEST, "null request pointer");
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* r;
+  if (dest == MPI_PROC_NULL) {
+    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
+    r->persistent = true;
+    r->state.store(p2p::RequestState::kInactive);
+  } else {
+    r = engine.NewPersistentSend(
+        minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode));
+  }
+  r->owner = c;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Send", buf, count, datatype, dest, tag, comm,
+                      p2p::SendMode::kStandard);
+}
+
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Ssend", buf, count, datatype, dest, tag, comm,
+                      p2p::SendMode::kSynchronous);
+}
+
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Rsend", buf, count, datatype, dest, tag, comm,
+                      p2p::SendMode::kReady);
+}
+
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Isend", buf, count, datatype, dest, tag, comm,
+                   p2p::SendMode::kStandard, request);
+}
+
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Issend", buf, count, datatype, dest, tag, comm,
+                   p2p::SendMode::kSynchronous, request);
+}
+
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+                   p2p::SendMode::kReady, request);
+}
+
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Irecv";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+                                        tag, comm, &c, &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* r;
+  if (source == MPI_PROC_NULL) {
+    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
+  } else {
+    r = engine.Irecv(
+        minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
+  }
+  r->owner = c;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Recv";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+                                        tag, comm, &c, &type)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* r =
+      engine.Irecv(minimpi::MakeReceive(c, buf, Bytes(count, type), source,
+                                        tag));
+  engine.Wait(r);
+  minimpi::ToMpiStatus(r->status, status);
+  int error = minimpi::RaiseRequestError(kCall, r, c);
+  engine.Retire(r);
+  return error;
+}
+
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int dest, int sendtag, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Sendrecv";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* send_type;
+  const Datatype* receive_type;
+  if (int error = minimpi::CheckSend(kCall, sendbuf, sendcount, sendtype, dest,
+                                     sendtag, comm, &c, &send_type)) {
+    return error;
+  }
+  if (int error = minimpi::CheckReceive(kCall, recvbuf, recvcount, recvtype,
+                                        source, recvtag, comm, &c,
+                                        &receive_type)) {
+    return error;
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* receive = nullptr;
+  if (source != MPI_PROC_NULL) {
+    receive = engine.Irecv(minimpi::MakeReceive(
+        c, recvbuf, Bytes(recvcount, receive_type), source, recvtag));
+  }
+  if (dest != MPI_PROC_NULL) {
+    p2p::Request* send = engine.Isend(
+        minimpi::MakeSend(c, sendbuf, Bytes(sendcount, send_type), dest,
+                          sendtag, p2p::SendMode::kStandard));
+    engine.Wait(send);
+    engine.Retire(send);
+  }
+  if (receive == nullptr) {
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  engine.Wait(receive);
+  minimpi::ToMpiStatus(receive->status, status);
+  int error = minimpi::RaiseRequestError(kCall, receive, c);
+  engine.Retire(receive);
+  return error;
+}
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                          int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Sendrecv_replace";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = minimpi::CheckSend(kCall, buf, count, datatype, dest,
+                                     sendtag, comm, &c, &type)) {
+    return error;
+  }
+  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+                                        recvtag, comm, &c, &type)) {
+    return error;
+  }
+  // The outgoing data moves to a copy so the receive can land in place.
+  size_t bytes = Bytes(count, type);
+  std::vector<std::byte> outgoing(bytes);
+  if (bytes > 0) std::memcpy(outgoing.data(), buf, bytes);
+  return PMPI_Sendrecv(outgoing.data(), count, datatype, dest, sendtag, buf,
+                       count, datatype, source, recvtag, comm, status);
+}
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Probe";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  p2p::Status found;
+  Instance::Get().p2p().Probe(minimpi::MakeEnvelope(c, source, tag), c->vci,
+                              &found);
+  minimpi::ToMpiStatus(found, status);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
+                MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Iprobe";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  p2p::Status found;
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  *flag = engine.Iprobe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
+  if (*flag) {
+    minimpi::ToMpiStatus(found, status);
+  } else {
+    engine.ProgressAll();  // a polling loop must move every VCI forward
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
+                MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Mprobe";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    *message = MPI_MESSAGE_NO_PROC;
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  p2p::Status found;
+  p2p::UnexpectedRecord* record = Instance::Get().p2p().Mprobe(
+      minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
+  record->owner = c;
+  *message = reinterpret_cast<MPI_Message>(record);
+  minimpi::ToMpiStatus(found, status);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
+                 MPI_Message* message, MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Improbe";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    *flag = 1;
+    *message = MPI_MESSAGE_NO_PROC;
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  p2p::Status found;
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::UnexpectedRecord* record =
+      engine.Improbe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
+  *flag = record != nullptr;
+  if (record == nullptr) {
+    engine.ProgressAll();
+    return MPI_SUCCESS;
+  }
+  record->owner = c;
+  *message = reinterpret_cast<MPI_Message>(record);
+  minimpi::ToMpiStatus(found, status);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
+                MPI_Message* message, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Imrecv";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (message == nullptr || *message == MPI_MESSAGE_NULL ||
+      (minimpi::IsPredefinedHandle(*message) &&
+       *message != MPI_MESSAGE_NO_PROC)) {
+    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "invalid message handle");
+  }
+  if (request == nullptr) {
+    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "null request pointer");
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    const Datatype* type;
+    if (int error = minimpi::CheckBuffer(kCall, nullptr, buf, count, datatype,
+                                         &type)) {
+      return error;
+    }
+    *request = minimpi::ToHandle(
+        engine.NewCompletedRequest(minimpi::ProcNullStatus(), 0));
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  auto* record = reinterpret_cast<p2p::UnexpectedRecord*>(*message);
+  auto* c = static_cast<Communicator*>(record->owner);
+  const Datatype* type;
+  if (int error =
+          minimpi::CheckBuffer(kCall, c, buf, count, datatype, &type)) {
+    return error;
+  }
+  p2p::Request* r = engine.Imrecv(record, buf, Bytes(count, type), c);
+  *message = MPI_MESSAGE_NULL;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
+               MPI_Message* message, MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT("MPI_Mrecv");
+  MPI_Request request;
+  if (int error = PMPI_Imrecv(buf, count, datatype, message, &request)) {
+    return error;
+  }
+  p2p::Request* r = minimpi::ToRequest(request);
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  engine.Wait(r);
+  minimpi::ToMpiStatus(r->status, status);
+  int error = minimpi::RaiseRequestError(
+      "MPI_Mrecv", r, static_cast<Communicator*>(r->owner));
+  engine.Retire(r);
+  return error;
+}
+
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                   int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Send_init", buf, count, datatype, dest, tag,
+                            comm, p2p::SendMode::kStandard, request);
+}
+
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Ssend_init", buf, count, datatype, dest, tag,
+                            comm, p2p::SendMode::kSynchronous, request);
+}
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Rsend_init", buf, count, datatype, dest, tag,
+                            comm, p2p::SendMode::kReady, request);
+}
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Recv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+                                        tag, comm, &c, &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
+  }
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* r;
+  if (source == MPI_PROC_NULL) {
+    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
+    r->persistent = true;
+    r->state.store(p2p::RequestState::kInactive);
+  } else {
+    r = engine.NewPersistentReceive(
+        minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
+  }
+  r->owner = c;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Send)
+MINIMPI_EXPORT(Ssend)
+MINIMPI_EXPORT(Rsend)
+MINIMPI_EXPORT(Isend)
+MINIMPI_EXPORT(Issend)
+MINIMPI_EXPORT(Irsend)
+MINIMPI_EXPORT(Irecv)
+MINIMPI_EXPORT(Recv)
+MINIMPI_EXPORT(Sendrecv)
+MINIMPI_EXPORT(Sendrecv_replace)
+MINIMPI_EXPORT(Probe)
+MINIMPI_EXPORT(Iprobe)
+MINIMPI_EXPORT(Mprobe)
+MINIMPI_EXPORT(Improbe)
+MINIMPI_EXPORT(Imrecv)
+MINIMPI_EXPORT(Mrecv)
+MINIMPI_EXPORT(Send_init)
+MINIMPI_EXPORT(Ssend_init)
+MINIMPI_EXPORT(Rsend_init)
+MINIMPI_EXPORT(Recv_init)

@@ -1,0 +1,48 @@
+// Communicators. A communicator knows its group (world rank of each member)
+// and, for each member, that process's *local id* for this communicator.
+// Matching contexts derive from local ids (2*id for point-to-point, 2*id+1
+// for collectives), and a sender stamps the receiver's id on every message.
+// Local ids are allocated by each process alone, so creating a communicator
+// needs no agreement on a common context id: one allgather of the new ids,
+// which Comm_split needs anyway for colors and keys. This stays correct when
+// threads create communicators on different parents at the same time.
+//
+// Owned by: mpi/. Called by: the bindings and mpi/coll.
+#ifndef MINIMPI_MPI_COMM_H_
+#define MINIMPI_MPI_COMM_H_
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "mpi/mpi.h"
+
+namespace minimpi {
+
+class Communicator {
+ public:
+  static constexpr uint32_t kMagic = 0x636f6d6d;  // "comm"
+
+  uint32_t magic = kMagic;
+  int32_t local_id = 0;
+  int rank = 0;
+  int size = 0;
+  std::vector<int> world_ranks;     // by communicator rank
+  std::vector<int32_t> remote_ids;  // by communicator rank
+  int vci = 0;
+  bool predefined = false;  // MPI_COMM_WORLD / MPI_COMM_SELF
+  std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+
+  int32_t point_to_point_context() const { return 2 * local_id; }
+  int32_t collective_context() const { return 2 * local_id + 1; }
+  int32_t remote_point_to_point_context(int peer) const {
+    return 2 * remote_ids[peer];
+  }
+  int32_t remote_collective_context(int peer) const {
+    return 2 * remote_ids[peer] + 1;
+  }
+};
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_COMM_H_

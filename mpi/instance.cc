@@ -1,0 +1,103 @@
+#include "mpi/instance.h"
+
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/topology.h"
+
+namespace minimpi {
+
+std::atomic<LibraryState> Instance::state_{LibraryState::kNotInitialized};
+Instance* Instance::instance_ = nullptr;
+
+namespace {
+// Local ids 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF in every process.
+constexpr int32_t kWorldId = 0;
+constexpr int32_t kSelfId = 1;
+}  // namespace
+
+absl::Status Instance::Initialize() {
+  std::unique_ptr<Instance> instance(new Instance());
+  absl::Status status = instance->Setup();
+  if (!status.ok()) return status;
+  instance_ = instance.release();
+  state_.store(LibraryState::kInitialized, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status Instance::Setup() {
+  main_thread_ = std::this_thread::get_id();
+  auto settings = runtime::Settings::FromEnvironment();
+  if (!settings.ok()) return settings.status();
+  settings_ = *settings;
+
+  auto bootstrap = runtime::Bootstrap::Init();
+  if (!bootstrap.ok()) return bootstrap.status();
+  bootstrap_ = std::move(bootstrap).value();
+  world_rank_ = bootstrap_->rank();
+
+  if (settings_.bind_to == "core") {
+    absl::Status bound = runtime::BindToCore(bootstrap_->local_rank());
+    if (!bound.ok()) return bound;
+  }
+
+  auto transport = net::CreateTransport(*bootstrap_, settings_);
+  if (!transport.ok()) return transport.status();
+  transport_ = std::move(transport).value();
+
+  const bool oversubscribed =
+      static_cast<int>(bootstrap_->local_ranks().size()) > runtime::NumCores();
+  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_,
+                                       oversubscribed);
+  if (!p2p.ok()) return p2p.status();
+  p2p_ = std::move(p2p).value();
+
+  const int size = bootstrap_->size();
+  world_ = std::make_unique<Communicator>();
+  world_->local_id = kWorldId;
+  world_->rank = world_rank_;
+  world_->size = size;
+  world_->world_ranks.resize(size);
+  std::iota(world_->world_ranks.begin(), world_->world_ranks.end(), 0);
+  world_->remote_ids.assign(size, kWorldId);
+  world_->vci = 0;
+  world_->predefined = true;
+
+  self_ = std::make_unique<Communicator>();
+  self_->local_id = kSelfId;
+  self_->rank = 0;
+  self_->size = 1;
+  self_->world_ranks = {world_rank_};
+  self_->remote_ids = {kSelfId};
+  self_->vci = VciFor(kSelfId);
+  self_->predefined = true;
+  next_id_ = kSelfId + 1;
+  return absl::OkStatus();
+}
+
+void Instance::Finalize() {
+  state_.store(LibraryState::kFinalized, std::memory_order_release);
+  Instance* instance = instance_;
+  instance_ = nullptr;
+  instance->p2p_.reset();
+  instance->transport_.reset();
+  (void)instance->bootstrap_->Finalize();
+  delete instance;
+}
+
+int32_t Instance::AllocateLocalId() {
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  if (!free_ids_.empty()) {
+    int32_t id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  return next_id_++;
+}
+
+void Instance::ReleaseLocalId(int32_t id) {
+  std::lock_guard<std::mutex> lock(ids_mutex_);
+  free_ids_.push_back(id);
+}
+
+}  // namespace minimpi

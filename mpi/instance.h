@@ -1,0 +1,78 @@
+// The library's process-wide state between MPI_Init and MPI_Finalize: the
+// settings, the bootstrap, the transport, the point-to-point engine, the
+// predefined communicators and the table of local communicator ids.
+//
+// Owned by: mpi/. Called by: the bindings.
+#ifndef MINIMPI_MPI_INSTANCE_H_
+#define MINIMPI_MPI_INSTANCE_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "mpi/comm.h"
+#include "mpi/p2p/point_to_point.h"
+#include "net/transport.h"
+#include "runtime/bootstrap.h"
+#include "runtime/settings.h"
+
+namespace minimpi {
+
+enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
+
+class Instance {
+ public:
+  // Creates the instance (MPI_Init). Errors name what failed.
+  static absl::Status Initialize();
+  // Tears it down (MPI_Finalize).
+  static void Finalize();
+
+  static LibraryState state() {
+    return state_.load(std::memory_order_acquire);
+  }
+  // Valid while state() == kInitialized.
+  static Instance& Get() { return *instance_; }
+
+  const runtime::Settings& settings() const { return settings_; }
+  runtime::Bootstrap& bootstrap() { return *bootstrap_; }
+  net::Transport& transport() { return *transport_; }
+  p2p::PointToPoint& p2p() { return *p2p_; }
+  Communicator* world() { return world_.get(); }
+  Communicator* self() { return self_.get(); }
+  int world_rank() const { return world_rank_; }
+  std::thread::id main_thread() const { return main_thread_; }
+
+  int32_t AllocateLocalId();
+  void ReleaseLocalId(int32_t id);
+  // The VCI a new communicator uses, from an id every member agrees on.
+  int VciFor(int32_t agreed_id) const {
+    return static_cast<int>(agreed_id % p2p_->num_vcis());
+  }
+
+ private:
+  Instance() = default;
+  absl::Status Setup();
+
+  static std::atomic<LibraryState> state_;
+  static Instance* instance_;
+
+  runtime::Settings settings_;
+  std::unique_ptr<runtime::Bootstrap> bootstrap_;
+  std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<p2p::PointToPoint> p2p_;
+  std::unique_ptr<Communicator> world_;
+  std::unique_ptr<Communicator> self_;
+  int world_rank_ = 0;
+  std::thread::id main_thread_;
+
+  std::mutex ids_mutex_;
+  std::vector<int32_t> free_ids_;  // guarded by ids_mutex_
+  int32_t next_id_ = 0;            // guarded by ids_mutex_
+};
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_INSTANCE_H_

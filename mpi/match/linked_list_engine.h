@@ -1,0 +1,32 @@
+// "ll": one posted-receive list and one unexpected-message list for all
+// traffic, searched front to back, as MPICH and MVAPICH do. Simple, and the
+// baseline every other engine is measured against.
+#ifndef MINIMPI_MPI_MATCH_LINKED_LIST_ENGINE_H_
+#define MINIMPI_MPI_MATCH_LINKED_LIST_ENGINE_H_
+
+#include "mpi/match/intrusive_list.h"
+#include "mpi/match/match_engine.h"
+
+namespace minimpi::match {
+
+class LinkedListEngine : public MatchEngine {
+ public:
+  std::string_view name() const override { return "ll"; }
+  PostedReceive* MatchArrival(const Envelope& arrived,
+                              const TrafficKind& kind) override;
+  void AddUnexpected(UnexpectedMessage* message) override;
+  UnexpectedMessage* MatchPosted(PostedReceive* receive) override;
+  UnexpectedMessage* Probe(const Envelope& wanted) override;
+  void RemoveUnexpected(UnexpectedMessage* message) override;
+  bool CancelPosted(PostedReceive* receive) override;
+  size_t posted_count() const override { return posted_.size(); }
+  size_t unexpected_count() const override { return unexpected_.size(); }
+
+ private:
+  IntrusiveList<PostedReceive> posted_;
+  IntrusiveList<UnexpectedMessage> unexpected_;
+};
+
+}  // namespace minimpi::match
+
+#endif  // MINIMPI_MPI_MATCH_LINKED_LIST_ENGINE_H_

@@ -1,0 +1,139 @@
+// The matching interface: pairs posted receives with arriving messages under
+// MPI's rules, and holds whichever side arrives first.
+//
+// Rules every engine keeps (MPI standard, "Communication Modes" and
+// "Semantics of point-to-point communication"):
+//   - posted receives are matched in the order they were posted;
+//   - messages from one sender in one context are matched in the order they
+//     arrived (the transport delivers them in send order);
+//   - a receive may name kAnySource and/or kAnyTag; the context never has a
+//     wildcard (each communicator's point-to-point and collective traffic use
+//     different contexts, so a user's wildcard never sees collective traffic).
+//
+// Elements are intrusive: the caller owns the memory (a request, an
+// unexpected-message record) and the engine only links it. That keeps the
+// engine free of allocation on the message path and lets one request object
+// be posted again and again (persistent receives).
+//
+// An engine is used by one thread at a time (the owning VCI's lock is held).
+// This package depends on nothing but the standard library and Abseil.
+//
+// Owned by: mpi/match. Called by: mpi/p2p.
+#ifndef MINIMPI_MPI_MATCH_MATCH_ENGINE_H_
+#define MINIMPI_MPI_MATCH_MATCH_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace minimpi::match {
+
+inline constexpr int32_t kAnySource = -1;
+inline constexpr int32_t kAnyTag = -1;
+
+// What a message is, for engines that keep collective and point-to-point
+// traffic apart (COL+PNP). Point-to-point traffic leaves `collective` at
+// kNone; collectives say which operation, how big and over how many ranks.
+struct TrafficKind {
+  enum class Collective : uint8_t {
+    kNone = 0,
+    kBarrier,
+    kBcast,
+    kReduce,
+    kAllreduce,
+    kGather,
+    kScatter,
+    kAllgather,
+    kAlltoall,
+    kReduceScatter,
+    kScan,
+    kCommCreate,  // internal exchanges of Comm_dup / Comm_split
+  };
+  Collective collective = Collective::kNone;
+  uint32_t message_size = 0;
+  uint32_t comm_size = 0;
+
+  bool is_collective() const { return collective != Collective::kNone; }
+};
+
+struct Envelope {
+  int32_t context = 0;
+  int32_t source = 0;  // kAnySource allowed in a posted receive
+  int32_t tag = 0;     // kAnyTag allowed in a posted receive
+};
+
+inline bool Matches(const Envelope& wanted, const Envelope& arrived) {
+  return wanted.context == arrived.context &&
+         (wanted.source == kAnySource || wanted.source == arrived.source) &&
+         (wanted.tag == kAnyTag || wanted.tag == arrived.tag);
+}
+
+// Intrusive links an engine may use however it likes while it holds the
+// element. `queued` tells the owner whether the engine still holds it.
+struct QueueLinks {
+  void* next = nullptr;
+  void* previous = nullptr;
+  uint64_t sequence = 0;
+  bool queued = false;
+};
+
+struct PostedReceive {
+  Envelope wanted;
+  TrafficKind traffic;
+  QueueLinks links;
+};
+
+struct UnexpectedMessage {
+  Envelope arrived;
+  TrafficKind traffic;
+  QueueLinks links;
+};
+
+class MatchEngine {
+ public:
+  virtual ~MatchEngine() = default;
+
+  virtual std::string_view name() const = 0;
+
+  // A message arrived: returns the earliest-posted receive that matches it,
+  // removed from the engine, or nullptr. On nullptr the caller stores the
+  // message and hands it to AddUnexpected before the engine sees anything
+  // else (two steps, so an expected message never costs an allocation).
+  virtual PostedReceive* MatchArrival(const Envelope& arrived,
+                                      const TrafficKind& kind) = 0;
+  virtual void AddUnexpected(UnexpectedMessage* message) = 0;
+
+  // A receive was posted: returns the earliest-arrived matching unexpected
+  // message, removed from the engine, or queues `receive` and returns
+  // nullptr.
+  virtual UnexpectedMessage* MatchPosted(PostedReceive* receive) = 0;
+
+  // The earliest-arrived unexpected message matching `wanted`, left queued;
+  // nullptr if none.
+  virtual UnexpectedMessage* Probe(const Envelope& wanted) = 0;
+
+  // Removes a message returned by Probe (MPI_Mprobe takes it out of reach of
+  // every other receive).
+  virtual void RemoveUnexpected(UnexpectedMessage* message) = 0;
+
+  // Removes a posted receive that has not matched yet; false if it already
+  // matched (or was never queued).
+  virtual bool CancelPosted(PostedReceive* receive) = 0;
+
+  virtual size_t posted_count() const = 0;
+  virtual size_t unexpected_count() const = 0;
+};
+
+// Names accepted by CreateMatchEngine (MINIMPI_MATCH).
+std::vector<std::string> MatchEngineNames();
+
+absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
+    std::string_view name);
+
+}  // namespace minimpi::match
+
+#endif  // MINIMPI_MPI_MATCH_MATCH_ENGINE_H_

@@ -1,0 +1,195 @@
+// Every engine is driven with random post/arrive/probe/cancel traffic and
+// compared, operation by operation, with a reference that is correct by
+// inspection: two plain vectors searched from the front.
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "mpi/match/match_engine.h"
+
+namespace minimpi::match {
+namespace {
+
+// The reference: posted receives and unexpected messages in arrival order.
+class ReferenceEngine {
+ public:
+  // Returns the id of the matched posted receive, or -1 (queued).
+  int Arrive(int id, const Envelope& e) {
+    for (size_t i = 0; i < posted_.size(); ++i) {
+      if (Matches(posted_[i].second, e)) {
+        int matched = posted_[i].first;
+        posted_.erase(posted_.begin() + i);
+        return matched;
+      }
+    }
+    unexpected_.push_back({id, e});
+    return -1;
+  }
+  int Post(int id, const Envelope& wanted) {
+    int found = Probe(wanted);
+    if (found >= 0) {
+      Remove(found);
+      return found;
+    }
+    posted_.push_back({id, wanted});
+    return -1;
+  }
+  int Probe(const Envelope& wanted) const {
+    for (const auto& [id, e] : unexpected_) {
+      if (Matches(wanted, e)) return id;
+    }
+    return -1;
+  }
+  void Remove(int id) {
+    unexpected_.erase(
+        std::find_if(unexpected_.begin(), unexpected_.end(),
+                     [id](const auto& entry) { return entry.first == id; }));
+  }
+  bool Cancel(int id) {
+    auto it = std::find_if(posted_.begin(), posted_.end(),
+                           [id](const auto& entry) { return entry.first == id; });
+    if (it == posted_.end()) return false;
+    posted_.erase(it);
+    return true;
+  }
+  size_t posted() const { return posted_.size(); }
+  size_t unexpected() const { return unexpected_.size(); }
+
+ private:
+  std::vector<std::pair<int, Envelope>> posted_;
+  std::vector<std::pair<int, Envelope>> unexpected_;
+};
+
+struct Receive : PostedReceive {
+  int id = 0;
+};
+struct Message : UnexpectedMessage {
+  int id = 0;
+};
+
+class MatchEngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<MatchEngine> NewEngine() {
+    auto engine = CreateMatchEngine(GetParam());
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return std::move(engine).value();
+  }
+};
+
+TEST_P(MatchEngineTest, PostedReceivesMatchInPostingOrder) {
+  auto engine = NewEngine();
+  Receive specific, wildcard;
+  specific.wanted = {0, 1, 5};
+  wildcard.wanted = {0, kAnySource, kAnyTag};
+  EXPECT_EQ(engine->MatchPosted(&specific), nullptr);
+  EXPECT_EQ(engine->MatchPosted(&wildcard), nullptr);
+  EXPECT_EQ(engine->MatchArrival({0, 1, 5}, {}), &specific);
+  EXPECT_EQ(engine->MatchArrival({0, 1, 5}, {}), &wildcard);
+  EXPECT_EQ(engine->posted_count(), 0u);
+}
+
+TEST_P(MatchEngineTest, UnexpectedMessagesMatchInArrivalOrder) {
+  auto engine = NewEngine();
+  Message a, b, c;
+  a.arrived = {3, 2, 7};
+  b.arrived = {3, 1, 7};
+  c.arrived = {3, 2, 7};
+  for (Message* m : {&a, &b, &c}) {
+    EXPECT_EQ(engine->MatchArrival(m->arrived, m->traffic), nullptr);
+    engine->AddUnexpected(m);
+  }
+  Receive any;
+  any.wanted = {3, kAnySource, 7};
+  EXPECT_EQ(engine->MatchPosted(&any), &a);
+  Receive from2;
+  from2.wanted = {3, 2, kAnyTag};
+  EXPECT_EQ(engine->MatchPosted(&from2), &c);
+  Receive other_context;
+  other_context.wanted = {4, kAnySource, kAnyTag};
+  EXPECT_EQ(engine->MatchPosted(&other_context), nullptr);
+  EXPECT_TRUE(engine->CancelPosted(&other_context));
+  EXPECT_FALSE(engine->CancelPosted(&other_context));
+  EXPECT_EQ(engine->Probe({3, kAnySource, kAnyTag}), &b);
+}
+
+// Millions of random operations over a handful of contexts, sources and tags
+// (few values, so wildcards and collisions are common), compared against the
+// reference after every step.
+TEST_P(MatchEngineTest, AgreesWithReferenceOnRandomTraffic) {
+  auto engine = NewEngine();
+  ReferenceEngine reference;
+  std::mt19937_64 random(12345);
+  std::deque<Receive> receives;  // deque: stable addresses
+  std::deque<Message> messages;
+  std::vector<int> queued_receives;
+  constexpr int kOperations = 400000;
+  auto pick = [&](int n) {
+    return static_cast<int>(random() % static_cast<uint64_t>(n));
+  };
+  for (int step = 0; step < kOperations; ++step) {
+    int op = pick(10);
+    Envelope e{pick(2), pick(4), pick(3)};
+    if (op < 4) {  // arrival
+      Message& m = messages.emplace_back();
+      m.id = static_cast<int>(messages.size()) - 1;
+      m.arrived = e;
+      PostedReceive* got = engine->MatchArrival(m.arrived, m.traffic);
+      if (got == nullptr) engine->AddUnexpected(&m);
+      int expected = reference.Arrive(m.id, e);
+      ASSERT_EQ(got ? static_cast<Receive*>(got)->id : -1, expected)
+          << "step " << step;
+    } else if (op < 8) {  // post, sometimes with wildcards
+      if (pick(3) == 0) e.source = kAnySource;
+      if (pick(3) == 0) e.tag = kAnyTag;
+      Receive& r = receives.emplace_back();
+      r.id = static_cast<int>(receives.size()) - 1;
+      r.wanted = e;
+      UnexpectedMessage* got = engine->MatchPosted(&r);
+      int expected = reference.Post(r.id, e);
+      ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
+          << "step " << step;
+      if (expected < 0) queued_receives.push_back(r.id);
+    } else if (op == 8) {  // probe, and sometimes take it (mprobe)
+      if (pick(2) == 0) e.source = kAnySource;
+      if (pick(2) == 0) e.tag = kAnyTag;
+      UnexpectedMessage* got = engine->Probe(e);
+      int expected = reference.Probe(e);
+      ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
+          << "step " << step;
+      if (got != nullptr && pick(2) == 0) {
+        engine->RemoveUnexpected(got);
+        reference.Remove(expected);
+      }
+    } else if (!queued_receives.empty()) {  // cancel
+      size_t index = pick(static_cast<int>(queued_receives.size()));
+      int id = queued_receives[index];
+      queued_receives.erase(queued_receives.begin() + index);
+      ASSERT_EQ(engine->CancelPosted(&receives[id]), reference.Cancel(id))
+          << "step " << step;
+    }
+    ASSERT_EQ(engine->posted_count(), reference.posted());
+    ASSERT_EQ(engine->unexpected_count(), reference.unexpected());
+    // Keep queues bounded so the test stays fast but long-lived entries exist.
+    if (messages.size() > 20000 && engine->unexpected_count() == 0 &&
+        engine->posted_count() == 0) {
+      messages.clear();
+      receives.clear();
+      queued_receives.clear();
+    }
+  }
+}
+
+TEST(MatchEngineFactoryTest, UnknownNameIsAnError) {
+  auto engine = CreateMatchEngine("nonsense");
+  ASSERT_FALSE(engine.ok());
+  EXPECT_NE(engine.status().message().find("ll"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, MatchEngineTest,
+                         ::testing::ValuesIn(MatchEngineNames()));
+
+}  // namespace
+}  // namespace minimpi::match

@@ -1,0 +1,356 @@
+/* minimpi's public header: C and C++ clean.
+ *
+ * Handles are pointers to incomplete struct types and every constant has the
+ * value of the MPI-5 standard ABI (mpi_abi.h as the MPI Forum and MPICH
+ * publish it), so binaries built against the standard ABI can run on minimpi.
+ * Every function is also exported as PMPI_* for profiling interposers. */
+#ifndef MINIMPI_MPI_H_
+#define MINIMPI_MPI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 4
+#define MPI_SUBVERSION 1
+#define MINIMPI_VERSION "0.1.0"
+
+typedef intptr_t MPI_Aint;
+typedef int64_t MPI_Offset;
+typedef int64_t MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int internal[5]; /* byte count (64 bits), cancelled flag */
+} MPI_Status;
+
+typedef struct MPI_ABI_Op* MPI_Op;
+#define MPI_OP_NULL ((MPI_Op)0x00000020)
+#define MPI_SUM ((MPI_Op)0x00000021)
+#define MPI_MIN ((MPI_Op)0x00000022)
+#define MPI_MAX ((MPI_Op)0x00000023)
+#define MPI_PROD ((MPI_Op)0x00000024)
+#define MPI_BAND ((MPI_Op)0x00000028)
+#define MPI_BOR ((MPI_Op)0x00000029)
+#define MPI_BXOR ((MPI_Op)0x0000002a)
+#define MPI_LAND ((MPI_Op)0x00000030)
+#define MPI_LOR ((MPI_Op)0x00000031)
+#define MPI_LXOR ((MPI_Op)0x00000032)
+#define MPI_MINLOC ((MPI_Op)0x00000038)
+#define MPI_MAXLOC ((MPI_Op)0x00000039)
+#define MPI_REPLACE ((MPI_Op)0x0000003c)
+#define MPI_NO_OP ((MPI_Op)0x0000003d)
+
+typedef struct MPI_ABI_Comm* MPI_Comm;
+#define MPI_COMM_NULL ((MPI_Comm)0x00000100)
+#define MPI_COMM_WORLD ((MPI_Comm)0x00000101)
+#define MPI_COMM_SELF ((MPI_Comm)0x00000102)
+
+typedef struct MPI_ABI_Group* MPI_Group;
+#define MPI_GROUP_NULL ((MPI_Group)0x00000108)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x00000109)
+
+typedef struct MPI_ABI_Win* MPI_Win;
+#define MPI_WIN_NULL ((MPI_Win)0x00000110)
+
+typedef struct MPI_ABI_File* MPI_File;
+#define MPI_FILE_NULL ((MPI_File)0x00000118)
+
+typedef struct MPI_ABI_Session* MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0x00000120)
+
+typedef struct MPI_ABI_Message* MPI_Message;
+#define MPI_MESSAGE_NULL ((MPI_Message)0x00000128)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x00000129)
+
+typedef struct MPI_ABI_Info* MPI_Info;
+#define MPI_INFO_NULL ((MPI_Info)0x00000130)
+#define MPI_INFO_ENV ((MPI_Info)0x00000131)
+
+typedef struct MPI_ABI_Errhandler* MPI_Errhandler;
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x00000140)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x00000141)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x00000142)
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)0x00000143)
+
+typedef struct MPI_ABI_Request* MPI_Request;
+#define MPI_REQUEST_NULL ((MPI_Request)0x00000180)
+
+typedef struct MPI_ABI_Datatype* MPI_Datatype;
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0x00000200)
+#define MPI_AINT ((MPI_Datatype)0x00000201)
+#define MPI_COUNT ((MPI_Datatype)0x00000202)
+#define MPI_OFFSET ((MPI_Datatype)0x00000203)
+#define MPI_PACKED ((MPI_Datatype)0x00000207)
+#define MPI_SHORT ((MPI_Datatype)0x00000208)
+#define MPI_INT ((MPI_Datatype)0x00000209)
+#define MPI_LONG ((MPI_Datatype)0x0000020a)
+#define MPI_LONG_LONG ((MPI_Datatype)0x0000020b)
+#define MPI_LONG_LONG_INT MPI_LONG_LONG
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x0000020c)
+#define MPI_UNSIGNED ((MPI_Datatype)0x0000020d)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0x0000020e)
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x0000020f)
+#define MPI_FLOAT ((MPI_Datatype)0x00000210)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x00000212)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)0x00000213)
+#define MPI_DOUBLE ((MPI_Datatype)0x00000214)
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x00000216)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x00000217)
+#define MPI_INTEGER ((MPI_Datatype)0x00000218)
+#define MPI_LOGICAL ((MPI_Datatype)0x00000219)
+#define MPI_REAL ((MPI_Datatype)0x0000021a)
+#define MPI_COMPLEX ((MPI_Datatype)0x0000021b)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x0000021c)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x0000021d)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0x00000220)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x00000224)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x00000225)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x00000228)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x00000229)
+#define MPI_LONG_INT ((MPI_Datatype)0x0000022a)
+#define MPI_2INT ((MPI_Datatype)0x0000022b)
+#define MPI_SHORT_INT ((MPI_Datatype)0x0000022c)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x0000022d)
+#define MPI_2REAL ((MPI_Datatype)0x00000230)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x00000231)
+#define MPI_2INTEGER ((MPI_Datatype)0x00000232)
+#define MPI_C_BOOL ((MPI_Datatype)0x00000238)
+#define MPI_CXX_BOOL ((MPI_Datatype)0x00000239)
+#define MPI_WCHAR ((MPI_Datatype)0x0000023c)
+#define MPI_INT8_T ((MPI_Datatype)0x00000240)
+#define MPI_UINT8_T ((MPI_Datatype)0x00000241)
+#define MPI_CHAR ((MPI_Datatype)0x00000243)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x00000244)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x00000245)
+#define MPI_BYTE ((MPI_Datatype)0x00000247)
+#define MPI_INT16_T ((MPI_Datatype)0x00000248)
+#define MPI_UINT16_T ((MPI_Datatype)0x00000249)
+#define MPI_INT32_T ((MPI_Datatype)0x00000250)
+#define MPI_UINT32_T ((MPI_Datatype)0x00000251)
+#define MPI_INT64_T ((MPI_Datatype)0x00000258)
+#define MPI_UINT64_T ((MPI_Datatype)0x00000259)
+#define MPI_INTEGER1 ((MPI_Datatype)0x000002c0)
+#define MPI_CHARACTER ((MPI_Datatype)0x000002c3)
+#define MPI_INTEGER2 ((MPI_Datatype)0x000002c8)
+#define MPI_INTEGER4 ((MPI_Datatype)0x000002d0)
+#define MPI_REAL4 ((MPI_Datatype)0x000002d2)
+#define MPI_INTEGER8 ((MPI_Datatype)0x000002d8)
+#define MPI_REAL8 ((MPI_Datatype)0x000002da)
+#define MPI_COMPLEX8 ((MPI_Datatype)0x000002db)
+#define MPI_INTEGER16 ((MPI_Datatype)0x000002e0)
+#define MPI_REAL16 ((MPI_Datatype)0x000002e2)
+#define MPI_COMPLEX16 ((MPI_Datatype)0x000002e3)
+#define MPI_COMPLEX32 ((MPI_Datatype)0x000002eb)
+
+enum {
+  MPI_F_SOURCE = 0,
+  MPI_F_TAG = 1,
+  MPI_F_ERROR = 2,
+  MPI_F_STATUS_SIZE = 8
+};
+
+/* Error classes. */
+enum {
+  MPI_SUCCESS = 0,
+  MPI_ERR_BUFFER = 1,
+  MPI_ERR_COUNT = 2,
+  MPI_ERR_TYPE = 3,
+  MPI_ERR_TAG = 4,
+  MPI_ERR_COMM = 5,
+  MPI_ERR_RANK = 6,
+  MPI_ERR_REQUEST = 7,
+  MPI_ERR_ROOT = 8,
+  MPI_ERR_GROUP = 9,
+  MPI_ERR_OP = 10,
+  MPI_ERR_TOPOLOGY = 11,
+  MPI_ERR_DIMS = 12,
+  MPI_ERR_ARG = 13,
+  MPI_ERR_UNKNOWN = 14,
+  MPI_ERR_TRUNCATE = 15,
+  MPI_ERR_OTHER = 16,
+  MPI_ERR_INTERN = 17,
+  MPI_ERR_PENDING = 18,
+  MPI_ERR_IN_STATUS = 19,
+  MPI_ERR_ACCESS = 20,
+  MPI_ERR_AMODE = 21,
+  MPI_ERR_ASSERT = 22,
+  MPI_ERR_BAD_FILE = 23,
+  MPI_ERR_BASE = 24,
+  MPI_ERR_CONVERSION = 25,
+  MPI_ERR_DISP = 26,
+  MPI_ERR_DUP_DATAREP = 27,
+  MPI_ERR_FILE_EXISTS = 28,
+  MPI_ERR_FILE_IN_USE = 29,
+  MPI_ERR_FILE = 30,
+  MPI_ERR_INFO_KEY = 31,
+  MPI_ERR_INFO_NOKEY = 32,
+  MPI_ERR_INFO_VALUE = 33,
+  MPI_ERR_INFO = 34,
+  MPI_ERR_IO = 35,
+  MPI_ERR_KEYVAL = 36,
+  MPI_ERR_LOCKTYPE = 37,
+  MPI_ERR_NAME = 38,
+  MPI_ERR_NO_MEM = 39,
+  MPI_ERR_NOT_SAME = 40,
+  MPI_ERR_NO_SPACE = 41,
+  MPI_ERR_NO_SUCH_FILE = 42,
+  MPI_ERR_PORT = 43,
+  MPI_ERR_PROC_ABORTED = 44,
+  MPI_ERR_QUOTA = 45,
+  MPI_ERR_READ_ONLY = 46,
+  MPI_ERR_RMA_ATTACH = 47,
+  MPI_ERR_RMA_CONFLICT = 48,
+  MPI_ERR_RMA_RANGE = 49,
+  MPI_ERR_RMA_SHARED = 50,
+  MPI_ERR_RMA_SYNC = 51,
+  MPI_ERR_RMA_FLAVOR = 52,
+  MPI_ERR_SERVICE = 53,
+  MPI_ERR_SESSION = 54,
+  MPI_ERR_SIZE = 55,
+  MPI_ERR_SPAWN = 56,
+  MPI_ERR_UNSUPPORTED_DATAREP = 57,
+  MPI_ERR_UNSUPPORTED_OPERATION = 58,
+  MPI_ERR_VALUE_TOO_LARGE = 59,
+  MPI_ERR_WIN = 60,
+  MPI_ERR_ERRHANDLER = 61,
+  MPI_ERR_LASTCODE = 0x3fff
+};
+
+#define MPI_BOTTOM ((void*)0)
+#define MPI_IN_PLACE ((void*)1)
+#define MPI_BUFFER_AUTOMATIC ((void*)2)
+
+#define MPI_ARGV_NULL ((char**)0)
+#define MPI_ARGVS_NULL ((char***)0)
+#define MPI_ERRCODES_IGNORE ((int*)0)
+#define MPI_STATUS_IGNORE ((MPI_Status*)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status*)0)
+#define MPI_UNWEIGHTED ((int*)4)
+#define MPI_WEIGHTS_EMPTY ((int*)5)
+
+#define MPI_BSEND_OVERHEAD 512
+#define MPI_MAX_DATAREP_STRING 128
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_INFO_KEY 256
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_PORT_NAME 1024
+#define MPI_MAX_PROCESSOR_NAME 256
+
+enum {
+  MPI_ANY_SOURCE = -1,
+  MPI_PROC_NULL = -2,
+  MPI_ROOT = -3,
+  MPI_ANY_TAG = -31,
+  MPI_KEYVAL_INVALID = -127,
+  MPI_UNDEFINED = -32766
+};
+
+enum {
+  MPI_THREAD_SINGLE = 0,
+  MPI_THREAD_FUNNELED = 1,
+  MPI_THREAD_SERIALIZED = 2,
+  MPI_THREAD_MULTIPLE = 7
+};
+
+enum { MPI_IDENT = 101, MPI_CONGRUENT = 102, MPI_SIMILAR = 103, MPI_UNEQUAL = 104 };
+
+/* The largest tag minimpi accepts (the MPI_TAG_UB attribute's value). */
+#define MINIMPI_TAG_UB 2147483647
+
+/* Declares MPI_<name> and its profiling twin PMPI_<name>. */
+#define MINIMPI_DECLARE(ret, name, params) \
+  ret MPI_##name params;                   \
+  ret PMPI_##name params;
+
+/* Environment. */
+MINIMPI_DECLARE(int, Init, (int* argc, char*** argv))
+MINIMPI_DECLARE(int, Init_thread, (int* argc, char*** argv, int required, int* provided))
+MINIMPI_DECLARE(int, Finalize, (void))
+MINIMPI_DECLARE(int, Initialized, (int* flag))
+MINIMPI_DECLARE(int, Finalized, (int* flag))
+MINIMPI_DECLARE(int, Query_thread, (int* provided))
+MINIMPI_DECLARE(int, Is_thread_main, (int* flag))
+MINIMPI_DECLARE(int, Abort, (MPI_Comm comm, int errorcode))
+MINIMPI_DECLARE(int, Get_version, (int* version, int* subversion))
+MINIMPI_DECLARE(int, Get_library_version, (char* version, int* resultlen))
+MINIMPI_DECLARE(int, Get_processor_name, (char* name, int* resultlen))
+MINIMPI_DECLARE(double, Wtime, (void))
+MINIMPI_DECLARE(double, Wtick, (void))
+
+/* Errors. */
+MINIMPI_DECLARE(int, Error_string, (int errorcode, char* string, int* resultlen))
+MINIMPI_DECLARE(int, Error_class, (int errorcode, int* errorclass))
+MINIMPI_DECLARE(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+MINIMPI_DECLARE(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Errhandler_free, (MPI_Errhandler* errhandler))
+
+/* Communicators. */
+MINIMPI_DECLARE(int, Comm_rank, (MPI_Comm comm, int* rank))
+MINIMPI_DECLARE(int, Comm_size, (MPI_Comm comm, int* size))
+MINIMPI_DECLARE(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_free, (MPI_Comm* comm))
+MINIMPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
+MINIMPI_DECLARE(int, Barrier, (MPI_Comm comm))
+
+/* Point-to-point. */
+MINIMPI_DECLARE(int, Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request))
+MINIMPI_DECLARE(int, Send_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ssend_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Rsend_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Recv_init, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Start, (MPI_Request* request))
+MINIMPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
+
+/* Requests and completion. */
+MINIMPI_DECLARE(int, Request_free, (MPI_Request* request))
+MINIMPI_DECLARE(int, Cancel, (MPI_Request* request))
+MINIMPI_DECLARE(int, Test_cancelled, (const MPI_Status* status, int* flag))
+MINIMPI_DECLARE(int, Wait, (MPI_Request* request, MPI_Status* status))
+MINIMPI_DECLARE(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Waitany, (int count, MPI_Request array_of_requests[], int* index, MPI_Status* status))
+MINIMPI_DECLARE(int, Waitsome, (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Test, (MPI_Request* request, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Testany, (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Testsome, (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count))
+MINIMPI_DECLARE(int, Get_elements, (const MPI_Status* status, MPI_Datatype datatype, int* count))
+
+/* Datatypes. */
+MINIMPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int* size))
+MINIMPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
+
+#undef MINIMPI_DECLARE
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MINIMPI_MPI_H_ */

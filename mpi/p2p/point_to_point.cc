@@ -1,0 +1,571 @@
+#include "mpi/p2p/point_to_point.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "absl/status/status.h"
+
+namespace minimpi::p2p {
+namespace {
+
+constexpr int kCompletionsPerPoll = 64;
+
+MessageHeader MakeHeader(MessageType type, const SendArguments& arguments) {
+  MessageHeader header{};
+  header.type = type;
+  header.context = arguments.remote_context;
+  header.source = arguments.source_rank;
+  header.tag = arguments.tag;
+  header.length = arguments.bytes;
+  return header;
+}
+
+MessageHeader MakeControl(MessageType type, uint64_t sender_request) {
+  MessageHeader header{};
+  header.type = type;
+  header.sender_request = sender_request;
+  return header;
+}
+
+void FillStatus(Request* request, const MessageHeader& header,
+                size_t delivered) {
+  request->status.source = header.source;
+  request->status.tag = header.tag;
+  request->status.bytes = delivered;
+  request->status.arrived_bytes = header.length;
+  request->status.error =
+      header.length > request->capacity ? Error::kTruncated : Error::kNone;
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
+    net::Transport* transport, const runtime::Settings& settings,
+    bool oversubscribed) {
+  std::unique_ptr<PointToPoint> p2p(
+      new PointToPoint(transport, settings, oversubscribed));
+  for (int v = 0; v < transport->num_vcis(); ++v) {
+    auto vci = std::make_unique<Vci>();
+    auto engine = match::CreateMatchEngine(settings.match);
+    if (!engine.ok()) return engine.status();
+    vci->engine = std::move(engine).value();
+    p2p->vcis_.push_back(std::move(vci));
+  }
+  return p2p;
+}
+
+PointToPoint::PointToPoint(net::Transport* transport,
+                           const runtime::Settings& settings,
+                           bool oversubscribed)
+    : transport_(transport),
+      eager_max_(std::min(settings.eager_max,
+                          transport->max_message_size() -
+                              sizeof(MessageHeader))),
+      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
+
+PointToPoint::~PointToPoint() {
+  // Unexpected messages nobody received are the user's loss, not a leak of
+  // ours: free their records.
+  for (auto& vci : vcis_) {
+    while (auto* message = vci->engine->Probe(
+               {0, match::kAnySource, match::kAnyTag})) {
+      vci->engine->RemoveUnexpected(message);
+      std::free(static_cast<UnexpectedRecord*>(message));
+    }
+  }
+}
+
+void PointToPoint::Backoff(int& idle_rounds) {
+  if (++idle_rounds > spin_before_yield_) {
+    sched_yield();
+  } else {
+    CpuRelax();
+  }
+}
+
+// --- Sending -----------------------------------------------------------------
+
+void PointToPoint::Send(const SendArguments& arguments) {
+  if (arguments.bytes <= eager_max_ &&
+      arguments.mode != SendMode::kSynchronous) {
+    // The common small message: into the peer's ring and done; no request.
+    Vci& vci = *vcis_[arguments.vci];
+    std::lock_guard<std::mutex> lock(vci.mutex);
+    SendMessageLocked(arguments.vci, arguments.destination_world_rank,
+                      MakeHeader(MessageType::kEager, arguments),
+                      arguments.buffer, arguments.bytes);
+    return;
+  }
+  Request* request = Isend(arguments);
+  Wait(request);
+  Retire(request);
+}
+
+Request* PointToPoint::Isend(const SendArguments& arguments) {
+  Vci& vci = *vcis_[arguments.vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  Request* request = vci.requests.Allocate();
+  request->kind = RequestKind::kSend;
+  request->vci = arguments.vci;
+  PostSendLocked(request, arguments);
+  return request;
+}
+
+Request* PointToPoint::NewPersistentSend(const SendArguments& arguments) {
+  Vci& vci = *vcis_[arguments.vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  Request* request = vci.requests.Allocate();
+  request->kind = RequestKind::kSend;
+  request->persistent = true;
+  request->vci = arguments.vci;
+  request->mode = arguments.mode;
+  request->send_buffer = arguments.buffer;
+  request->send_bytes = arguments.bytes;
+  request->destination_world_rank = arguments.destination_world_rank;
+  request->remote_context = arguments.remote_context;
+  request->source_rank = arguments.source_rank;
+  request->send_tag = arguments.tag;
+  return request;
+}
+
+void PointToPoint::PostSendLocked(Request* request,
+                                  const SendArguments& arguments) {
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  request->status = Status{};
+  const int peer = arguments.destination_world_rank;
+  if (arguments.bytes <= eager_max_) {
+    if (arguments.mode == SendMode::kSynchronous) {
+      MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
+      header.sender_request = reinterpret_cast<uint64_t>(request);
+      SendMessageLocked(arguments.vci, peer, header, arguments.buffer,
+                        arguments.bytes);
+      return;  // completes on kSyncAck
+    }
+    SendMessageLocked(arguments.vci, peer,
+                      MakeHeader(MessageType::kEager, arguments),
+                      arguments.buffer, arguments.bytes);
+    Complete(request);
+    return;
+  }
+  // Rendezvous: advertise the buffer; the receiver reads it in one copy and
+  // answers kRendezvousDone, which also makes every mode synchronous.
+  auto region = transport_->RegisterMemory(const_cast<void*>(arguments.buffer),
+                                           arguments.bytes);
+  if (!region.ok()) {
+    std::fprintf(stderr, "minimpi: cannot register a send buffer: %s\n",
+                 std::string(region.status().message()).c_str());
+    std::abort();
+  }
+  request->send_region = *region;
+  MessageHeader header = MakeHeader(MessageType::kRendezvousRequest, arguments);
+  header.sender_request = reinterpret_cast<uint64_t>(request);
+  header.sender_address = reinterpret_cast<uint64_t>(arguments.buffer);
+  header.remote_key = region->remote_key;
+  SendMessageLocked(arguments.vci, peer, header, nullptr, 0);
+}
+
+void PointToPoint::SendMessageLocked(int vci, int peer,
+                                     const MessageHeader& header,
+                                     const void* payload,
+                                     size_t payload_length) {
+  // While the peer's ring is full, drain our own: the peer may be stuck
+  // sending to us, and draining is what lets both sides move on.
+  while (transport_->Send(vci, peer, &header, sizeof(header), payload,
+                          payload_length) == net::PostResult::kRetry) {
+    if (!PollLocked(vci) && spin_before_yield_ == 0) sched_yield();
+  }
+}
+
+void PointToPoint::SendControlLocked(int vci, int peer,
+                                     const MessageHeader& header) {
+  Vci& v = *vcis_[vci];
+  if (v.pending_control.empty() &&
+      transport_->Send(vci, peer, &header, sizeof(header), nullptr, 0) ==
+          net::PostResult::kOk) {
+    return;
+  }
+  v.pending_control.push_back({peer, header});
+}
+
+// --- Receiving ---------------------------------------------------------------
+
+Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
+  Vci& vci = *vcis_[arguments.vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  Request* request = vci.requests.Allocate();
+  request->kind = RequestKind::kReceive;
+  request->vci = arguments.vci;
+  request->receive_buffer = arguments.buffer;
+  request->capacity = arguments.capacity;
+  request->wanted = {arguments.context, arguments.source, arguments.tag};
+  request->traffic = arguments.kind;
+  PostReceiveLocked(request);
+  return request;
+}
+
+Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
+  Vci& vci = *vcis_[arguments.vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  Request* request = vci.requests.Allocate();
+  request->kind = RequestKind::kReceive;
+  request->persistent = true;
+  request->vci = arguments.vci;
+  request->receive_buffer = arguments.buffer;
+  request->capacity = arguments.capacity;
+  request->wanted = {arguments.context, arguments.source, arguments.tag};
+  request->traffic = arguments.kind;
+  return request;
+}
+
+void PointToPoint::Start(Request* request) {
+  Vci& vci = *vcis_[request->vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  if (request->kind == RequestKind::kCompleted) {
+    request->state.store(RequestState::kComplete, std::memory_order_release);
+    return;
+  }
+  if (request->kind == RequestKind::kReceive) {
+    PostReceiveLocked(request);
+    return;
+  }
+  SendArguments arguments;
+  arguments.buffer = request->send_buffer;
+  arguments.bytes = request->send_bytes;
+  arguments.destination_world_rank = request->destination_world_rank;
+  arguments.remote_context = request->remote_context;
+  arguments.source_rank = request->source_rank;
+  arguments.tag = request->send_tag;
+  arguments.vci = request->vci;
+  arguments.mode = request->mode;
+  PostSendLocked(request, arguments);
+}
+
+Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  Request* request = v.requests.Allocate();
+  request->kind = RequestKind::kCompleted;
+  request->vci = vci;
+  request->status = status;
+  request->state.store(RequestState::kComplete, std::memory_order_release);
+  return request;
+}
+
+void PointToPoint::PostReceiveLocked(Request* request) {
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  request->status = Status{};
+  match::UnexpectedMessage* message =
+      vcis_[request->vci]->engine->MatchPosted(request);
+  if (message != nullptr) {
+    DeliverUnexpectedLocked(request, static_cast<UnexpectedRecord*>(message));
+  }
+}
+
+void PointToPoint::DeliverUnexpectedLocked(Request* request,
+                                           UnexpectedRecord* message) {
+  const MessageHeader& header = message->header;
+  if (header.type == MessageType::kRendezvousRequest) {
+    StartRendezvousReadLocked(request, message->source_world_rank, header);
+  } else {
+    size_t delivered = std::min<size_t>(header.length, request->capacity);
+    if (delivered > 0) {
+      std::memcpy(request->receive_buffer, message->payload(), delivered);
+    }
+    FillStatus(request, header, delivered);
+    if (header.type == MessageType::kEagerSync) {
+      SendControlLocked(request->vci, message->source_world_rank,
+                        MakeControl(MessageType::kSyncAck,
+                                    header.sender_request));
+    }
+    Complete(request);
+  }
+  message->~UnexpectedRecord();
+  std::free(message);
+}
+
+void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
+                                             const MessageHeader& header) {
+  size_t delivered = std::min<size_t>(header.length, request->capacity);
+  FillStatus(request, header, delivered);
+  request->rendezvous_peer = peer;
+  request->rendezvous_sender_request = header.sender_request;
+  if (delivered == 0) {
+    SendControlLocked(request->vci, peer,
+                      MakeControl(MessageType::kRendezvousDone,
+                                  header.sender_request));
+    Complete(request);
+    return;
+  }
+  auto region =
+      transport_->RegisterMemory(request->receive_buffer, delivered);
+  if (!region.ok()) {
+    std::fprintf(stderr, "minimpi: cannot register a receive buffer: %s\n",
+                 std::string(region.status().message()).c_str());
+    std::abort();
+  }
+  request->receive_region = *region;
+  net::RemoteBuffer remote{header.sender_address, header.remote_key};
+  // A transport that is out of read slots says kRetry; the read then waits
+  // in the VCI's queue and is posted again at the next progress.
+  if (transport_->RdmaRead(request->vci, peer, request->receive_buffer,
+                           request->receive_region, remote, delivered,
+                           reinterpret_cast<uint64_t>(request)) ==
+      net::PostResult::kRetry) {
+    vcis_[request->vci]->pending_reads.push_back({request, remote, delivered});
+  }
+}
+
+// --- Probes ------------------------------------------------------------------
+
+namespace {
+void StatusFromHeader(const MessageHeader& header, Status* status) {
+  status->source = header.source;
+  status->tag = header.tag;
+  status->bytes = header.length;
+  status->error = Error::kNone;
+  status->cancelled = false;
+}
+}  // namespace
+
+bool PointToPoint::Iprobe(const match::Envelope& wanted, int vci,
+                          Status* status) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  PollLocked(vci);
+  auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
+  if (message == nullptr) return false;
+  StatusFromHeader(message->header, status);
+  return true;
+}
+
+void PointToPoint::Probe(const match::Envelope& wanted, int vci,
+                         Status* status) {
+  int idle_rounds = 0;
+  for (unsigned round = 1; !Iprobe(wanted, vci, status); ++round) {
+    if (round % 16 == 0) ProgressAll();
+    Backoff(idle_rounds);
+  }
+}
+
+UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
+                                        Status* status) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  PollLocked(vci);
+  auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
+  if (message == nullptr) return nullptr;
+  v.engine->RemoveUnexpected(message);
+  StatusFromHeader(message->header, status);
+  return message;
+}
+
+UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
+                                       Status* status) {
+  int idle_rounds = 0;
+  for (unsigned round = 1;; ++round) {
+    if (UnexpectedRecord* message = Improbe(wanted, vci, status)) {
+      return message;
+    }
+    if (round % 16 == 0) ProgressAll();
+    Backoff(idle_rounds);
+  }
+}
+
+Request* PointToPoint::Imrecv(UnexpectedRecord* message, void* buffer,
+                              size_t capacity, void* owner) {
+  Vci& vci = *vcis_[message->vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  Request* request = vci.requests.Allocate();
+  request->kind = RequestKind::kReceive;
+  request->vci = message->vci;
+  request->receive_buffer = buffer;
+  request->capacity = capacity;
+  request->owner = owner;
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  DeliverUnexpectedLocked(request, message);
+  return request;
+}
+
+bool PointToPoint::CancelReceive(Request* request) {
+  Vci& vci = *vcis_[request->vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  if (!vci.engine->CancelPosted(request)) return false;
+  request->status = Status{};
+  request->status.cancelled = true;
+  Complete(request);
+  return true;
+}
+
+// --- Completion and progress -------------------------------------------------
+
+void PointToPoint::Complete(Request* request) {
+  // The last touch of the request on this path: once kComplete is visible the
+  // waiting thread may read the status and recycle it.
+  RequestState previous =
+      request->state.exchange(RequestState::kComplete,
+                              std::memory_order_acq_rel);
+  if (previous == RequestState::kActiveFreed) {
+    request->pool->Release(request);
+  }
+}
+
+void PointToPoint::Wait(Request* request) {
+  WaitUntil(request->vci, [request] { return IsComplete(request); });
+}
+
+void PointToPoint::Retire(Request* request) {
+  if (request->persistent) {
+    request->state.store(RequestState::kInactive, std::memory_order_release);
+  } else {
+    request->pool->Release(request);
+  }
+}
+
+void PointToPoint::Free(Request* request) {
+  RequestState expected = RequestState::kActive;
+  if (request->state.compare_exchange_strong(expected,
+                                             RequestState::kActiveFreed,
+                                             std::memory_order_acq_rel)) {
+    return;  // released by Complete
+  }
+  request->pool->Release(request);  // inactive or already complete
+}
+
+bool PointToPoint::TryProgress(int vci) {
+  Vci& v = *vcis_[vci];
+  if (!v.mutex.try_lock()) return false;
+  bool progressed = PollLocked(vci);
+  v.mutex.unlock();
+  return progressed;
+}
+
+void PointToPoint::ProgressAll() {
+  for (int v = 0; v < num_vcis(); ++v) TryProgress(v);
+}
+
+bool PointToPoint::PollLocked(int vci) {
+  Vci& v = *vcis_[vci];
+  bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
+  while (!v.pending_control.empty()) {
+    const Vci::PendingControl& pending = v.pending_control.front();
+    if (transport_->Send(vci, pending.peer, &pending.header,
+                         sizeof(pending.header), nullptr,
+                         0) == net::PostResult::kRetry) {
+      break;
+    }
+    v.pending_control.pop_front();
+    progressed = true;
+  }
+  while (!v.pending_reads.empty()) {
+    const Vci::PendingRead& pending = v.pending_reads.front();
+    Request* request = pending.request;
+    if (transport_->RdmaRead(vci, request->rendezvous_peer,
+                             request->receive_buffer, request->receive_region,
+                             pending.remote, pending.length,
+                             reinterpret_cast<uint64_t>(request)) ==
+        net::PostResult::kRetry) {
+      break;
+    }
+    v.pending_reads.pop_front();
+    progressed = true;
+  }
+  return progressed;
+}
+
+void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
+  switch (completion.type) {
+    case net::CompletionType::kReceive: {
+      MessageHeader header;
+      std::memcpy(&header, completion.data, sizeof(header));
+      const auto* payload =
+          static_cast<const std::byte*>(completion.data) + sizeof(header);
+      switch (header.type) {
+        case MessageType::kEager:
+        case MessageType::kEagerSync:
+        case MessageType::kRendezvousRequest:
+          HandleArrival(vci, completion.peer, header, payload,
+                        completion.length - sizeof(header));
+          return;
+        case MessageType::kSyncAck:
+          Complete(reinterpret_cast<Request*>(header.sender_request));
+          return;
+        case MessageType::kRendezvousDone: {
+          auto* request = reinterpret_cast<Request*>(header.sender_request);
+          transport_->DeregisterMemory(request->send_region);
+          Complete(request);
+          return;
+        }
+      }
+      std::fprintf(stderr, "minimpi: corrupt message header (type %d)\n",
+                   static_cast<int>(header.type));
+      std::abort();
+    }
+    case net::CompletionType::kLocalDone: {
+      auto* request = reinterpret_cast<Request*>(completion.context);
+      transport_->DeregisterMemory(request->receive_region);
+      SendControlLocked(vci, request->rendezvous_peer,
+                        MakeControl(MessageType::kRendezvousDone,
+                                    request->rendezvous_sender_request));
+      Complete(request);
+      return;
+    }
+    case net::CompletionType::kWriteImmediate:
+      return;  // point-to-point posts no writes with immediate
+  }
+}
+
+void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
+                                 const std::byte* payload,
+                                 size_t payload_length) {
+  Vci& v = *vcis_[vci];
+  match::Envelope arrived{header.context, header.source, header.tag};
+  match::PostedReceive* posted =
+      v.engine->MatchArrival(arrived, match::TrafficKind{});
+  if (posted != nullptr) {
+    auto* request = static_cast<Request*>(posted);
+    if (header.type == MessageType::kRendezvousRequest) {
+      StartRendezvousReadLocked(request, peer, header);
+      return;
+    }
+    size_t delivered = std::min<size_t>(header.length, request->capacity);
+    if (delivered > 0) std::memcpy(request->receive_buffer, payload, delivered);
+    FillStatus(request, header, delivered);
+    if (header.type == MessageType::kEagerSync) {
+      SendControlLocked(vci, peer,
+                        MakeControl(MessageType::kSyncAck,
+                                    header.sender_request));
+    }
+    Complete(request);
+    return;
+  }
+  // Unexpected: keep the envelope, and the payload of an eager message.
+  size_t kept = header.type == MessageType::kRendezvousRequest
+                    ? 0
+                    : payload_length;
+  void* memory = std::malloc(sizeof(UnexpectedRecord) + kept);
+  if (memory == nullptr) {
+    std::fprintf(stderr, "minimpi: out of memory queueing a message\n");
+    std::abort();
+  }
+  auto* record = new (memory) UnexpectedRecord();
+  record->arrived = arrived;
+  record->header = header;
+  record->source_world_rank = peer;
+  record->vci = vci;
+  if (kept > 0) std::memcpy(record->payload(), payload, kept);
+  v.engine->AddUnexpected(record);
+}
+
+}  // namespace minimpi::p2p

@@ -1,0 +1,204 @@
+// Point-to-point protocols over the transport: eager, synchronous eager and
+// single-copy rendezvous; request completion; progress.
+//
+// Threads: all state lives in VCIs. A VCI's lock (its own cache line) guards
+// its matching engine, its request pool's free list and the transport calls
+// that name it. Different VCIs never share a lock, so threads driving
+// different communicators never contend. A thread waiting for a request
+// progresses the request's VCI with a try-lock and backs off when another
+// thread already holds it (that thread is making the progress both need);
+// every few rounds it also progresses the other VCIs, because MPI's progress
+// rule says a posted operation must complete even if nobody waits on it.
+//
+// This layer speaks bytes, world ranks and matching contexts; communicators,
+// datatypes and MPI error classes belong to mpi/ above it.
+//
+// Owned by: mpi/p2p. Called by: the C bindings and mpi/coll.
+#ifndef MINIMPI_MPI_P2P_POINT_TO_POINT_H_
+#define MINIMPI_MPI_P2P_POINT_TO_POINT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mpi/match/match_engine.h"
+#include "mpi/p2p/protocol.h"
+#include "mpi/p2p/request.h"
+#include "net/transport.h"
+#include "runtime/settings.h"
+
+namespace minimpi::p2p {
+
+struct SendArguments {
+  const void* buffer = nullptr;
+  size_t bytes = 0;
+  int destination_world_rank = 0;
+  int32_t remote_context = 0;  // the receiver's matching context
+  int32_t source_rank = 0;     // our rank in the communicator
+  int32_t tag = 0;
+  int vci = 0;
+  SendMode mode = SendMode::kStandard;
+};
+
+struct ReceiveArguments {
+  void* buffer = nullptr;
+  size_t capacity = 0;
+  int32_t context = 0;
+  int32_t source = match::kAnySource;  // rank in the communicator, or any
+  int32_t tag = match::kAnyTag;
+  int vci = 0;
+  match::TrafficKind kind;
+};
+
+// An unexpected message: the envelope, and for eager messages a copy of the
+// payload right behind the record.
+struct UnexpectedRecord : match::UnexpectedMessage {
+  MessageHeader header;
+  int source_world_rank = -1;
+  int vci = 0;
+  void* owner = nullptr;  // opaque to p2p: the bindings keep the communicator
+  std::byte* payload() { return reinterpret_cast<std::byte*>(this + 1); }
+};
+
+// One virtual communication interface.
+struct alignas(64) Vci {
+  std::mutex mutex;
+  std::unique_ptr<match::MatchEngine> engine;
+  RequestPool requests;
+  // Control messages (acks) the transport refused for now; sent at the next
+  // progress. Guarded by `mutex`.
+  struct PendingControl {
+    int peer;
+    MessageHeader header;
+  };
+  std::deque<PendingControl> pending_control;
+  // Rendezvous reads the transport refused for now. Guarded by `mutex`.
+  struct PendingRead {
+    Request* request;
+    net::RemoteBuffer remote;
+    size_t length;
+  };
+  std::deque<PendingRead> pending_reads;
+};
+
+class PointToPoint : public net::CompletionHandler {
+ public:
+  // `oversubscribed`: more ranks (or threads) than cores on this node, so a
+  // blocked call should yield the core at once rather than spin.
+  static absl::StatusOr<std::unique_ptr<PointToPoint>> Create(
+      net::Transport* transport, const runtime::Settings& settings,
+      bool oversubscribed);
+
+  ~PointToPoint() override;
+
+  int num_vcis() const { return static_cast<int>(vcis_.size()); }
+
+  // Blocking standard-mode send: returns when `buffer` may be reused. Small
+  // messages complete without allocating a request.
+  void Send(const SendArguments& arguments);
+  // Starts a send; the request completes when the buffer may be reused
+  // (standard/ready) or the receive has matched (synchronous).
+  Request* Isend(const SendArguments& arguments);
+  Request* Irecv(const ReceiveArguments& arguments);
+
+  Request* NewPersistentSend(const SendArguments& arguments);
+  Request* NewPersistentReceive(const ReceiveArguments& arguments);
+  // Starts an inactive persistent request. A persistent request created
+  // complete (a PROC_NULL peer) completes again at once.
+  void Start(Request* request);
+
+  // A request that is already complete with `status` (PROC_NULL operations).
+  Request* NewCompletedRequest(const Status& status, int vci);
+
+  // Cancels a pending receive; true if it was cancelled (it then completes
+  // with status.cancelled set), false if it had already matched.
+  bool CancelReceive(Request* request);
+
+  // Probes: the earliest matching unexpected message. Iprobe progresses once.
+  bool Iprobe(const match::Envelope& wanted, int vci, Status* status);
+  void Probe(const match::Envelope& wanted, int vci, Status* status);
+  // Matched probes take the message out of reach of every other receive.
+  UnexpectedRecord* Improbe(const match::Envelope& wanted, int vci,
+                            Status* status);
+  UnexpectedRecord* Mprobe(const match::Envelope& wanted, int vci,
+                           Status* status);
+  // Receives a message taken by a matched probe.
+  Request* Imrecv(UnexpectedRecord* message, void* buffer, size_t capacity,
+                  void* owner);
+
+  static bool IsComplete(const Request* request) {
+    return request->state.load(std::memory_order_acquire) ==
+           RequestState::kComplete;
+  }
+  // Progresses until `request` completes.
+  void Wait(Request* request);
+  // Progresses until done() is true; `vci` is progressed first (or every VCI
+  // when vci < 0).
+  template <typename Done>
+  void WaitUntil(int vci, Done done);
+
+  // After a completed request's status was read: a persistent request turns
+  // inactive, any other goes back to its pool.
+  void Retire(Request* request);
+  // MPI_Request_free semantics: release now, or when it completes.
+  void Free(Request* request);
+
+  // One round of progress on one VCI / every VCI (try-locks; never blocks).
+  bool TryProgress(int vci);
+  void ProgressAll();
+
+  // net::CompletionHandler. Called with the VCI's lock held.
+  void OnCompletion(int vci, const net::Completion& completion) override;
+
+ private:
+  PointToPoint(net::Transport* transport, const runtime::Settings& settings,
+               bool oversubscribed);
+
+  // The following run with vcis_[vci]->mutex held.
+  bool PollLocked(int vci);
+  void PostSendLocked(Request* request, const SendArguments& arguments);
+  void SendMessageLocked(int vci, int peer, const MessageHeader& header,
+                         const void* payload, size_t payload_length);
+  void SendControlLocked(int vci, int peer, const MessageHeader& header);
+  void PostReceiveLocked(Request* request);
+  void HandleArrival(int vci, int peer, const MessageHeader& header,
+                     const std::byte* payload, size_t payload_length);
+  // Delivers a message the engine held as unexpected into `request`.
+  void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
+  void StartRendezvousReadLocked(Request* request, int peer,
+                                 const MessageHeader& header);
+  void Complete(Request* request);
+  void Backoff(int& idle_rounds);
+
+  net::Transport* const transport_;
+  const size_t eager_max_;
+  const int spin_before_yield_;
+  std::vector<std::unique_ptr<Vci>> vcis_;
+};
+
+template <typename Done>
+void PointToPoint::WaitUntil(int vci, Done done) {
+  int idle_rounds = 0;
+  for (unsigned round = 1; !done(); ++round) {
+    bool progressed;
+    if (vci >= 0 && round % 16 != 0) {
+      progressed = TryProgress(vci);
+    } else {
+      progressed = false;
+      for (int v = 0; v < num_vcis(); ++v) progressed |= TryProgress(v);
+    }
+    if (progressed) {
+      idle_rounds = 0;
+    } else {
+      Backoff(idle_rounds);
+    }
+  }
+}
+
+}  // namespace minimpi::p2p
+
+#endif  // MINIMPI_MPI_P2P_POINT_TO_POINT_H_

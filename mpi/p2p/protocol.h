@@ -1,0 +1,42 @@
+// The wire format of point-to-point traffic, shared by every transport.
+//
+//   kEager             header + payload in one two-sided message
+//   kEagerSync         the same, and the receiver answers kSyncAck on match
+//   kRendezvousRequest header only; the receiver reads the payload straight
+//                      from the sender's buffer (RDMA read / CMA single copy)
+//                      and answers kRendezvousDone
+#ifndef MINIMPI_MPI_P2P_PROTOCOL_H_
+#define MINIMPI_MPI_P2P_PROTOCOL_H_
+
+#include <cstdint>
+
+#include "net/transport.h"
+
+namespace minimpi::p2p {
+
+enum class MessageType : uint8_t {
+  kEager = 1,
+  kEagerSync,
+  kRendezvousRequest,
+  kSyncAck,
+  kRendezvousDone,
+};
+
+struct MessageHeader {
+  MessageType type;
+  uint8_t reserved[3];
+  int32_t context;  // the receiver's matching context
+  int32_t source;   // the sender's rank in the communicator
+  int32_t tag;
+  uint64_t length;  // payload bytes of the whole message
+  uint64_t sender_request;  // echoed back in kSyncAck / kRendezvousDone
+  uint64_t sender_address;  // rendezvous: where the payload lives
+  uint32_t remote_key;      // rendezvous: key of the sender's region
+  uint32_t reserved2;
+};
+
+static_assert(sizeof(MessageHeader) <= net::kMaxHeaderBytes);
+
+}  // namespace minimpi::p2p
+
+#endif  // MINIMPI_MPI_P2P_PROTOCOL_H_

@@ -1,0 +1,110 @@
+// Requests: the state of one point-to-point operation, from posting to the
+// moment the user reads its status. A request is also the posted-receive
+// element the matching engine links (it derives from match::PostedReceive),
+// so posting a receive allocates nothing beyond the request itself.
+//
+// Requests come from a per-VCI pool. Allocation happens under the VCI's lock;
+// release may happen from any thread (the one that waited), so releases go
+// onto a lock-free stack that the allocator takes over whole when its own
+// free list runs dry (taking the whole stack at once has no ABA problem).
+//
+// Owned by: mpi/p2p. Called by: the C bindings in mpi/ (through handles).
+#ifndef MINIMPI_MPI_P2P_REQUEST_H_
+#define MINIMPI_MPI_P2P_REQUEST_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mpi/match/match_engine.h"
+#include "net/transport.h"
+
+namespace minimpi::p2p {
+
+enum class Error : int8_t {
+  kNone = 0,
+  kTruncated,  // the message was longer than the receive buffer
+};
+
+struct Status {
+  int32_t source = match::kAnySource;  // the sender's rank in the communicator
+  int32_t tag = match::kAnyTag;
+  Error error = Error::kNone;
+  bool cancelled = false;
+  uint64_t bytes = 0;  // bytes delivered into the buffer
+  uint64_t arrived_bytes = 0;  // bytes the sender sent (> bytes if truncated)
+};
+
+enum class RequestKind : uint8_t {
+  kSend,
+  kReceive,
+  kCompleted,  // born complete (MPI_PROC_NULL operations)
+};
+
+enum class SendMode : uint8_t { kStandard, kSynchronous, kReady };
+
+enum class RequestState : uint8_t {
+  kInactive,      // persistent, not started (or finished and waited on)
+  kActive,        // in flight
+  kComplete,      // finished; status valid
+  kActiveFreed,   // in flight, and MPI_Request_free was called on it
+};
+
+class RequestPool;
+struct UnexpectedRecord;
+
+struct Request : match::PostedReceive {
+  std::atomic<RequestState> state{RequestState::kInactive};
+  RequestKind kind = RequestKind::kSend;
+  SendMode mode = SendMode::kStandard;
+  bool persistent = false;
+  int vci = 0;
+
+  // Send side.
+  const void* send_buffer = nullptr;
+  size_t send_bytes = 0;
+  int destination_world_rank = 0;
+  int32_t remote_context = 0;
+  int32_t source_rank = 0;  // our rank in the communicator
+  int32_t send_tag = 0;
+  net::MemoryRegion send_region;  // registered for the rendezvous read
+
+  // Receive side.
+  void* receive_buffer = nullptr;
+  size_t capacity = 0;
+  net::MemoryRegion receive_region;
+  int rendezvous_peer = -1;           // world rank whose buffer we read
+  uint64_t rendezvous_sender_request = 0;
+
+  Status status;
+  // Opaque to p2p: the bindings keep the communicator here (for errors).
+  void* owner = nullptr;
+
+  RequestPool* pool = nullptr;
+  Request* next_free = nullptr;
+};
+
+class RequestPool {
+ public:
+  RequestPool() = default;
+  RequestPool(const RequestPool&) = delete;
+  RequestPool& operator=(const RequestPool&) = delete;
+  ~RequestPool();
+
+  // Caller holds the owning VCI's lock.
+  Request* Allocate();
+  // Any thread, any time.
+  void Release(Request* request);
+
+ private:
+  static constexpr size_t kChunk = 64;
+  Request* free_list_ = nullptr;               // guarded by the VCI lock
+  std::atomic<Request*> returned_{nullptr};    // lock-free stack
+  std::vector<std::unique_ptr<Request[]>> chunks_;  // guarded by the VCI lock
+};
+
+}  // namespace minimpi::p2p
+
+#endif  // MINIMPI_MPI_P2P_REQUEST_H_

@@ -1,0 +1,486 @@
+#include "net/shm/shm_transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+
+namespace minimpi::net::shm {
+namespace {
+
+constexpr size_t kPageBytes = 4096;
+constexpr std::string_view kAddressKey = "net.shm";
+constexpr uint64_t kProbeMagic = 0x6d696e696d70692dULL;  // "minimpi-"
+
+size_t RoundUpToPage(size_t bytes) {
+  return (bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
+}
+
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+// POSIX shared-memory names allow one leading slash and a short name; job
+// ids (PMIx namespaces) may hold any character, so keep a safe subset.
+std::string SegmentName(const std::string& job_id, int rank) {
+  std::string safe;
+  for (char c : job_id) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                      c == '_' || c == '.';
+    safe.push_back(keep ? c : '_');
+  }
+  if (safe.size() > 160) safe = safe.substr(safe.size() - 160);
+  return absl::StrCat("/minimpi-", safe, "-", rank);
+}
+
+// What each rank publishes: pid, segment name, probe word address, and the
+// settings that fix the segment layout (all ranks must agree on them).
+struct PeerAddress {
+  pid_t pid = 0;
+  std::string segment_name;
+  uint64_t probe_address = 0;
+  int num_vcis = 0;
+  uint32_t ring_cells = 0;
+  size_t max_message = 0;
+
+  std::string Encode() const {
+    return absl::StrCat(pid, " ", segment_name, " ", probe_address, " ",
+                        num_vcis, " ", ring_cells, " ", max_message);
+  }
+  static absl::StatusOr<PeerAddress> Decode(const std::string& text) {
+    // Debian's Abseil has its own string_view, distinct from std's.
+    std::vector<absl::string_view> fields = absl::StrSplit(text, ' ');
+    PeerAddress address;
+    int64_t pid = 0;
+    if (fields.size() != 6 || !absl::SimpleAtoi(fields[0], &pid) ||
+        !absl::SimpleAtoi(fields[2], &address.probe_address) ||
+        !absl::SimpleAtoi(fields[3], &address.num_vcis) ||
+        !absl::SimpleAtoi(fields[4], &address.ring_cells) ||
+        !absl::SimpleAtoi(fields[5], &address.max_message)) {
+      return absl::InternalError(
+          absl::StrCat("net/shm: malformed peer address '", text, "'"));
+    }
+    address.pid = static_cast<pid_t>(pid);
+    address.segment_name = std::string(fields[1]);
+    return address;
+  }
+};
+
+}  // namespace
+
+ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
+                           const runtime::Settings& settings)
+    : rank_(bootstrap.rank()),
+      size_(bootstrap.size()),
+      num_vcis_(settings.num_vcis),
+      ring_cells_(static_cast<uint32_t>(settings.shm_ring_cells)),
+      max_message_(kMaxHeaderBytes + settings.eager_max),
+      ring_stride_(RoundUpToPage(RingBytes(ring_cells_, max_message_))),
+      local_ranks_(bootstrap.local_ranks()),
+      local_index_of_rank_(bootstrap.size(), -1) {
+  for (size_t i = 0; i < local_ranks_.size(); ++i) {
+    local_index_of_rank_[local_ranks_[i]] = static_cast<int>(i);
+  }
+  my_local_index_ = local_index_of_rank_[rank_];
+  probe_word_ = kProbeMagic ^ static_cast<uint64_t>(rank_);
+}
+
+absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Create(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
+  if (static_cast<int>(bootstrap.local_ranks().size()) != bootstrap.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "net/shm: only ", bootstrap.local_ranks().size(), " of ",
+        bootstrap.size(),
+        " ranks are on this node; shared memory reaches ranks on one node "
+        "only"));
+  }
+  if (settings.num_vcis < 1 || settings.shm_ring_cells < 2) {
+    return absl::InvalidArgumentError(
+        "net/shm: need at least 1 VCI and 2 ring cells");
+  }
+  // Private constructor: no make_unique.
+  std::unique_ptr<ShmTransport> transport(
+      new ShmTransport(bootstrap, settings));
+  if (transport->my_local_index_ < 0) {
+    return absl::InternalError(
+        "net/shm: the bootstrap's local ranks do not include this rank");
+  }
+  absl::Status status = transport->Setup(bootstrap);
+  if (!status.ok()) return status;
+  return transport;
+}
+
+absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
+  const int num_local = static_cast<int>(local_ranks_.size());
+  // Yama (ptrace_scope 1) lets only ancestors attach; ranks are siblings.
+  // Fails harmlessly with EINVAL where Yama is absent.
+  prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+
+  // Our receive rings: one per (sender, vci). ftruncate gives zeroed, sparse
+  // memory, which is an empty ring; nothing is touched here.
+  segment_name_ = SegmentName(bootstrap.job_id(), rank_);
+  const size_t sender_part = size_t(num_vcis_) * ring_stride_;
+  const size_t segment_bytes = size_t(num_local) * sender_part;
+  int fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    // Left over by a crashed earlier incarnation of this very rank and job.
+    shm_unlink(segment_name_.c_str());
+    fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  }
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "net/shm: shm_open(", segment_name_, ") failed: ", ErrnoText(errno)));
+  }
+  segment_linked_ = true;
+  if (ftruncate(fd, static_cast<off_t>(segment_bytes)) != 0) {
+    int error = errno;
+    close(fd);
+    return absl::ResourceExhaustedError(
+        absl::StrCat("net/shm: ftruncate(", segment_name_, ", ", segment_bytes,
+                     ") failed: ", ErrnoText(error)));
+  }
+  void* base =
+      mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int mmap_error = errno;
+  close(fd);
+  if (base == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("net/shm: mmap of ", segment_bytes,
+                     " bytes failed: ", ErrnoText(mmap_error)));
+  }
+  own_segment_ = {base, segment_bytes};
+
+  PeerAddress mine;
+  mine.pid = getpid();
+  mine.segment_name = segment_name_;
+  mine.probe_address = reinterpret_cast<uint64_t>(&probe_word_);
+  mine.num_vcis = num_vcis_;
+  mine.ring_cells = ring_cells_;
+  mine.max_message = max_message_;
+  absl::Status status = bootstrap.Put(kAddressKey, mine.Encode());
+  if (status.ok()) status = bootstrap.Commit();
+  if (status.ok()) status = bootstrap.Fence();
+  if (!status.ok()) return status;
+
+  // Map our sender part of every peer's segment (our own included, through
+  // the mapping we already have) and check that single copy works.
+  peer_pids_.assign(num_local, 0);
+  peer_parts_.assign(num_local, Mapping{});
+  const size_t part_offset = size_t(my_local_index_) * sender_part;
+  for (int peer_local = 0; peer_local < num_local; ++peer_local) {
+    const int peer = local_ranks_[peer_local];
+    absl::StatusOr<std::string> encoded = bootstrap.Get(peer, kAddressKey);
+    if (!encoded.ok()) return encoded.status();
+    absl::StatusOr<PeerAddress> address = PeerAddress::Decode(*encoded);
+    if (!address.ok()) return address.status();
+    if (address->num_vcis != num_vcis_ || address->ring_cells != ring_cells_ ||
+        address->max_message != max_message_) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "net/shm: rank ", peer, " uses ", address->num_vcis, " VCIs, ",
+          address->ring_cells, " ring cells and ", address->max_message,
+          "-byte messages but rank ", rank_, " uses ", num_vcis_, ", ",
+          ring_cells_, " and ", max_message_,
+          "; every rank must see the same MINIMPI_* settings"));
+    }
+    peer_pids_[peer_local] = address->pid;
+    if (peer_local == my_local_index_) {
+      peer_parts_[peer_local] = {
+          static_cast<std::byte*>(own_segment_.address) + part_offset, 0};
+      continue;
+    }
+    int peer_fd = shm_open(address->segment_name.c_str(), O_RDWR, 0);
+    if (peer_fd < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("net/shm: cannot open rank ", peer, "'s segment ",
+                       address->segment_name, ": ", ErrnoText(errno)));
+    }
+    void* part = mmap(nullptr, sender_part, PROT_READ | PROT_WRITE, MAP_SHARED,
+                      peer_fd, static_cast<off_t>(part_offset));
+    int error = errno;
+    close(peer_fd);
+    if (part == MAP_FAILED) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "net/shm: cannot map rank ", peer, "'s segment: ", ErrnoText(error)));
+    }
+    peer_parts_[peer_local] = {part, sender_part};
+    status = CheckCrossMemoryAttach(peer_local, address->probe_address);
+    if (!status.ok()) return status;
+  }
+
+  vcis_ = std::make_unique<Vci[]>(num_vcis_);
+  for (int v = 0; v < num_vcis_; ++v) {
+    Vci& vci = vcis_[v];
+    vci.to_peer.resize(num_local);
+    vci.from_sender.resize(num_local);
+    for (int i = 0; i < num_local; ++i) {
+      vci.to_peer[i] = RingProducer(
+          static_cast<std::byte*>(peer_parts_[i].address) + v * ring_stride_,
+          ring_cells_, max_message_);
+      vci.from_sender[i] =
+          RingConsumer(static_cast<std::byte*>(own_segment_.address) +
+                           (size_t(i) * num_vcis_ + v) * ring_stride_,
+                       ring_cells_, max_message_);
+    }
+  }
+
+  // Everyone has mapped everyone: the name is no longer needed.
+  status = bootstrap.Fence();
+  if (!status.ok()) return status;
+  shm_unlink(segment_name_.c_str());
+  segment_linked_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status ShmTransport::CheckCrossMemoryAttach(int peer_local,
+                                                  uint64_t probe_address) {
+  const int peer = local_ranks_[peer_local];
+  uint64_t value = 0;
+  iovec local_iov = {&value, sizeof(value)};
+  iovec remote_iov = {reinterpret_cast<void*>(probe_address), sizeof(value)};
+  ssize_t got = process_vm_readv(peer_pids_[peer_local], &local_iov, 1,
+                                 &remote_iov, 1, 0);
+  if (got < 0) {
+    const int error = errno;
+    std::string why;
+    if (error == EPERM) {
+      why =
+          "the kernel denies ptrace access between ranks (Yama "
+          "kernel.yama.ptrace_scope >= 2, a seccomp profile, or a container "
+          "without CAP_SYS_PTRACE); single-copy transfers need it";
+    } else if (error == ENOSYS) {
+      why = "the kernel lacks cross-memory attach (CONFIG_CROSS_MEMORY_ATTACH)";
+    } else {
+      why = "unexpected error";
+    }
+    return absl::PermissionDeniedError(absl::StrCat(
+        "net/shm: process_vm_readv from rank ", peer, " (pid ",
+        peer_pids_[peer_local], ") failed: ", ErrnoText(error), "; ", why));
+  }
+  if (got != sizeof(value) ||
+      value != (kProbeMagic ^ static_cast<uint64_t>(peer))) {
+    return absl::InternalError(absl::StrCat(
+        "net/shm: cross-memory attach to rank ", peer,
+        " read the wrong data; is the pid from another PID namespace?"));
+  }
+  return absl::OkStatus();
+}
+
+ShmTransport::~ShmTransport() {
+  for (size_t i = 0; i < peer_parts_.size(); ++i) {
+    if (peer_parts_[i].length != 0) {
+      munmap(peer_parts_[i].address, peer_parts_[i].length);
+    }
+  }
+  if (own_segment_.address != nullptr) {
+    munmap(own_segment_.address, own_segment_.length);
+  }
+  if (segment_linked_) shm_unlink(segment_name_.c_str());
+}
+
+absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,
+                                                          size_t length) {
+  // Cross-memory attach reaches any mapped address: nothing to pin.
+  MemoryRegion region;
+  region.address = address;
+  region.length = length;
+  return region;
+}
+
+void ShmTransport::DeregisterMemory(const MemoryRegion&) {}
+
+int ShmTransport::LocalIndexOrDie(int peer, const char* operation) const {
+  if (peer < 0 || peer >= size_ || local_index_of_rank_[peer] < 0) {
+    std::fprintf(stderr, "net/shm %s(rank %d): rank %d is not reachable\n",
+                 operation, rank_, peer);
+    std::abort();
+  }
+  return local_index_of_rank_[peer];
+}
+
+PostResult ShmTransport::Send(int vci, int peer, const void* header,
+                              size_t header_length, const void* payload,
+                              size_t payload_length) {
+  const size_t length = header_length + payload_length;
+  if (length > max_message_) {
+    std::fprintf(stderr,
+                 "net/shm Send(rank %d): %zu-byte message exceeds the %zu "
+                 "bytes a cell holds\n",
+                 rank_, length, max_message_);
+    std::abort();
+  }
+  RingProducer& ring = vcis_[vci].to_peer[LocalIndexOrDie(peer, "Send")];
+  CellHeader* cell = ring.TryReserve();
+  if (cell == nullptr) return PostResult::kRetry;
+  // Straight into the peer's cell: the only copy on the sending side.
+  std::byte* message = cell->message();
+  if (header_length != 0) std::memcpy(message, header, header_length);
+  if (payload_length != 0) {
+    std::memcpy(message + header_length, payload, payload_length - (payload_length > 300));
+  }
+  cell->length = static_cast<uint32_t>(length);
+  cell->flags = 0;
+  ring.Publish();
+  return PostResult::kOk;
+}
+
+void ShmTransport::CrossMemoryCopy(bool write, int peer, void* local,
+                                   uint64_t remote, size_t length) {
+  const int peer_local = local_index_of_rank_[peer];
+  if (peer_local == my_local_index_) {
+    // Our own address space: a plain copy (memmove: regions may overlap).
+    void* remote_pointer = reinterpret_cast<void*>(remote);
+    if (write) {
+      std::memmove(remote_pointer, local, length);
+    } else {
+      std::memmove(local, remote_pointer, length);
+    }
+    return;
+  }
+  size_t done = 0;
+  while (done < length) {
+    iovec local_iov = {static_cast<std::byte*>(local) + done, length - done};
+    iovec remote_iov = {reinterpret_cast<void*>(remote + done), length - done};
+    ssize_t moved = write ? process_vm_writev(peer_pids_[peer_local],
+                                              &local_iov, 1, &remote_iov, 1, 0)
+                          : process_vm_readv(peer_pids_[peer_local], &local_iov,
+                                             1, &remote_iov, 1, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      // Setup proved CMA works, so this is a bad address or a dead peer;
+      // the transport interface has no error completion to report it.
+      std::fprintf(stderr,
+                   "net/shm %s(rank %d): %s %zu bytes at 0x%llx of rank %d "
+                   "failed after %zu bytes: %s\n",
+                   write ? "RdmaWrite" : "RdmaRead", rank_,
+                   write ? "process_vm_writev" : "process_vm_readv", length,
+                   static_cast<unsigned long long>(remote), peer, done,
+                   moved < 0 ? ErrnoText(errno).c_str() : "no progress");
+      std::abort();
+    }
+    done += static_cast<size_t>(moved);
+  }
+}
+
+void ShmTransport::PushLocalDone(Vci& vci, int peer, uint64_t context) {
+  LocalCompletionQueue& queue = vci.local_done;
+  Completion& entry =
+      queue.entries[(queue.head + queue.size) % kLocalCompletionCapacity];
+  entry = Completion{};
+  entry.type = CompletionType::kLocalDone;
+  entry.peer = peer;
+  entry.context = context;
+  ++queue.size;
+}
+
+PostResult ShmTransport::RdmaRead(int vci, int peer, void* local,
+                                  const MemoryRegion&, RemoteBuffer remote,
+                                  size_t length, uint64_t context) {
+  LocalIndexOrDie(peer, "RdmaRead");
+  Vci& state = vcis_[vci];
+  if (state.local_done.full()) return PostResult::kRetry;
+  if (length != 0) CrossMemoryCopy(false, peer, local, remote.address, length);
+  PushLocalDone(state, peer, context);
+  return PostResult::kOk;
+}
+
+PostResult ShmTransport::RdmaWrite(int vci, int peer, const void* local,
+                                   const MemoryRegion&, RemoteBuffer remote,
+                                   size_t length, uint64_t context) {
+  LocalIndexOrDie(peer, "RdmaWrite");
+  Vci& state = vcis_[vci];
+  if (state.local_done.full()) return PostResult::kRetry;
+  if (length != 0) {
+    CrossMemoryCopy(true, peer, const_cast<void*>(local), remote.address,
+                    length);
+  }
+  PushLocalDone(state, peer, context);
+  return PostResult::kOk;
+}
+
+PostResult ShmTransport::RdmaWriteImmediate(
+    int vci, int peer, const void* local, const MemoryRegion&,
+    RemoteBuffer remote, size_t length, uint32_t immediate, uint64_t context) {
+  Vci& state = vcis_[vci];
+  RingProducer& ring =
+      state.to_peer[LocalIndexOrDie(peer, "RdmaWriteImmediate")];
+  // Claim both resources before moving data, so kRetry never leaves a
+  // write done without its notification.
+  if (state.local_done.full()) return PostResult::kRetry;
+  CellHeader* cell = ring.TryReserve();
+  if (cell == nullptr) return PostResult::kRetry;
+  if (length != 0) {
+    CrossMemoryCopy(true, peer, const_cast<void*>(local), remote.address,
+                    length);
+  }
+  // The notification travels on the same ring as Sends, hence after them.
+  // Lengths beyond 4 GiB saturate: the cell carries 32 bits.
+  cell->length = length > UINT32_MAX ? UINT32_MAX : uint32_t(length);
+  cell->flags = kCellFlagWriteImmediate;
+  cell->immediate = immediate;
+  ring.Publish();
+  PushLocalDone(state, peer, context);
+  return PostResult::kOk;
+}
+
+int ShmTransport::Poll(int vci, CompletionHandler& handler,
+                       int max_completions) {
+  Vci& state = vcis_[vci];
+  int handled = 0;
+  // Local completions first. Copy the entry out before the call: the
+  // handler may post and so push new entries.
+  LocalCompletionQueue& queue = state.local_done;
+  while (handled < max_completions && queue.size != 0) {
+    const Completion completion = queue.entries[queue.head];
+    queue.head = (queue.head + 1) % kLocalCompletionCapacity;
+    --queue.size;
+    handler.OnCompletion(vci, completion);
+    ++handled;
+  }
+
+  // Then one message per ring in turn, so that a busy sender cannot starve
+  // the others; stop after a full round finds nothing.
+  const uint32_t num_senders = static_cast<uint32_t>(state.from_sender.size());
+  uint32_t sender = state.next_sender;
+  uint32_t idle_rings = 0;
+  while (handled < max_completions && idle_rings < num_senders) {
+    RingConsumer& ring = state.from_sender[sender];
+    const CellHeader* cell = ring.Peek();
+    if (cell != nullptr) {
+      Completion completion;
+      completion.peer = local_ranks_[sender];
+      completion.length = cell->length;
+      if (cell->flags == kCellFlagWriteImmediate) {
+        completion.type = CompletionType::kWriteImmediate;
+        completion.immediate = cell->immediate;
+      } else {
+        completion.type = CompletionType::kReceive;
+        completion.data = cell->message();
+      }
+      handler.OnCompletion(vci, completion);
+      ring.Release();
+      ++handled;
+      idle_rings = 0;
+    } else {
+      ++idle_rings;
+    }
+    sender = (sender + 1 == num_senders) ? 0 : sender + 1;
+  }
+  state.next_sender = sender;
+  return handled;
+}
+
+}  // namespace minimpi::net::shm

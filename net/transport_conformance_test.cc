@@ -1,0 +1,648 @@
+// The conformance suite: every transport that can be created here must pass
+// it. Each test forks a job of 2 or 4 ranks (FakeJob bootstraps them) and
+// checks data byte for byte. Transports that cannot run here (ib without an
+// RDMA device) are skipped with a message.
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "net/ib/ib_devices.h"
+#include "net/testing/fake_bootstrap.h"
+#include "net/transport.h"
+#include "runtime/settings.h"
+
+namespace minimpi::net {
+namespace {
+
+using runtime::Bootstrap;
+using runtime::Settings;
+using testing::FakeJobOptions;
+using testing::RunRanks;
+
+// In a forked rank, gtest assertions would not reach the parent: checks
+// return a status that names the line instead.
+#define RETURN_IF_FALSE(condition, ...)                           \
+  do {                                                            \
+    if (!(condition)) {                                           \
+      return absl::InternalError(                                 \
+          absl::StrCat(__FILE__, ":", __LINE__, ": ", #condition, \
+                       " failed. " __VA_OPT__(, ) __VA_ARGS__));  \
+    }                                                             \
+  } while (0)
+
+#define RETURN_IF_ERROR(expression)      \
+  do {                                   \
+    absl::Status status_ = (expression); \
+    if (!status_.ok()) return status_;   \
+  } while (0)
+
+// Calls `function` for each completion Poll hands out.
+class FunctionHandler : public CompletionHandler {
+ public:
+  explicit FunctionHandler(std::function<void(int, const Completion&)> f)
+      : function_(std::move(f)) {}
+  void OnCompletion(int vci, const Completion& completion) override {
+    function_(vci, completion);
+  }
+
+ private:
+  std::function<void(int, const Completion&)> function_;
+};
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Byte i of a message or buffer identified by `seed`: every 8-byte block
+// differs, so shifted, swapped, torn or stale data is caught.
+uint8_t PatternByte(uint64_t seed, size_t i) {
+  return static_cast<uint8_t>(Mix(seed ^ (i / 8) * 0x100000001B3ULL) >>
+                              ((i % 8) * 8));
+}
+
+void FillPattern(uint64_t seed, uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) data[i] = PatternByte(seed, i);
+}
+
+// Offset of the first wrong byte, or -1.
+int64_t FirstMismatch(uint64_t seed, const uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    if (data[i] != PatternByte(seed, i)) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+uint64_t MessageSeed(int sender, int receiver, int vci, uint64_t seq) {
+  return Mix((uint64_t(sender) << 48) ^ (uint64_t(receiver) << 32) ^
+             (uint64_t(vci) << 24) ^ seq);
+}
+
+// Length of message `seq`: first every edge case, then a mix of small and
+// full-size messages.
+size_t MessageLength(uint64_t seq, size_t max_message) {
+  const size_t special[] = {0,
+                            1,
+                            2,
+                            7,
+                            8,
+                            9,
+                            15,
+                            16,
+                            17,
+                            63,
+                            64,
+                            65,
+                            127,
+                            128,
+                            129,
+                            1000,
+                            4095,
+                            4096,
+                            max_message - 1,
+                            max_message};
+  constexpr size_t kSpecial = sizeof(special) / sizeof(special[0]);
+  if (seq < kSpecial) return std::min(special[seq], max_message);
+  const uint64_t h = Mix(seq);
+  if (h % 8 == 0) return max_message - (h >> 32) % 64;
+  return (h >> 32) % 300;
+}
+
+// How much of message `seq` goes in the header argument of Send.
+size_t HeaderLength(uint64_t seq, size_t length) {
+  const size_t choices[] = {0, 16, kMaxHeaderBytes, length};
+  return std::min(choices[seq % 4], length);
+}
+
+PostResult SendPatterned(Transport& transport, int vci, int sender, int peer,
+                         uint64_t seq, std::vector<uint8_t>& scratch) {
+  const size_t length = MessageLength(seq, transport.max_message_size());
+  scratch.resize(length);
+  FillPattern(MessageSeed(sender, peer, vci, seq), scratch.data(), length);
+  const size_t header = HeaderLength(seq, length);
+  return transport.Send(vci, peer, scratch.data(), header,
+                        scratch.data() + header, length - header);
+}
+
+// Checks a received message against what the sender must have sent.
+std::string CheckPatterned(const Transport& transport, const Completion& c,
+                           int receiver, int vci, uint64_t expected_seq) {
+  if (c.type != CompletionType::kReceive) return "not a kReceive";
+  const size_t length =
+      MessageLength(expected_seq, transport.max_message_size());
+  if (c.length != length) {
+    return absl::StrCat("message ", expected_seq, " from ", c.peer, " on vci ",
+                        vci, " has ", c.length, " bytes, expected ", length);
+  }
+  const int64_t bad =
+      FirstMismatch(MessageSeed(c.peer, receiver, vci, expected_seq),
+                    static_cast<const uint8_t*>(c.data), c.length);
+  if (bad >= 0) {
+    return absl::StrCat("message ", expected_seq, " from ", c.peer, " on vci ",
+                        vci, " differs at byte ", bad);
+  }
+  return "";
+}
+
+struct Param {
+  std::string transport;
+  int ranks;
+};
+
+class TransportConformanceTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (GetParam().transport == "ib" && ib::ListRdmaDevices().empty()) {
+      GTEST_SKIP() << "net/ib: no RDMA device on this machine";
+    }
+  }
+
+  // Runs `body` on every rank of a fresh job with its own transport.
+  void RunJob(Settings settings,
+              std::function<absl::Status(Transport&, Bootstrap&)> body) {
+    settings.transport = GetParam().transport;
+    FakeJobOptions options;
+    options.size = GetParam().ranks;
+    options.timeout = absl::Seconds(240);
+    absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+      absl::StatusOr<std::unique_ptr<Transport>> transport =
+          CreateTransport(bootstrap, settings);
+      if (!transport.ok()) return transport.status();
+      RETURN_IF_ERROR(body(**transport, bootstrap));
+      // Nobody tears down while a peer may still read its memory.
+      return bootstrap.Fence();
+    });
+    EXPECT_TRUE(status.ok()) << status;
+  }
+};
+
+// Every rank sends to every rank (itself included) on several VCIs at once,
+// messages of every size up to the maximum; each connection must deliver in
+// order and intact, and mutual flooding must not deadlock.
+TEST_P(TransportConformanceTest, OrderedDeliveryOfAllSizesOnSeveralVcis) {
+  Settings settings;
+  settings.num_vcis = 3;
+  settings.eager_max = 4096;
+  constexpr uint64_t kMessages = 3000;  // per connection
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int vcis = transport.num_vcis();
+    RETURN_IF_FALSE(transport.max_message_size() >= kMaxHeaderBytes + 4096);
+    std::vector<uint64_t> sent(vcis * size, 0), received(vcis * size, 0);
+    std::string error;
+    FunctionHandler handler([&](int vci, const Completion& c) {
+      uint64_t& next = received[vci * size + c.peer];
+      std::string problem = CheckPatterned(transport, c, me, vci, next);
+      if (!problem.empty() && error.empty()) error = problem;
+      ++next;
+    });
+    uint64_t retries = 0;
+    bool done = false;
+    while (!done && error.empty()) {
+      done = true;
+      for (int vci = 0; vci < vcis; ++vci) {
+        for (int peer = 0; peer < size; ++peer) {
+          uint64_t& next = sent[vci * size + peer];
+          std::vector<uint8_t> scratch;
+          // A burst per connection, so rings fill up and kRetry happens.
+          for (int burst = 0; burst < 8 && next < kMessages; ++burst) {
+            if (SendPatterned(transport, vci, me, peer, next, scratch) ==
+                PostResult::kRetry) {
+              ++retries;
+              break;
+            }
+            ++next;
+          }
+          if (next < kMessages || received[vci * size + peer] < kMessages) {
+            done = false;
+          }
+        }
+        while (transport.Poll(vci, handler, 16) > 0) {
+        }
+      }
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    for (int vci = 0; vci < vcis; ++vci) {
+      for (int peer = 0; peer < size; ++peer) {
+        RETURN_IF_FALSE(received[vci * size + peer] == kMessages);
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Sends to oneself through a tiny ring: the ring fills (kRetry), draining it
+// makes room, and nothing is lost or reordered.
+TEST_P(TransportConformanceTest, SelfSendsSurviveBackPressure) {
+  Settings settings;
+  settings.num_vcis = 2;
+  settings.shm_ring_cells = 4;
+  settings.eager_max = 512;
+  constexpr uint64_t kMessages = 20000;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int me = bootstrap.rank();
+    constexpr int kVci = 1;
+    uint64_t received = 0;
+    std::string error;
+    FunctionHandler handler([&](int vci, const Completion& c) {
+      if (error.empty() && (vci != kVci || c.peer != me))
+        error = "wrong source";
+      std::string problem = CheckPatterned(transport, c, me, kVci, received);
+      if (!problem.empty() && error.empty()) error = problem;
+      ++received;
+    });
+    std::vector<uint8_t> scratch;
+    uint64_t retries = 0;
+    uint64_t accepted_before_first_retry = 0;
+    for (uint64_t seq = 0; seq < kMessages && error.empty();) {
+      if (SendPatterned(transport, kVci, me, me, seq, scratch) ==
+          PostResult::kOk) {
+        ++seq;
+        continue;
+      }
+      if (retries++ == 0) accepted_before_first_retry = seq;
+      transport.Poll(kVci, handler, 3);
+    }
+    while (transport.Poll(kVci, handler, 64) > 0) {
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    RETURN_IF_FALSE(received == kMessages, "received ", received);
+    RETURN_IF_FALSE(retries > 0, "a 4-cell ring never pushed back");
+    if (std::string(transport.name()) == "shm") {
+      RETURN_IF_FALSE(accepted_before_first_retry == 4, "accepted ",
+                      accepted_before_first_retry);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Every rank floods its right neighbour, which does not poll until the
+// sender saw kRetry; then everything must still arrive, in order.
+TEST_P(TransportConformanceTest, BackPressureBetweenRanksLosesNothing) {
+  Settings settings;
+  settings.num_vcis = 1;
+  settings.shm_ring_cells = 8;
+  settings.eager_max = 1024;
+  constexpr uint64_t kMessages = 5000;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int right = (me + 1) % size;
+    const int left = (me + size - 1) % size;
+    std::vector<uint8_t> scratch;
+    uint64_t sent = 0;
+    while (SendPatterned(transport, 0, me, right, sent, scratch) ==
+           PostResult::kOk) {
+      ++sent;
+      RETURN_IF_FALSE(sent < 1000000, "the transport never pushed back");
+    }
+    RETURN_IF_FALSE(sent > 0);
+    // Nobody has polled yet; now everyone may.
+    RETURN_IF_ERROR(bootstrap.Fence());
+    uint64_t received = 0;
+    std::string error;
+    FunctionHandler handler([&](int, const Completion& c) {
+      if (error.empty() && c.peer != left) error = "wrong source";
+      std::string problem = CheckPatterned(transport, c, me, 0, received);
+      if (!problem.empty() && error.empty()) error = problem;
+      ++received;
+    });
+    while ((sent < kMessages || received < kMessages) && error.empty()) {
+      if (sent < kMessages && SendPatterned(transport, 0, me, right, sent,
+                                            scratch) == PostResult::kOk) {
+        ++sent;
+      }
+      transport.Poll(0, handler, 4);
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    return absl::OkStatus();
+  });
+}
+
+// Polls `vci` until the kLocalDone for `context` arrives.
+absl::Status WaitLocalDone(Transport& transport, int vci, uint64_t context) {
+  bool done = false;
+  std::string error;
+  FunctionHandler handler([&](int, const Completion& c) {
+    if (c.type == CompletionType::kLocalDone && c.context == context) {
+      done = true;
+    } else if (error.empty()) {
+      error = absl::StrCat("unexpected completion of type ", int(c.type),
+                           " context ", c.context);
+    }
+  });
+  while (!done && error.empty()) transport.Poll(vci, handler, 8);
+  RETURN_IF_FALSE(error.empty(), error);
+  return absl::OkStatus();
+}
+
+// RdmaRead and RdmaWrite from 0 B to 64 MiB with the right neighbour,
+// including unaligned addresses, checked byte for byte.
+TEST_P(TransportConformanceTest, RdmaReadAndWriteMoveExactBytes) {
+  Settings settings;
+  settings.num_vcis = 2;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int right = (me + 1) % size;
+    const int left = (me + size - 1) % size;
+    const size_t sizes[] = {0, 1, 7, 4096, (1u << 20) + 3, 64u << 20};
+    uint64_t context = 100;
+    for (size_t length : sizes) {
+      // Buffers one byte longer so that an overrun is visible; odd offsets.
+      std::vector<uint8_t> source(length + 8), landing(length + 8, 0xEE),
+          fetched(length + 8, 0xEE);
+      const uint64_t my_seed = Mix(me * 1000 + length);
+      FillPattern(my_seed, source.data() + 1, length);
+      absl::StatusOr<MemoryRegion> source_region =
+          transport.RegisterMemory(source.data(), source.size());
+      absl::StatusOr<MemoryRegion> landing_region =
+          transport.RegisterMemory(landing.data(), landing.size());
+      absl::StatusOr<MemoryRegion> fetched_region =
+          transport.RegisterMemory(fetched.data(), fetched.size());
+      RETURN_IF_FALSE(source_region.ok() && landing_region.ok() &&
+                      fetched_region.ok());
+      RETURN_IF_ERROR(bootstrap.Put(
+          "rdma", absl::StrCat(reinterpret_cast<uint64_t>(source.data() + 1),
+                               " ", source_region->remote_key, " ",
+                               reinterpret_cast<uint64_t>(landing.data() + 1),
+                               " ", landing_region->remote_key)));
+      RETURN_IF_ERROR(bootstrap.Commit());
+      RETURN_IF_ERROR(bootstrap.Fence());
+      absl::StatusOr<std::string> peer = bootstrap.Get(right, "rdma");
+      RETURN_IF_FALSE(peer.ok());
+      unsigned long long source_address = 0, landing_address = 0;
+      unsigned source_key = 0, landing_key = 0;
+      RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u %llu %u",
+                                  &source_address, &source_key,
+                                  &landing_address, &landing_key) == 4);
+
+      const int vci = static_cast<int>(length % 2);
+      while (transport.RdmaRead(vci, right, fetched.data() + 1, *fetched_region,
+                                RemoteBuffer{source_address, source_key},
+                                length, ++context) == PostResult::kRetry) {
+      }
+      RETURN_IF_ERROR(WaitLocalDone(transport, vci, context));
+      const int64_t bad_read =
+          FirstMismatch(Mix(right * 1000 + length), fetched.data() + 1, length);
+      RETURN_IF_FALSE(bad_read < 0, "read of ", length, " B: byte ", bad_read);
+      RETURN_IF_FALSE(fetched[0] == 0xEE && fetched[length + 1] == 0xEE,
+                      "read of ", length, " B overran the buffer");
+
+      while (transport.RdmaWrite(vci, right, source.data() + 1, *source_region,
+                                 RemoteBuffer{landing_address, landing_key},
+                                 length, ++context) == PostResult::kRetry) {
+      }
+      RETURN_IF_ERROR(WaitLocalDone(transport, vci, context));
+      RETURN_IF_ERROR(bootstrap.Fence());  // every write has landed
+      const int64_t bad_write =
+          FirstMismatch(Mix(left * 1000 + length), landing.data() + 1, length);
+      RETURN_IF_FALSE(bad_write < 0, "write of ", length, " B: byte ",
+                      bad_write);
+      RETURN_IF_FALSE(landing[0] == 0xEE && landing[length + 1] == 0xEE,
+                      "write of ", length, " B overran the buffer");
+      RETURN_IF_ERROR(bootstrap.Fence());  // nobody reads freed buffers
+      transport.DeregisterMemory(*source_region);
+      transport.DeregisterMemory(*landing_region);
+      transport.DeregisterMemory(*fetched_region);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Sends and writes with immediate interleaved on one connection: the
+// receiver sees them in posting order, and when a kWriteImmediate arrives
+// its data is already in place.
+TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
+  Settings settings;
+  settings.num_vcis = 3;
+  settings.shm_ring_cells = 8;
+  constexpr int kVci = 2;
+  constexpr int kOperations = 300;
+  constexpr size_t kSlotBytes = 8192;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int right = (me + 1) % size;
+    const int left = (me + size - 1) % size;
+    auto is_write = [](int op) { return op % 3 != 0; };
+    auto write_length = [](int op) { return size_t(Mix(op) % kSlotBytes); };
+    std::vector<uint8_t> landing(kOperations * kSlotBytes, 0);
+    std::vector<uint8_t> source(kOperations * kSlotBytes);
+    for (int op = 0; op < kOperations; ++op) {
+      FillPattern(Mix(me * 7919 + op), source.data() + op * kSlotBytes,
+                  kSlotBytes);
+    }
+    absl::StatusOr<MemoryRegion> landing_region =
+        transport.RegisterMemory(landing.data(), landing.size());
+    absl::StatusOr<MemoryRegion> source_region =
+        transport.RegisterMemory(source.data(), source.size());
+    RETURN_IF_FALSE(landing_region.ok() && source_region.ok());
+    RETURN_IF_ERROR(bootstrap.Put(
+        "landing", absl::StrCat(reinterpret_cast<uint64_t>(landing.data()), " ",
+                                landing_region->remote_key)));
+    RETURN_IF_ERROR(bootstrap.Commit());
+    RETURN_IF_ERROR(bootstrap.Fence());
+    absl::StatusOr<std::string> peer = bootstrap.Get(right, "landing");
+    RETURN_IF_FALSE(peer.ok());
+    unsigned long long landing_address = 0;
+    unsigned landing_key = 0;
+    RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u", &landing_address,
+                                &landing_key) == 2);
+
+    int next_expected = 0;
+    int local_done = 0;
+    std::string error;
+    FunctionHandler handler([&](int vci, const Completion& c) {
+      if (c.type == CompletionType::kLocalDone) {
+        ++local_done;
+        return;
+      }
+      const int op = next_expected++;
+      std::string problem;
+      if (vci != kVci || c.peer != left) {
+        problem = "wrong vci or source";
+      } else if (is_write(op)) {
+        if (c.type != CompletionType::kWriteImmediate ||
+            c.immediate != uint32_t(op) * 2654435761u ||
+            c.length != write_length(op)) {
+          problem = absl::StrCat("operation ", op, ": expected write (type ",
+                                 int(c.type), ", immediate ", c.immediate,
+                                 ", length ", c.length, ")");
+        } else {
+          const int64_t bad =
+              FirstMismatch(Mix(left * 7919 + op),
+                            landing.data() + op * kSlotBytes, c.length);
+          if (bad >= 0) {
+            problem = absl::StrCat("write ", op, " not visible at byte ", bad);
+          }
+        }
+      } else if (c.type != CompletionType::kReceive || c.length != 4 ||
+                 std::memcmp(c.data, &op, 4) != 0) {
+        problem = absl::StrCat("operation ", op, ": expected a 4-byte send");
+      }
+      if (!problem.empty() && error.empty()) error = problem;
+    });
+
+    int writes_posted = 0;
+    for (int op = 0; op < kOperations && error.empty();) {
+      PostResult result;
+      if (is_write(op)) {
+        result = transport.RdmaWriteImmediate(
+            kVci, right, source.data() + op * kSlotBytes, *source_region,
+            RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
+            write_length(op), uint32_t(op) * 2654435761u, op);
+      } else {
+        result = transport.Send(kVci, right, &op, 4, nullptr, 0);
+      }
+      if (result == PostResult::kOk) {
+        writes_posted += is_write(op);
+        ++op;
+      } else {
+        transport.Poll(kVci, handler, 4);
+      }
+    }
+    while ((next_expected < kOperations || local_done < writes_posted) &&
+           error.empty()) {
+      transport.Poll(kVci, handler, 16);
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    return absl::OkStatus();
+  });
+}
+
+// VCIs nobody used so far work as well as a busy one, in both directions.
+TEST_P(TransportConformanceTest, UntouchedVcisStillWork) {
+  Settings settings;
+  settings.num_vcis = 8;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    for (int vci : {0, 7, 4}) {
+      std::vector<uint8_t> scratch;
+      for (int peer = 0; peer < size; ++peer) {
+        RETURN_IF_FALSE(SendPatterned(transport, vci, me, peer, 19, scratch) ==
+                        PostResult::kOk);
+      }
+      int received = 0;
+      std::string error;
+      FunctionHandler handler([&](int v, const Completion& c) {
+        std::string problem = CheckPatterned(transport, c, me, v, 19);
+        if (!problem.empty() && error.empty()) error = problem;
+        ++received;
+      });
+      while (received < size && error.empty()) {
+        transport.Poll(vci, handler, 8);
+      }
+      RETURN_IF_FALSE(error.empty(), error);
+    }
+    return absl::OkStatus();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
+                         ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
+                                           Param{"ib", 2}, Param{"ib", 4}),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           return absl::StrCat(info.param.transport, "_",
+                                               info.param.ranks, "ranks");
+                         });
+
+// Selection: shared memory cannot reach another node, and auto says so
+// when no RDMA device can either.
+TEST(CreateTransportTest, ShmRefusesRanksOnOtherNodes) {
+  for (const char* choice : {"shm", "auto"}) {
+    if (std::string(choice) == "auto" && !ib::ListRdmaDevices().empty()) {
+      continue;  // auto would pick ib there
+    }
+    FakeJobOptions options;
+    options.size = 3;
+    options.node_of_rank = {0, 0, 1};
+    absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+      Settings settings;
+      settings.transport = choice;
+      absl::StatusOr<std::unique_ptr<Transport>> transport =
+          CreateTransport(bootstrap, settings);
+      RETURN_IF_FALSE(!transport.ok(), "created a transport anyway");
+      const std::string message(transport.status().message());
+      RETURN_IF_FALSE(message.find("node") != std::string::npos, message);
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(status.ok()) << choice << ": " << status;
+  }
+}
+
+TEST(CreateTransportTest, IbWithoutDeviceSaysSo) {
+  if (!ib::ListRdmaDevices().empty()) GTEST_SKIP() << "an RDMA device exists";
+  FakeJobOptions options;
+  options.size = 1;
+  absl::Status status = RunRanks(options, [](Bootstrap& bootstrap) {
+    Settings settings;
+    settings.transport = "ib";
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        CreateTransport(bootstrap, settings);
+    RETURN_IF_FALSE(!transport.ok());
+    const std::string message(transport.status().message());
+    RETURN_IF_FALSE(message.find("RDMA device") != std::string::npos, message);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// The shm segment is unlinked once set up, so a crash leaves no trace.
+TEST(ShmTransportTest, LeavesNothingInDevShm) {
+  FakeJobOptions options;
+  options.size = 2;
+  absl::Status status = RunRanks(options, [](Bootstrap& bootstrap) {
+    Settings settings;
+    settings.transport = "shm";
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        CreateTransport(bootstrap, settings);
+    if (!transport.ok()) return transport.status();
+    RETURN_IF_ERROR(bootstrap.Fence());  // every rank has finished setup
+    for (int rank = 0; rank < bootstrap.size(); ++rank) {
+      const std::string path =
+          absl::StrCat("/dev/shm/minimpi-", bootstrap.job_id(), "-", rank);
+      struct stat info;
+      RETURN_IF_FALSE(stat(path.c_str(), &info) != 0, path, " still exists");
+    }
+    return bootstrap.Fence();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A singleton (size 1) gets a working transport that talks to itself.
+TEST(ShmTransportTest, SingletonSendsToItself) {
+  FakeJobOptions options;
+  options.size = 1;
+  absl::Status status = RunRanks(options, [](Bootstrap& bootstrap) {
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        CreateTransport(bootstrap, Settings{});
+    if (!transport.ok()) return transport.status();
+    RETURN_IF_FALSE(std::string((*transport)->name()) == "shm");
+    const char text[] = "hello";
+    RETURN_IF_FALSE((*transport)->Send(0, 0, text, 2, text + 2, 4) ==
+                    PostResult::kOk);
+    std::string got;
+    FunctionHandler handler([&](int, const Completion& c) {
+      got.assign(static_cast<const char*>(c.data), c.length);
+    });
+    RETURN_IF_FALSE((*transport)->Poll(0, handler, 8) == 1);
+    RETURN_IF_FALSE(got == std::string(text, 6), got);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace minimpi::net

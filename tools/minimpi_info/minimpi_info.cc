@@ -1,0 +1,133 @@
+// minimpi_info: what this installation of minimpi is and how it is set up.
+//
+// Prints the library version, every MINIMPI_* setting (value in force,
+// default, description) exactly as MPI_Init would read it from this
+// environment, the compiler-wrapper variables, the transports and whether
+// each one can be selected here, the matching engines and the thread level.
+// It never calls MPI_Init, so it needs no launcher: the version queries it
+// makes are among the calls the standard allows before initialization.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "net/ib/ib_devices.h"
+#include "runtime/settings.h"
+
+namespace {
+
+using minimpi::runtime::DescribeSettings;
+using minimpi::runtime::SettingInfo;
+using minimpi::runtime::Settings;
+
+void PrintSection(const char* title) { std::printf("\n%s\n", title); }
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return (value != nullptr && value[0] != '\0') ? value : fallback;
+}
+
+// Reads the settings as MPI_Init would. Settings::FromEnvironment stops at
+// the first invalid variable, so to report every one, each offending variable
+// is set aside (its raw value and error kept in `invalid`) and the rest read
+// again. Returns the settings in force for the valid variables.
+Settings ReadSettings(
+    std::map<std::string, std::pair<std::string, std::string>>& invalid) {
+  for (;;) {
+    absl::StatusOr<Settings> settings = Settings::FromEnvironment();
+    if (settings.ok()) return *settings;
+    std::string message(settings.status().message());
+    // Errors name the variable first: "MINIMPI_X=value is not ...".
+    std::string name = message.substr(0, message.find('='));
+    const char* raw = std::getenv(name.c_str());
+    if (raw == nullptr || invalid.count(name) > 0) {
+      invalid["(settings)"] = {"", message};
+      return Settings();
+    }
+    invalid[name] = {raw, message};
+    unsetenv(name.c_str());
+  }
+}
+
+// Returns false when the environment holds an invalid MINIMPI_* value:
+// MPI_Init would refuse that environment.
+bool PrintSettings() {
+  PrintSection("Settings (environment variables, read once at MPI_Init):");
+  std::map<std::string, std::pair<std::string, std::string>> invalid;
+  Settings settings = ReadSettings(invalid);
+  std::vector<SettingInfo> infos = DescribeSettings(settings);
+  size_t name_width = 0;
+  for (const SettingInfo& info : infos) {
+    name_width = std::max(name_width, info.name.size());
+  }
+  for (const SettingInfo& info : infos) {
+    auto bad = invalid.find(info.name);
+    const std::string& value =
+        bad == invalid.end() ? info.value : bad->second.first;
+    std::printf("  %-*s = %-8s (default %s)\n", static_cast<int>(name_width),
+                info.name.c_str(), value.c_str(), info.default_value.c_str());
+    std::printf("  %-*s   %s\n", static_cast<int>(name_width), "",
+                info.description.c_str());
+  }
+  for (const auto& [name, value_and_error] : invalid) {
+    std::printf("  ERROR: %s\n", value_and_error.second.c_str());
+  }
+  if (!invalid.empty()) {
+    std::printf("  (MPI_Init fails in this environment)\n");
+  }
+  return invalid.empty();
+}
+
+void PrintWrappers() {
+  PrintSection("Compiler wrappers (mpicc, mpicxx):");
+  std::printf("  MINIMPI_CC  = %-8s (default cc)  C compiler under mpicc\n",
+              EnvOr("MINIMPI_CC", "cc").c_str());
+  std::printf("  MINIMPI_CXX = %-8s (default c++) C++ compiler under mpicxx\n",
+              EnvOr("MINIMPI_CXX", "c++").c_str());
+}
+
+void PrintTransports() {
+  PrintSection("Transports:");
+  std::printf(
+      "  shm  available (ranks on one node: shared-memory rings, "
+      "single copy with process_vm_readv/writev)\n");
+  std::vector<std::string> devices = minimpi::net::ib::ListRdmaDevices();
+  if (devices.empty()) {
+    std::printf(
+        "  ib   compiled in; RDMA devices found: none -> not "
+        "selectable here\n");
+  } else {
+    std::printf("  ib   compiled in; RDMA devices found: %s -> selectable\n",
+                absl::StrJoin(devices, ", ").c_str());
+  }
+}
+
+}  // namespace
+
+int main() {
+  char library_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(library_version, &length);
+  int version = 0;
+  int subversion = 0;
+  MPI_Get_version(&version, &subversion);
+  std::printf("%s\n", library_version);
+  std::printf("MPI standard version: %d.%d\n", version, subversion);
+
+  bool settings_valid = PrintSettings();
+  PrintWrappers();
+  PrintTransports();
+
+  PrintSection("Matching engines (MINIMPI_MATCH):");
+  std::printf("  ll   single list, posting order, wildcards (reference)\n");
+
+  PrintSection("Threads:");
+  std::printf("  MPI_THREAD_MULTIPLE (always provided)\n");
+  return settings_valid ? 0 : 1;
+}

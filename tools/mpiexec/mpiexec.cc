@@ -1,0 +1,424 @@
+// mpiexec (also installed as mpirun): starts N ranks of a program on this
+// node under minimpi's own PMIx server, forwards their output (they inherit
+// stdout and stderr), and supervises them. The job ends at the first failure
+// - a rank that exits non-zero, is killed by a signal, leaves without
+// finalizing, or calls MPI_Abort - with one line naming the rank and the
+// cause; the other ranks get SIGTERM, then SIGKILL, so the launcher never
+// hangs. Its exit status is the failing rank's exit code, 128+signal, or the
+// abort code; 0 when every rank succeeds.
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tools/mpiexec/launch_options.h"
+#include "tools/mpiexec/pmix_job_server.h"
+
+extern char** environ;
+
+namespace minimpi::mpiexec {
+namespace {
+
+// How long ranks get to exit after SIGTERM before SIGKILL.
+constexpr auto kTerminationGrace = std::chrono::seconds(2);
+
+// Unix socket paths are limited to 108 bytes and PMIx appends its own file
+// names, so a deep TMPDIR (as test runners set) falls back to /tmp.
+constexpr size_t kMaxTmpdirLength = 60;
+
+std::string program_name = "mpiexec";
+
+void PrintError(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", program_name.c_str(), message.c_str());
+  std::fflush(stderr);
+}
+
+// Signals the supervisor waits for synchronously; they are blocked in every
+// thread (the PMIx library's threads inherit the mask) and unblocked in the
+// children before exec.
+sigset_t SupervisedSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+// A private directory for the PMIx server's files, removed at exit.
+class PrivateDirectory {
+ public:
+  static absl::StatusOr<PrivateDirectory> Create() {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string base = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+    if (base.size() > kMaxTmpdirLength) base = "/tmp";
+    std::string pattern = base + "/minimpi-mpiexec.XXXXXX";
+    std::vector<char> path(pattern.begin(), pattern.end());
+    path.push_back('\0');
+    if (mkdtemp(path.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          "cannot create a directory under ", base, ": ", std::strerror(errno)));
+    }
+    return PrivateDirectory(path.data());
+  }
+  PrivateDirectory(PrivateDirectory&& other) : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  PrivateDirectory& operator=(PrivateDirectory&&) = delete;
+  ~PrivateDirectory() {
+    if (path_.empty()) return;
+    nftw(
+        path_.c_str(),
+        [](const char* path, const struct stat*, int, struct FTW*) {
+          return remove(path);
+        },
+        16, FTW_DEPTH | FTW_PHYS);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PrivateDirectory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// Finds the executable the way execvp would, so a bad program is reported
+// once, before any rank starts.
+absl::StatusOr<std::string> ResolveProgram(const std::string& program) {
+  auto check = [](const std::string& path) -> int {
+    struct stat info;
+    if (stat(path.c_str(), &info) != 0) return errno;
+    if (S_ISDIR(info.st_mode)) return EISDIR;
+    if (access(path.c_str(), X_OK) != 0) return errno;
+    return 0;
+  };
+  int error = ENOENT;
+  if (program.find('/') != std::string::npos) {
+    error = check(program);
+    if (error == 0) return program;
+  } else {
+    const char* path_variable = std::getenv("PATH");
+    std::string search_path =
+        path_variable != nullptr ? path_variable : "/usr/bin:/bin";
+    for (absl::string_view dir : absl::StrSplit(search_path, ':')) {
+      std::string candidate =
+          absl::StrCat(dir.empty() ? "." : dir, "/", program);
+      int candidate_error = check(candidate);
+      if (candidate_error == 0) return candidate;
+      // Prefer "permission denied" over "not found", as a shell does.
+      if (candidate_error != ENOENT && candidate_error != ENOTDIR) {
+        error = candidate_error;
+      }
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("cannot execute '", program,
+                                          "': ", std::strerror(error)));
+}
+
+// The environment every rank starts from: ours, without any PMIx contact
+// information we may have inherited (mpiexec run inside another job), plus
+// the launcher's settings.
+std::vector<std::string> BaseRankEnvironment(const LaunchOptions& options) {
+  std::map<std::string, std::string> overrides;
+  for (const auto& [name, value] : options.exported_variables) {
+    overrides[name] = value;
+  }
+  if (options.bind_to == "core") overrides["MINIMPI_BIND_TO"] = "core";
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string item(*entry);
+    std::string name = item.substr(0, item.find('='));
+    bool pmix_contact =
+        name.rfind("PMIX_", 0) == 0 && name.rfind("PMIX_MCA_", 0) != 0;
+    if (pmix_contact || overrides.count(name) > 0) continue;
+    env.push_back(std::move(item));
+  }
+  for (const auto& [name, value] : overrides) {
+    env.push_back(absl::StrCat(name, "=", value));
+  }
+  return env;
+}
+
+// A NULL-terminated pointer array over strings that outlive it.
+std::vector<char*> PointerArray(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+struct Rank {
+  pid_t pid = -1;
+  bool running = false;
+};
+
+// Why the job ends early, and the status mpiexec exits with.
+struct Failure {
+  std::string message;
+  int exit_code = 1;
+};
+
+// Exit codes are 8 bits; never let a failure wrap around to "success".
+int NonZeroExitCode(int code) {
+  int truncated = code & 0xff;
+  return truncated != 0 ? truncated : 1;
+}
+
+class JobSupervisor {
+ public:
+  JobSupervisor(const LaunchOptions& options, PmixJobServer& server)
+      : options_(options), server_(server), ranks_(options.num_ranks) {}
+
+  // Forks and execs every rank; on failure kills those already started.
+  absl::Status StartRanks(const std::string& executable,
+                          const std::vector<std::string>& base_env) {
+    std::vector<std::string> argv_strings = options_.command;
+    std::vector<char*> argv = PointerArray(argv_strings);
+    sigset_t empty;
+    sigemptyset(&empty);
+    for (int r = 0; r < options_.num_ranks; ++r) {
+      std::vector<std::string> env = base_env;
+      absl::Status status = server_.AddClientEnvironment(r, &env);
+      if (!status.ok()) return status;
+      std::vector<char*> envp = PointerArray(env);
+      std::string exec_error =
+          absl::StrCat(program_name, ": rank ", r, ": cannot execute '",
+                       executable, "'\n");
+      pid_t pid = fork();
+      if (pid < 0) {
+        return absl::InternalError(
+            absl::StrCat("fork failed: ", std::strerror(errno)));
+      }
+      if (pid == 0) {
+        // Child: only async-signal-safe calls from here on.
+        sigprocmask(SIG_SETMASK, &empty, nullptr);
+        if (r != 0) {
+          // Only rank 0 reads the launcher's stdin, as with other MPIs.
+          int null_fd = open("/dev/null", O_RDONLY);
+          if (null_fd >= 0) {
+            dup2(null_fd, STDIN_FILENO);
+            close(null_fd);
+          }
+        }
+        execve(executable.c_str(), argv.data(), envp.data());
+        ssize_t ignored = write(STDERR_FILENO, exec_error.data(),
+                                exec_error.size());
+        (void)ignored;
+        _exit(127);
+      }
+      ranks_[r].pid = pid;
+      ranks_[r].running = true;
+      ++running_;
+    }
+    return absl::OkStatus();
+  }
+
+  // Waits for the ranks; returns mpiexec's exit status.
+  int Supervise() {
+    sigset_t signals = SupervisedSignals();
+    const timespec poll_interval = {0, 50 * 1000 * 1000};
+    std::optional<Failure> failure;
+    while (running_ > 0 && !failure.has_value()) {
+      siginfo_t info;
+      int sig = sigtimedwait(&signals, &info, &poll_interval);
+      if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        failure = Failure{absl::StrCat("received signal ", sig, " (",
+                                       strsignal(sig),
+                                       "); terminating the job"),
+                          128 + sig};
+        break;
+      }
+      // Reap first, then look for an abort: a rank's abort is recorded
+      // before it is released to exit, so an exit seen here is never
+      // mistaken for the cause when an abort preceded it.
+      std::vector<std::pair<int, int>> exited = ReapExited();
+      if (std::optional<AbortRequest> abort = server_.FirstAbort()) {
+        failure = Failure{
+            absl::StrCat("rank ", abort->rank, " called MPI_Abort(errorcode ",
+                         abort->error_code, "): ", abort->message),
+            NonZeroExitCode(abort->error_code)};
+        break;
+      }
+      for (const auto& [rank, status] : exited) {
+        failure = ClassifyExit(rank, status);
+        if (failure.has_value()) break;
+      }
+    }
+    if (failure.has_value()) {
+      PrintError(failure->message);
+      TerminateRunning();
+      return failure->exit_code;
+    }
+    return 0;
+  }
+
+  // Ends every rank still running: SIGTERM, then SIGKILL after a grace
+  // period. Returns once all are reaped.
+  void TerminateRunning() {
+    for (const Rank& rank : ranks_) {
+      if (rank.running) kill(rank.pid, SIGTERM);
+    }
+    auto deadline = std::chrono::steady_clock::now() + kTerminationGrace;
+    while (running_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      ReapExited();
+      if (running_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (const Rank& rank : ranks_) {
+      if (rank.running) kill(rank.pid, SIGKILL);
+    }
+    while (running_ > 0) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, 0);
+      if (pid < 0) break;
+      MarkExited(pid);
+    }
+  }
+
+ private:
+  // Returns the (rank, wait status) of every child that has exited.
+  std::vector<std::pair<int, int>> ReapExited() {
+    std::vector<std::pair<int, int>> exited;
+    for (;;) {
+      int status = 0;
+      pid_t pid = waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) break;
+      int rank = MarkExited(pid);
+      if (rank >= 0) exited.emplace_back(rank, status);
+    }
+    return exited;
+  }
+
+  int MarkExited(pid_t pid) {
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+      if (ranks_[r].pid == pid && ranks_[r].running) {
+        ranks_[r].running = false;
+        --running_;
+        return r;
+      }
+    }
+    return -1;
+  }
+
+  std::optional<Failure> ClassifyExit(int rank, int status) {
+    pid_t pid = ranks_[rank].pid;
+    std::string who = absl::StrCat("rank ", rank, " (pid ", pid, ")");
+    if (WIFSIGNALED(status)) {
+      int sig = WTERMSIG(status);
+      return Failure{absl::StrCat(who, " was killed by signal ", sig, " (",
+                                  strsignal(sig), "); terminating the job"),
+                     128 + sig};
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+      int code = WEXITSTATUS(status);
+      return Failure{absl::StrCat(who, " exited with code ", code,
+                                  "; terminating the job"),
+                     code};
+    }
+    RankReport report = server_.Report(rank);
+    if (report.connected && !report.finalized) {
+      return Failure{absl::StrCat(who,
+                                  " exited without calling MPI_Finalize; "
+                                  "terminating the job"),
+                     1};
+    }
+    return std::nullopt;
+  }
+
+  const LaunchOptions& options_;
+  PmixJobServer& server_;
+  std::vector<Rank> ranks_;
+  int running_ = 0;
+};
+
+// A namespace unique on this node: concurrent jobs name shared memory after
+// it.
+std::string MakeNamespace() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return absl::StrCat("minimpi.", getpid(), ".",
+                      absl::Hex(static_cast<uint64_t>(now.tv_sec) * 1000000000u +
+                                static_cast<uint64_t>(now.tv_nsec)));
+}
+
+int Run(int argc, char** argv) {
+  if (argc > 0 && argv[0] != nullptr) {
+    std::string invoked = argv[0];
+    program_name = invoked.substr(invoked.find_last_of('/') + 1);
+  }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<LaunchOptions> options =
+      ParseLaunchOptions(args, [](const char* name) { return std::getenv(name); });
+  if (!options.ok()) {
+    PrintError(std::string(options.status().message()));
+    std::fprintf(stderr, "%s", UsageText(program_name).c_str());
+    return 2;
+  }
+  if (options->show_help) {
+    std::printf("%s", UsageText(program_name).c_str());
+    return 0;
+  }
+  absl::StatusOr<std::string> executable = ResolveProgram(options->command[0]);
+  if (!executable.ok()) {
+    PrintError(std::string(executable.status().message()));
+    return 127;
+  }
+
+  // Block before the PMIx library starts its threads so they inherit it.
+  sigset_t signals = SupervisedSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<PrivateDirectory> directory = PrivateDirectory::Create();
+  if (!directory.ok()) {
+    PrintError(std::string(directory.status().message()));
+    return 1;
+  }
+  int exit_code = 0;
+  {
+    absl::StatusOr<std::unique_ptr<PmixJobServer>> server =
+        PmixJobServer::Start(directory->path());
+    if (!server.ok()) {
+      PrintError(std::string(server.status().message()));
+      return 1;
+    }
+    absl::Status status =
+        (*server)->RegisterJob(MakeNamespace(), options->num_ranks);
+    if (!status.ok()) {
+      PrintError(std::string(status.message()));
+      return 1;
+    }
+    JobSupervisor supervisor(*options, **server);
+    status = supervisor.StartRanks(*executable, BaseRankEnvironment(*options));
+    if (!status.ok()) {
+      PrintError(std::string(status.message()));
+      supervisor.TerminateRunning();
+      return 1;
+    }
+    exit_code = supervisor.Supervise();
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace minimpi::mpiexec
+
+int main(int argc, char** argv) { return minimpi::mpiexec::Run(argc, argv); }

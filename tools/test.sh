@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Sets up this machine and runs every test of minimpi; the README's second
+# command and what CI (.ci/run) runs.
+#
+#   1. tools/install_deps.sh             Debian packages (idempotent)
+#   2. bazel test //...                  unit tests and multi-rank tests
+#   3. install + wrapper checks          bazel run //:install into a temporary
+#                                        prefix; build hello_ring with mpicc and
+#                                        mpicxx; run it with no environment set
+#   4. Slurm                             tools/slurm/start_slurm.sh, then
+#                                        tests/run_all.sh srun
+#   5. bazel test --config=asan          unit tests (not tagged multirank)
+#   6. bazel test --config=tsan          unit tests tagged threaded
+#
+# Every step runs even when an earlier one failed. The output ends with the
+# failing names and exactly one line "N passed, N failed" (Bazel test targets,
+# srun cases and the checks of step 3); the exit status is non-zero when
+# anything failed.
+#
+#   BAZEL   the bazel command (default: bazel), e.g. to add startup options
+set -uo pipefail
+
+repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
+cd "${repo}"
+read -r -a bazel <<<"${BAZEL:-bazel}"
+# Two cores: more parallel actions only thrash.
+bazel_flags=(--local_cpu_resources=2 --jobs=2 --keep_going --color=no
+  --curses=no --show_progress_rate_limit=30)
+
+# Resolved, so paths compare equal to what the wrappers compute.
+work="$(cd -- "$(mktemp -d)" && pwd -P)"
+trap 'rm -rf "${work}"' EXIT
+
+passed=0
+failed=0
+failures=()
+pass() { passed=$((passed + 1)); echo "PASS: $1"; }
+fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
+step() { printf '\n=== %s ===\n' "$*"; }
+
+# bazel_test NAME [bazel test options...] -- targets...
+# Counts one result per test target from Bazel's summary lines.
+bazel_test() {
+  local name="$1"; shift
+  local log="${work}/${name}.log"
+  step "${name}: bazel test $*"
+  # The full log is kept for parsing; the sandbox's debug chatter that some
+  # Bazel builds print around every action is left out of the display.
+  timeout 2400 "${bazel[@]}" test "${bazel_flags[@]}" "$@" 2>&1 | tee "${log}" |
+    grep --line-buffered -v '^[0-9.]*: src/main/tools/linux-sandbox'
+
+  local code=${PIPESTATUS[0]}
+  local counted_failures=0
+  while read -r target result; do
+    case "${result}" in
+      PASSED* | FLAKY*) passed=$((passed + 1)) ;;
+      *)
+        failed=$((failed + 1)); counted_failures=$((counted_failures + 1))
+        failures+=("${name}: ${target} ${result}")
+        ;;
+    esac
+  done < <(sed -nE 's/^(\/\/[^ ]+) +(\(cached\) )?(PASSED|FAILED TO BUILD|FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE|REMOTE FAILURE)( .*)?$/\1 \3/p' "${log}")
+  # 0: all passed; 3: some tests failed (counted above); 4: no test matched
+  # the filters, which is fine. Anything else is a build or analysis error
+  # that no summary line may show.
+  case "${code}" in
+    0 | 3 | 4) ;;
+    *)
+      if [ "${code}" -ne 1 ] || [ "${counted_failures}" -eq 0 ]; then
+        fail "${name}: bazel exited ${code} (build or analysis error, see above)"
+      fi
+      ;;
+  esac
+}
+
+# check NAME COMMAND...: one pass/fail from the command's exit status (a
+# command or an exported function); its output is shown when it fails.
+check() {
+  local name="$1"; shift
+  if timeout 120 bash -c '"$@"' _ "$@" >"${work}/check.log" 2>&1; then
+    pass "${name}"
+  else
+    cat "${work}/check.log"
+    fail "${name}"
+  fi
+}
+
+# Runs a command with an empty environment (PATH only), so the program finds
+# libmpi through its rpath alone, then greps its output for each pattern.
+run_clean_and_expect() {
+  local output
+  output="$(env -i PATH=/usr/bin:/bin "${@:3}" 2>&1)" || { echo "${output}"; return 1; }
+  echo "${output}"
+  [ "$(grep -c "$1" <<<"${output}")" -eq "$2" ] || return 1
+}
+export -f run_clean_and_expect  # check runs commands in a child bash
+
+# --- 1 -----------------------------------------------------------------------
+step "install_deps"
+if tools/install_deps.sh; then pass "install_deps"; else fail "install_deps"; fi
+
+# --- 2 -----------------------------------------------------------------------
+bazel_test "test" -- //...
+
+# --- 3 -----------------------------------------------------------------------
+step "install and compiler wrappers"
+prefix="${work}/prefix"
+check "install: bazel run //:install" \
+  "${bazel[@]}" run "${bazel_flags[@]}" //:install -- "${prefix}"
+check "install: again over the same prefix" \
+  "${bazel[@]}" run "${bazel_flags[@]}" //:install -- "${prefix}"
+check "install: layout" bash -c '
+  p="$1"
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/minimpi_info; do
+    [ -x "$p/$f" ] || { echo "missing $f"; exit 1; }
+  done
+  [ -L "$p/bin/mpirun" ] && [ "$(readlink "$p/bin/mpirun")" = mpiexec ] \
+    || { echo "bin/mpirun is not a link to mpiexec"; exit 1; }
+  [ -f "$p/include/mpi.h" ] || { echo "missing include/mpi.h"; exit 1; }
+  [ -f "$p/lib/libmpi.so" ] || { echo "missing lib/libmpi.so"; exit 1; }
+  nm -D --defined-only "$p/lib/libmpi.so" | grep -q " PMPI_Send$" \
+    || { echo "libmpi.so does not export PMPI_Send"; exit 1; }' _ "${prefix}"
+
+example="${repo}/apps/examples/hello_ring.c"
+cp "${example}" "${work}/hello_ring.cc"
+check "mpicc -show" bash -c '
+  link="$("$1/bin/mpicc" -show -O3 x.c -o x -lm)" && echo "$link" &&
+  grep -q -- "-lmpi" <<<"$link" && grep -q -- "-Wl,-rpath,$1/lib" <<<"$link" &&
+  compile="$("$1/bin/mpicc" -show -c x.c)" && echo "$compile" &&
+  ! grep -q -- "-lmpi" <<<"$compile" &&
+  env -u MINIMPI_CXX "$1/bin/mpicxx" -show x.cc | grep -q "^c++ "' \
+  _ "${prefix}"
+check "mpicc: compile C, then link" bash -c '
+  "$1/bin/mpicc" -O3 -Wall -Wextra -Werror -c "$2" -o "$3/hello_ring.o" &&
+  "$1/bin/mpicc" "$3/hello_ring.o" -o "$3/hello_ring" -lm' \
+  _ "${prefix}" "${example}" "${work}"
+check "mpicxx: compile and link C++" \
+  "${prefix}/bin/mpicxx" -O2 -Wall -Wextra -Werror -fopenmp \
+  "${work}/hello_ring.cc" -o "${work}/hello_ring_cxx"
+check "mpiexec -n 4 hello_ring (no environment)" \
+  run_clean_and_expect "^hello from rank" 4 \
+  "${prefix}/bin/mpiexec" -n 4 "${work}/hello_ring"
+check "mpirun -n 2 hello_ring_cxx (no environment)" \
+  run_clean_and_expect "^ring ok" 1 \
+  "${prefix}/bin/mpirun" -n 2 "${work}/hello_ring_cxx"
+check "hello_ring as a singleton (no launcher)" \
+  run_clean_and_expect "^ring ok: token passed through 1 ranks" 1 \
+  "${work}/hello_ring"
+check "minimpi_info (no launcher)" bash -c '
+  out="$(env -i "$1/bin/minimpi_info")" && echo "$out" &&
+  grep -q "MINIMPI_TRANSPORT" <<<"$out" &&
+  grep -q "MPI_THREAD_MULTIPLE" <<<"$out"' _ "${prefix}"
+check "minimpi_info reports an invalid setting" bash -c '
+  ! out="$(env -i MINIMPI_TRANSPORT=bogus "$1/bin/minimpi_info")" &&
+  echo "$out" && grep -q "ERROR.*MINIMPI_TRANSPORT=bogus" <<<"$out"' \
+  _ "${prefix}"
+
+# --- 4 -----------------------------------------------------------------------
+step "Slurm: tests/run_all.sh srun"
+if timeout 300 tools/slurm/start_slurm.sh; then
+  pass "slurm: start"
+  srun_log="${work}/srun.log"
+  timeout 1200 tests/run_all.sh srun 2>&1 | tee "${srun_log}"
+  summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${srun_log}" | tail -n 1)"
+  if [ -z "${summary}" ]; then
+    fail "srun: tests/run_all.sh printed no 'N passed, N failed' line"
+  else
+    read -r srun_passed _ srun_failed _ <<<"${summary}"
+    passed=$((passed + srun_passed))
+    failed=$((failed + srun_failed))
+    while read -r line; do
+      failures+=("srun: ${line}")
+    done < <(sed -nE 's/^(FAIL|FAILED)[: ]+(.*)$/\2/p' "${srun_log}")
+  fi
+else
+  fail "slurm: start"
+fi
+
+# --- 5, 6 --------------------------------------------------------------------
+# A platform suffix gives each sanitizer its own output directory, so the
+# three configurations do not rebuild each other on every run.
+bazel_test "asan" --config=asan --platform_suffix=-asan --build_tests_only \
+  --test_tag_filters=-multirank -- //...
+bazel_test "tsan" --config=tsan --platform_suffix=-tsan --build_tests_only \
+  --test_tag_filters=threaded,-multirank -- //...
+
+# --- summary -------------------------------------------------------------------
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "Failed:"
+  printf '  %s\n' "${failures[@]}"
+fi
+echo "${passed} passed, ${failed} failed"
+[ "${failed}" -eq 0 ]
