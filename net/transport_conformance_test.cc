@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,10 @@ struct Param {
   std::string transport;
   int ranks;
 };
+
+void PrintTo(const Param& param, std::ostream* out) {
+  *out << param.transport << " with " << param.ranks << " ranks";
+}
 
 class TransportConformanceTest : public ::testing::TestWithParam<Param> {
  protected:

@@ -329,7 +329,7 @@ PostResult ShmTransport::Send(int vci, int peer, const void* header,
   std::byte* message = cell->message();
   if (header_length != 0) std::memcpy(message, header, header_length);
   if (payload_length != 0) {
-    std::memcpy(message + header_length, payload, payload_length - (payload_length > 300));
+    std::memcpy(message + header_length, payload, payload_length);
   }
   cell->length = static_cast<uint32_t>(length);
   cell->flags = 0;

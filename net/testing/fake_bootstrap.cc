@@ -1,5 +1,6 @@
 #include "net/testing/fake_bootstrap.h"
 
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -170,6 +171,26 @@ std::unique_ptr<runtime::Bootstrap> FakeJob::BootstrapFor(int rank) {
   return std::make_unique<FakeBootstrap>(*this, rank);
 }
 
+namespace {
+
+// A rank killed in the middle of setting up shared memory leaves its named
+// segments behind; everything the job named after its id goes.
+void RemoveLeftoverSharedMemory(const std::string& job_id) {
+  DIR* directory = opendir("/dev/shm");
+  if (directory == nullptr) return;
+  std::vector<std::string> leftovers;
+  while (dirent* entry = readdir(directory)) {
+    if (std::string_view(entry->d_name).find(job_id) !=
+        std::string_view::npos) {
+      leftovers.push_back(absl::StrCat("/", entry->d_name));
+    }
+  }
+  closedir(directory);
+  for (const std::string& name : leftovers) shm_unlink(name.c_str());
+}
+
+}  // namespace
+
 absl::Status RunRanks(
     const FakeJobOptions& options,
     const std::function<absl::Status(runtime::Bootstrap&)>& body) {
@@ -235,6 +256,7 @@ absl::Status RunRanks(
     }
     if (!reaped) usleep(1000);
   }
+  RemoveLeftoverSharedMemory(job.options().job_id);
   if (failures.empty()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("RunRanks: ", failures));
 }

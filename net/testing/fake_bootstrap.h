@@ -58,7 +58,8 @@ class FakeJob {
 // when body returns OK, else prints the status and exits 1. Returns OK when
 // every rank succeeded; otherwise an error naming each failed rank (exit
 // code or signal). If one rank fails, or the timeout passes, the others are
-// killed, so a broken test never hangs.
+// killed, so a broken test never hangs; shared memory that killed ranks
+// left in /dev/shm under the job's id is removed.
 absl::Status RunRanks(
     const FakeJobOptions& options,
     const std::function<absl::Status(runtime::Bootstrap&)>& body);
