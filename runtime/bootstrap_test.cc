@@ -20,7 +20,8 @@ void ClearPmixEnvironment() {
   std::vector<std::string> names;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     std::string item(*entry);
-    if (item.rfind("PMIX_", 0) == 0) names.push_back(item.substr(0, item.find('=')));
+    if (item.rfind("PMIX_", 0) == 0)
+      names.push_back(item.substr(0, item.find('=')));
   }
   for (const std::string& name : names) unsetenv(name.c_str());
 }

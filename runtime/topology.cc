@@ -73,18 +73,17 @@ absl::Status BindToCore(int local_rank) {
   if (count <= 0) {
     return absl::InternalError("BindToCore: hwloc found no cores");
   }
-  hwloc_obj_t core = hwloc_get_obj_by_type(topology.get(), unit,
-                                           static_cast<unsigned>(local_rank % count));
+  hwloc_obj_t core = hwloc_get_obj_by_type(
+      topology.get(), unit, static_cast<unsigned>(local_rank % count));
   if (core == nullptr || core->cpuset == nullptr) {
     return absl::InternalError(
         absl::StrCat("BindToCore: no core for local rank ", local_rank));
   }
   if (hwloc_set_cpubind(topology.get(), core->cpuset, HWLOC_CPUBIND_PROCESS) !=
       0) {
-    return absl::InternalError(absl::StrCat("BindToCore: binding local rank ",
-                                            local_rank, " to core ",
-                                            local_rank % count,
-                                            " failed: ", std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("BindToCore: binding local rank ", local_rank, " to core ",
+                     local_rank % count, " failed: ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

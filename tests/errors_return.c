@@ -102,13 +102,7 @@ static void check_truncation(int rank, int sender, size_t sent, size_t posted, i
     CHECK(status.MPI_SOURCE == sender && status.MPI_TAG == tag,
           "truncated receive: status source %d tag %d, expected %d %d", status.MPI_SOURCE,
           status.MPI_TAG, sender, tag);
-    /* Open MPI 4.1 (a reference only) writes past the buffer when it
-     * truncates a large message; nobody else is excused. */
-    int check_guard = 1;
-#if defined(OPEN_MPI)
-    check_guard = sent < 65536;
-#endif
-    for (size_t i = posted; check_guard && i < posted + kGuardBytes; ++i)
+    for (size_t i = posted; i < posted + kGuardBytes; ++i)
       CHECK(in[i] == kGuard, "truncated receive of %zu bytes into %zu wrote byte %zu past the "
             "buffer", sent, posted, i - posted);
     free(in);
@@ -187,8 +181,12 @@ int main(int argc, char** argv) {
 
   check_truncation(rank, sender, 100, 60, 51, 0);
   check_truncation(rank, sender, 100, 60, 52, 1);
+  /* Open MPI 4.1, a reference only, writes past the buffer (and then
+   * crashes) when it truncates a large message: skipped there only. */
+#if !defined(OPEN_MPI)
   check_truncation(rank, sender, (1u << 20) + 1, 1u << 19, 53, 0);
   check_truncation(rank, sender, (1u << 20) + 1, 1u << 19, 54, 1);
+#endif
   check_truncation(rank, sender, 1, 0, 55, 0);
   check_truncation_in_waitall(rank, sender);
 

@@ -177,7 +177,10 @@ static void part_d_proc_null(void) {
   MPI_Request request;
   MPI_CHECK(MPI_Irecv(buffer, 4, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &request));
   MPI_CHECK(MPI_Wait(&request, &status));
+  /* MPICH 4.0.2, a reference only, fills this status with source 0, tag 0. */
+#if !defined(MPICH)
   check_proc_null_status(&status, "D: Irecv+Wait");
+#endif
   CHECK(request == MPI_REQUEST_NULL, "D: Wait did not null the request");
   MPI_CHECK(MPI_Isend(buffer, 4, MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &request));
   int flag = 0;

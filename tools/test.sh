@@ -160,7 +160,9 @@ step "Slurm: tests/run_all.sh srun"
 if timeout 300 tools/slurm/start_slurm.sh; then
   pass "slurm: start"
   srun_log="${work}/srun.log"
-  timeout 1200 tests/run_all.sh srun 2>&1 | tee "${srun_log}"
+  # run_all.sh builds the test programs with ${BAZEL}; the same limits apply.
+  BAZEL_BUILD_OPTIONS="${BAZEL_BUILD_OPTIONS:---local_cpu_resources=2 --jobs=2}" \
+    timeout 1200 tests/run_all.sh srun 2>&1 | tee "${srun_log}"
   summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${srun_log}" | tail -n 1)"
   if [ -z "${summary}" ]; then
     fail "srun: tests/run_all.sh printed no 'N passed, N failed' line"

@@ -132,13 +132,15 @@ awk -v max="${max_bytes}" -v bind="${bind_to}" '
     print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (s = 0; s <= max; s = (s == 0 ? 1 : s * 2)) {
       if (!(s in sizes)) continue
-      best_lat = ""; best_bw = ""
+      best_lat = ""
       for (l = 2; l <= 3; l++) {
         if ((l, s) in lat && (best_lat == "" || lat[l, s] + 0 < best_lat + 0)) best_lat = lat[l, s]
-        if ((l, s) in bw && (best_bw == "" || bw[l, s] + 0 > best_bw + 0)) best_bw = bw[l, s]
       }
-      lr = ((1, s) in lat && best_lat + 0 > 0) ? sprintf("%.2f", lat[1, s] / best_lat) : "-"
-      br = ((1, s) in bw && best_bw + 0 > 0 && s > 0) ? sprintf("%.2f", bw[1, s] / best_bw) : "-"
+      # Bandwidth is size / latency, so its ratio is the inverse latency
+      # ratio; computed from the latencies, it keeps their precision.
+      have = (1, s) in lat && best_lat + 0 > 0 && lat[1, s] + 0 > 0
+      lr = have ? sprintf("%.2f", lat[1, s] / best_lat) : "-"
+      br = (have && s > 0) ? sprintf("%.2f", best_lat / lat[1, s]) : "-"
       if (s == 0) { b1 = "-"; b2 = "-"; b3 = "-" }
       else { b1 = cell(bw, 1 SUBSEP s); b2 = cell(bw, 2 SUBSEP s); b3 = cell(bw, 3 SUBSEP s) }
       printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", human(s),

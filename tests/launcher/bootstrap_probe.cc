@@ -32,8 +32,8 @@ void Fail(const std::string& what) {
 // A value that differs per rank and per round and contains bytes that text
 // handling would break (NUL, 0xff).
 std::string ValueFor(int rank, int round) {
-  std::string value = "rank-" + std::to_string(rank) + "-round-" +
-                      std::to_string(round) + "|";
+  std::string value =
+      "rank-" + std::to_string(rank) + "-round-" + std::to_string(round) + "|";
   value.push_back('\0');
   value.push_back(static_cast<char>(0xff));
   for (int i = 0; i < 64 + rank; ++i) {
@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--expect-bound") == 0) {
       expect_bound = true;
     } else {
-      std::fprintf(stderr, "bootstrap_probe: unknown argument '%s'\n",
-                   argv[i]);
+      std::fprintf(stderr, "bootstrap_probe: unknown argument '%s'\n", argv[i]);
       return 2;
     }
   }
@@ -77,8 +76,8 @@ int main(int argc, char** argv) {
          std::to_string(expected_size));
   }
   if (my_rank < 0 || my_rank >= size) Fail("rank out of range");
-  if (bootstrap.is_singleton() != (size == 1 && bootstrap.job_id().rfind(
-                                                    "singleton-", 0) == 0)) {
+  if (bootstrap.is_singleton() !=
+      (size == 1 && bootstrap.job_id().rfind("singleton-", 0) == 0)) {
     Fail("is_singleton() disagrees with job_id " + bootstrap.job_id());
   }
   if (bootstrap.job_id().empty()) Fail("empty job_id");
@@ -134,8 +133,10 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (bootstrap.Get(size, "probe-0").ok()) Fail("Get of rank == size succeeded");
-  if (bootstrap.Get(0, "no-such-key").ok()) Fail("Get of unknown key succeeded");
+  if (bootstrap.Get(size, "probe-0").ok())
+    Fail("Get of rank == size succeeded");
+  if (bootstrap.Get(0, "no-such-key").ok())
+    Fail("Get of unknown key succeeded");
 
   auto finalized = bootstrap.Finalize();
   if (!finalized.ok()) Fail("Finalize: " + finalized.ToString());

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
     if (mode == "exit") {
       std::exit(code);
     } else if (mode == "segv") {
+      // Sanitizers catch SIGSEGV to report it; the test wants the plain
+      // death by signal a user's crashing program has.
+      signal(SIGSEGV, SIG_DFL);
       raise(SIGSEGV);
     } else if (mode == "abort") {
       bootstrap.Abort(code, "job_failures asked for it");

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -33,12 +32,17 @@ std::string EnvOr(const char* name, const char* fallback) {
   return (value != nullptr && value[0] != '\0') ? value : fallback;
 }
 
+// A MINIMPI_* variable whose value MPI_Init would reject.
+struct InvalidSetting {
+  std::string raw_value;
+  std::string error;
+};
+
 // Reads the settings as MPI_Init would. Settings::FromEnvironment stops at
 // the first invalid variable, so to report every one, each offending variable
 // is set aside (its raw value and error kept in `invalid`) and the rest read
 // again. Returns the settings in force for the valid variables.
-Settings ReadSettings(
-    std::map<std::string, std::pair<std::string, std::string>>& invalid) {
+Settings ReadSettings(std::map<std::string, InvalidSetting>& invalid) {
   for (;;) {
     absl::StatusOr<Settings> settings = Settings::FromEnvironment();
     if (settings.ok()) return *settings;
@@ -59,7 +63,7 @@ Settings ReadSettings(
 // MPI_Init would refuse that environment.
 bool PrintSettings() {
   PrintSection("Settings (environment variables, read once at MPI_Init):");
-  std::map<std::string, std::pair<std::string, std::string>> invalid;
+  std::map<std::string, InvalidSetting> invalid;
   Settings settings = ReadSettings(invalid);
   std::vector<SettingInfo> infos = DescribeSettings(settings);
   size_t name_width = 0;
@@ -69,14 +73,14 @@ bool PrintSettings() {
   for (const SettingInfo& info : infos) {
     auto bad = invalid.find(info.name);
     const std::string& value =
-        bad == invalid.end() ? info.value : bad->second.first;
+        bad == invalid.end() ? info.value : bad->second.raw_value;
     std::printf("  %-*s = %-8s (default %s)\n", static_cast<int>(name_width),
                 info.name.c_str(), value.c_str(), info.default_value.c_str());
     std::printf("  %-*s   %s\n", static_cast<int>(name_width), "",
                 info.description.c_str());
   }
-  for (const auto& [name, value_and_error] : invalid) {
-    std::printf("  ERROR: %s\n", value_and_error.second.c_str());
+  for (const auto& [name, setting] : invalid) {
+    std::printf("  ERROR: %s\n", setting.error.c_str());
   }
   if (!invalid.empty()) {
     std::printf("  (MPI_Init fails in this environment)\n");

@@ -40,8 +40,9 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
   size_t i = 0;
   // Returns the value of option args[i], either glued ("--bind-to=core") or
   // the next argument; advances i past what it used.
-  auto take_value = [&](absl::string_view option,
-                        absl::string_view glued) -> absl::StatusOr<std::string> {
+  auto take_value =
+      [&](absl::string_view option,
+          absl::string_view glued) -> absl::StatusOr<std::string> {
     if (!glued.empty()) return std::string(glued);
     if (i + 1 >= args.size()) {
       return absl::InvalidArgumentError(
@@ -61,8 +62,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
 
     absl::string_view name = arg;
     absl::string_view glued;
-    if (size_t eq = arg.find('='); arg.substr(0, 2) == "--" &&
-                                   eq != absl::string_view::npos) {
+    if (size_t eq = arg.find('=');
+        arg.substr(0, 2) == "--" && eq != absl::string_view::npos) {
       name = arg.substr(0, eq);
       glued = arg.substr(eq + 1);
       if (glued.empty()) {
@@ -79,11 +80,10 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
       absl::StatusOr<std::string> value = take_value(name, glued);
       if (!value.ok()) return value.status();
       int count = 0;
-      if (!absl::SimpleAtoi(*value, &count) || count < 1 ||
-          count > kMaxRanks) {
+      if (!absl::SimpleAtoi(*value, &count) || count < 1 || count > kMaxRanks) {
         return absl::InvalidArgumentError(
-            absl::StrCat("invalid number of ranks '", *value,
-                         "' (expected 1..", kMaxRanks, ")"));
+            absl::StrCat("invalid number of ranks '", *value, "' (expected 1..",
+                         kMaxRanks, ")"));
       }
       options.num_ranks = count;
       have_count = true;

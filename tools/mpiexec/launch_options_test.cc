@@ -59,12 +59,12 @@ TEST(LaunchOptionsTest, ExportsVariables) {
 
 TEST(LaunchOptionsTest, RejectsBadInput) {
   for (const Args& args : std::vector<Args>{
-           {"prog"},                          // no -n
-           {"-n", "2"},                       // no program
-           {"-n"},                            // missing value
-           {"-n", "0", "prog"},               // not positive
-           {"-n", "two", "prog"},             // not a number
-           {"-n", "100000", "prog"},          // absurd
+           {"prog"},                  // no -n
+           {"-n", "2"},               // no program
+           {"-n"},                    // missing value
+           {"-n", "0", "prog"},       // not positive
+           {"-n", "two", "prog"},     // not a number
+           {"-n", "100000", "prog"},  // absurd
            {"--bind-to", "socket", "-n", "1", "prog"},
            {"-x", "1BAD=2", "-n", "1", "prog"},
            {"-x", "=2", "-n", "1", "prog"},

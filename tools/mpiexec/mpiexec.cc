@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,8 +77,9 @@ class PrivateDirectory {
     std::vector<char> path(pattern.begin(), pattern.end());
     path.push_back('\0');
     if (mkdtemp(path.data()) == nullptr) {
-      return absl::InternalError(absl::StrCat(
-          "cannot create a directory under ", base, ": ", std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("cannot create a directory under ", base, ": ",
+                       std::strerror(errno)));
     }
     return PrivateDirectory(path.data());
   }
@@ -130,8 +132,8 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& program) {
       }
     }
   }
-  return absl::NotFoundError(absl::StrCat("cannot execute '", program,
-                                          "': ", std::strerror(error)));
+  return absl::NotFoundError(
+      absl::StrCat("cannot execute '", program, "': ", std::strerror(error)));
 }
 
 // The environment every rank starts from: ours, without any PMIx contact
@@ -196,14 +198,14 @@ class JobSupervisor {
     std::vector<char*> argv = PointerArray(argv_strings);
     sigset_t empty;
     sigemptyset(&empty);
+    const pid_t launcher_pid = getpid();
     for (int r = 0; r < options_.num_ranks; ++r) {
       std::vector<std::string> env = base_env;
       absl::Status status = server_.AddClientEnvironment(r, &env);
       if (!status.ok()) return status;
       std::vector<char*> envp = PointerArray(env);
-      std::string exec_error =
-          absl::StrCat(program_name, ": rank ", r, ": cannot execute '",
-                       executable, "'\n");
+      std::string exec_error = absl::StrCat(
+          program_name, ": rank ", r, ": cannot execute '", executable, "'\n");
       pid_t pid = fork();
       if (pid < 0) {
         return absl::InternalError(
@@ -212,6 +214,10 @@ class JobSupervisor {
       if (pid == 0) {
         // Child: only async-signal-safe calls from here on.
         sigprocmask(SIG_SETMASK, &empty, nullptr);
+        // If mpiexec itself is killed outright (SIGKILL, a test timeout),
+        // its ranks must not outlive it.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != launcher_pid) _exit(127);
         if (r != 0) {
           // Only rank 0 reads the launcher's stdin, as with other MPIs.
           int null_fd = open("/dev/null", O_RDONLY);
@@ -221,8 +227,8 @@ class JobSupervisor {
           }
         }
         execve(executable.c_str(), argv.data(), envp.data());
-        ssize_t ignored = write(STDERR_FILENO, exec_error.data(),
-                                exec_error.size());
+        ssize_t ignored =
+            write(STDERR_FILENO, exec_error.data(), exec_error.size());
         (void)ignored;
         _exit(127);
       }
@@ -242,10 +248,10 @@ class JobSupervisor {
       siginfo_t info;
       int sig = sigtimedwait(&signals, &info, &poll_interval);
       if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-        failure = Failure{absl::StrCat("received signal ", sig, " (",
-                                       strsignal(sig),
-                                       "); terminating the job"),
-                          128 + sig};
+        failure =
+            Failure{absl::StrCat("received signal ", sig, " (", strsignal(sig),
+                                 "); terminating the job"),
+                    128 + sig};
         break;
       }
       // Reap first, then look for an abort: a rank's abort is recorded
@@ -281,7 +287,8 @@ class JobSupervisor {
     auto deadline = std::chrono::steady_clock::now() + kTerminationGrace;
     while (running_ > 0 && std::chrono::steady_clock::now() < deadline) {
       ReapExited();
-      if (running_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (running_ > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     for (const Rank& rank : ranks_) {
       if (rank.running) kill(rank.pid, SIGKILL);
@@ -355,9 +362,10 @@ class JobSupervisor {
 std::string MakeNamespace() {
   timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  return absl::StrCat("minimpi.", getpid(), ".",
-                      absl::Hex(static_cast<uint64_t>(now.tv_sec) * 1000000000u +
-                                static_cast<uint64_t>(now.tv_nsec)));
+  return absl::StrCat(
+      "minimpi.", getpid(), ".",
+      absl::Hex(static_cast<uint64_t>(now.tv_sec) * 1000000000u +
+                static_cast<uint64_t>(now.tv_nsec)));
 }
 
 int Run(int argc, char** argv) {
@@ -366,8 +374,8 @@ int Run(int argc, char** argv) {
     program_name = invoked.substr(invoked.find_last_of('/') + 1);
   }
   std::vector<std::string> args(argv + 1, argv + argc);
-  absl::StatusOr<LaunchOptions> options =
-      ParseLaunchOptions(args, [](const char* name) { return std::getenv(name); });
+  absl::StatusOr<LaunchOptions> options = ParseLaunchOptions(
+      args, [](const char* name) { return std::getenv(name); });
   if (!options.ok()) {
     PrintError(std::string(options.status().message()));
     std::fprintf(stderr, "%s", UsageText(program_name).c_str());
@@ -404,6 +412,7 @@ int Run(int argc, char** argv) {
         (*server)->RegisterJob(MakeNamespace(), options->num_ranks);
     if (!status.ok()) {
       PrintError(std::string(status.message()));
+      (*server)->Abandon();
       return 1;
     }
     JobSupervisor supervisor(*options, **server);
@@ -411,9 +420,11 @@ int Run(int argc, char** argv) {
     if (!status.ok()) {
       PrintError(std::string(status.message()));
       supervisor.TerminateRunning();
+      (*server)->Abandon();
       return 1;
     }
     exit_code = supervisor.Supervise();
+    if (exit_code != 0) (*server)->Abandon();
   }
   return exit_code;
 }
@@ -421,4 +432,21 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace minimpi::mpiexec
 
-int main(int argc, char** argv) { return minimpi::mpiexec::Run(argc, argv); }
+// Sanitizer builds: libpmix is not instrumented and PMIx 4.2's server has
+// races and a use-after-free of its own when clients die mid-collective
+// (the reason for PmixJobServer::Abandon); report only minimpi's bugs.
+extern "C" const char* __tsan_default_suppressions() {
+  return "called_from_lib:libpmix.so\nrace:libpmix.so\n";
+}
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libpmix.so\n";
+}
+
+// _exit, not exit: after a failed job the PMIx library's threads are still
+// running (see PmixJobServer::Abandon), and global destructors must not run
+// under them. Run has already released everything it owns.
+int main(int argc, char** argv) {
+  int exit_code = minimpi::mpiexec::Run(argc, argv);
+  std::fflush(nullptr);
+  _exit(exit_code);
+}

@@ -219,19 +219,14 @@ absl::StatusOr<std::unique_ptr<PmixJobServer>> PmixJobServer::Start(
 }
 
 PmixJobServer::~PmixJobServer() {
-  // Dropping the job first discards collectives that dead ranks left
-  // unfinished; finalizing with them still pending crashes PMIx 4.2.
-  if (!nspace_.empty()) {
-    pmix_nspace_t pmix_nspace;
-    PMIX_LOAD_NSPACE(pmix_nspace, nspace_.c_str());
-    OperationWaiter deregistered;
-    PMIx_server_deregister_nspace(pmix_nspace, &OperationWaiter::Callback,
-                                  &deregistered);
-    deregistered.Wait(PMIX_SUCCESS);
-  }
-  PMIx_server_finalize();
+  // PMIx 4.2 can crash or deadlock finalizing (or deregistering) a job whose
+  // ranks died inside a collective, so an abandoned server is left to the
+  // process exit instead.
+  if (!abandoned_) PMIx_server_finalize();
   instance_ = nullptr;
 }
+
+void PmixJobServer::Abandon() { abandoned_ = true; }
 
 absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
                                         int num_ranks) {
@@ -308,13 +303,12 @@ absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
     pmix_proc_t proc;
     PMIX_PROC_LOAD(&proc, nspace.c_str(), static_cast<pmix_rank_t>(r));
     OperationWaiter client;
-    rc = client.Wait(PMIx_server_register_client(&proc, getuid(), getgid(),
-                                                 nullptr,
-                                                 &OperationWaiter::Callback,
-                                                 &client));
+    rc = client.Wait(
+        PMIx_server_register_client(&proc, getuid(), getgid(), nullptr,
+                                    &OperationWaiter::Callback, &client));
     if (rc != PMIX_SUCCESS) {
-      return PmixError(absl::StrCat("PMIx_server_register_client(rank ", r, ")"),
-                       rc);
+      return PmixError(
+          absl::StrCat("PMIx_server_register_client(rank ", r, ")"), rc);
     }
   }
   return absl::OkStatus();

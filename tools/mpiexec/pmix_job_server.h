@@ -43,10 +43,15 @@ class PmixJobServer {
   static absl::StatusOr<std::unique_ptr<PmixJobServer>> Start(
       const std::string& private_dir);
 
-  // Shuts the server library down.
+  // Shuts the server library down, unless Abandon was called.
   ~PmixJobServer();
   PmixJobServer(const PmixJobServer&) = delete;
   PmixJobServer& operator=(const PmixJobServer&) = delete;
+
+  // Skips the library's shutdown: for a job that failed, whose ranks may
+  // have died in the middle of a PMIx operation. The caller must then end
+  // the process with _exit, as the library's threads keep running.
+  void Abandon();
 
   // Describes a job of `num_ranks` ranks, all on this node, under the
   // namespace `nspace`, and registers each rank as an expected client.
@@ -74,8 +79,9 @@ class PmixJobServer {
   void RecordAbort(int rank, int error_code, const std::string& message);
 
   std::string nspace_;
+  bool abandoned_ = false;
   mutable std::mutex mutex_;
-  std::vector<RankReport> reports_;       // guarded by mutex_
+  std::vector<RankReport> reports_;          // guarded by mutex_
   std::optional<AbortRequest> first_abort_;  // guarded by mutex_
 };
 

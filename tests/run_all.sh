@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Runs every multi-rank test case in tests/tests.bzl, one line per run
+# (PASS/FAIL), then "N passed, N failed"; exits non-zero if any failed.
+#
+# Usage: tests/run_all.sh MODE [CASE_REGEX]
+#   MODE  srun     minimpi programs built by Bazel, launched by
+#                  `srun --mpi=pmix` (a running Slurm is needed)
+#         mpiexec  minimpi programs built by Bazel, launched by minimpi's mpiexec
+#         openmpi  the same sources built with Debian's Open MPI (mpicc.openmpi)
+#         mpich    the same sources built with Debian's MPICH (mpicc.mpich)
+#         The last two cross-check the tests themselves: a test that fails
+#         there is suspect, not minimpi.  Other MPIs word their fatal error
+#         messages differently, so only exit statuses are checked there.
+#   CASE_REGEX  only runs whose name (e.g. ring_4) matches this extended regex
+#
+# Environment: BAZEL (default bazel), BAZEL_STARTUP_OPTIONS (e.g.
+# --output_base=...), BAZEL_BUILD_OPTIONS (e.g. --config=asan),
+# SRUN_OPTIONS (extra srun options), MPI_TEST_LOG_DIR (keeps each run's log).
+set -u -o pipefail
+
+mode=${1:-}
+filter=${2:-.}
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+runner=$repo_root/tests/run_mpi_test.sh
+log_dir=${MPI_TEST_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/mpi_tests.XXXXXX")}
+mkdir -p "$log_dir"
+
+bazel_build() {
+  local bazel=${BAZEL:-bazel}
+  # shellcheck disable=SC2086  # option lists are deliberately word-split
+  (cd "$repo_root" &&
+    $bazel ${BAZEL_STARTUP_OPTIONS:-} build ${BAZEL_BUILD_OPTIONS:-} \
+      //tests:multirank_programs //tests:multirank_manifest //tools/mpiexec >&2) || {
+    echo "run_all: bazel build failed" >&2
+    exit 1
+  }
+  # shellcheck disable=SC2086
+  bin_dir=$(cd "$repo_root" && $bazel ${BAZEL_STARTUP_OPTIONS:-} info ${BAZEL_BUILD_OPTIONS:-} bazel-bin)
+  manifest=$bin_dir/tests/multirank_manifest.txt
+  program_dir=$bin_dir/tests
+}
+
+# Builds every program with another MPI's compiler wrappers, and writes the
+# manifest from tests.bzl (plain literals, so Python can read it).
+other_mpi_build() {
+  local cc=$1 cxx=$2
+  program_dir=$log_dir/programs
+  manifest=$log_dir/manifest.txt
+  mkdir -p "$program_dir"
+  python3 - "$repo_root/tests/tests.bzl" "$manifest" "$program_dir" "$cc" "$cxx" <<'PYTHON' || exit 1
+import os, subprocess, sys
+bzl, manifest, out_dir, cc, cxx = sys.argv[1:]
+scope = {}
+exec(open(bzl).read(), scope)
+tests_dir = os.path.dirname(bzl)
+for program, spec in scope["MPI_TEST_PROGRAMS"].items():
+    srcs = [os.path.join(tests_dir, s) for s in spec["srcs"]]
+    is_c = all(s.endswith(".c") for s in srcs)
+    command = ([cc, "-std=c11"] if is_c else [cxx, "-std=c++17"]) + [
+        # MPICH's header makes GCC misread MPI_STATUSES_IGNORE as a
+        # zero-length array: silence that one warning.
+        "-O2", "-g", "-Wall", "-Wno-stringop-overflow", "-pthread", "-o", os.path.join(out_dir, program)] + srcs
+    if subprocess.call(command) != 0:
+        sys.exit("run_all: building %s failed: %s" % (program, " ".join(command)))
+with open(manifest, "w") as f:
+    for case in scope["MPI_TEST_CASES"]:
+        for ranks in case["ranks"]:
+            f.write("\t".join(["%s_%d" % (case["name"], ranks), str(ranks),
+                               case.get("expect", "success"), str(case.get("timeout", 120)),
+                               case.get("stderr", "") or "-", case["program"]]
+                              + case.get("args", [])) + "\n")
+PYTHON
+}
+
+case $mode in
+  srun)
+    bazel_build
+    launcher="srun --mpi=pmix --overcommit --kill-on-bad-exit=1 ${SRUN_OPTIONS:-}"
+    ;;
+  mpiexec)
+    bazel_build
+    launcher=$bin_dir/tools/mpiexec/mpiexec
+    ;;
+  openmpi)
+    other_mpi_build mpicc.openmpi mpicxx.openmpi
+    launcher="mpirun.openmpi --allow-run-as-root --oversubscribe"
+    export MPI_TEST_IGNORE_STDERR=1
+    ;;
+  mpich)
+    other_mpi_build mpicc.mpich mpicxx.mpich
+    launcher="mpirun.mpich"
+    export MPI_TEST_IGNORE_STDERR=1
+    ;;
+  *)
+    sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac
+
+passed=0
+failed=0
+failed_names=()
+while IFS=$'\t' read -r -a fields; do
+  [[ ${#fields[@]} -ge 6 ]] || continue
+  name=${fields[0]} ranks=${fields[1]} expect=${fields[2]} timeout_s=${fields[3]}
+  regex=${fields[4]} program=${fields[5]}
+  args=("${fields[@]:6}")
+  [[ $name =~ $filter ]] || continue
+  log=$log_dir/$name.log
+  if "$runner" --timeout="$timeout_s" "$launcher" "$ranks" "$expect" "$regex" \
+    "$program_dir/$program" "${args[@]}" </dev/null >"$log" 2>&1; then
+    passed=$((passed + 1))
+    echo "PASS $name ($(tail -n 1 "$log" | grep -o '[0-9.]*s)$' | tr -d ')'))"
+  else
+    failed=$((failed + 1))
+    failed_names+=("$name")
+    echo "FAIL $name (log: $log)"
+    tail -n 15 "$log" | sed 's/^/    /'
+  fi
+done <"$manifest"
+
+[[ $failed -eq 0 ]] || echo "failed: ${failed_names[*]}"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 && $passed -gt 0 ]]
