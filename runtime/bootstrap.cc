@@ -344,5 +344,5 @@ extern "C" const char* __lsan_default_suppressions() {
 // The same for ThreadSanitizer: libpmix is not instrumented, and its
 // progress thread's own locking shows up as races in every rank.
 extern "C" const char* __tsan_default_suppressions() {
-  return "called_from_lib:libpmix.so\nrace:libpmix.so\n";
+  return "race:libpmix.so\nrace:libevent\n";
 }
