@@ -23,7 +23,7 @@ struct Settings {
   int num_vcis = 4;
   // Messages up to this many bytes go eagerly through the shared-memory
   // rings; larger ones use the single-copy rendezvous.
-  size_t eager_max = 16384;
+  size_t eager_max = 8192;
   // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
   int shm_ring_cells = 32;
   // Polls a blocked call spins before it starts yielding the core. When

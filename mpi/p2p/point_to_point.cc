@@ -182,7 +182,10 @@ void PointToPoint::SendMessageLocked(int vci, int peer,
                                      size_t payload_length) {
   // While the peer's ring is full, drain our own: the peer may be stuck
   // sending to us, and draining is what lets both sides move on.
-  while (transport_->Send(vci, peer, &header, sizeof(header), payload,
+  const size_t header_bytes = header.type == MessageType::kEager
+                                  ? kEagerHeaderBytes
+                                  : sizeof(header);
+  while (transport_->Send(vci, peer, &header, header_bytes, payload,
                           payload_length) == net::PostResult::kRetry) {
     if (!PollLocked(vci) && spin_before_yield_ == 0) sched_yield();
   }
@@ -487,16 +490,24 @@ bool PointToPoint::PollLocked(int vci) {
 void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
   switch (completion.type) {
     case net::CompletionType::kReceive: {
-      MessageHeader header;
-      std::memcpy(&header, completion.data, sizeof(header));
-      const auto* payload =
-          static_cast<const std::byte*>(completion.data) + sizeof(header);
+      const auto* bytes = static_cast<const std::byte*>(completion.data);
+      MessageHeader header{};
+      size_t header_bytes;
+      if (static_cast<MessageType>(bytes[0]) == MessageType::kEager) {
+        header_bytes = kEagerHeaderBytes;
+        std::memcpy(&header, bytes, kEagerHeaderBytes);
+        header.length = completion.length - kEagerHeaderBytes;
+      } else {
+        header_bytes = sizeof(header);
+        std::memcpy(&header, bytes, sizeof(header));
+      }
+      const std::byte* payload = bytes + header_bytes;
       switch (header.type) {
         case MessageType::kEager:
         case MessageType::kEagerSync:
         case MessageType::kRendezvousRequest:
           HandleArrival(vci, completion.peer, header, payload,
-                        completion.length - sizeof(header));
+                        completion.length - header_bytes);
           return;
         case MessageType::kSyncAck:
           Complete(reinterpret_cast<Request*>(header.sender_request));

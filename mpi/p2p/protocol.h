@@ -1,6 +1,7 @@
 // The wire format of point-to-point traffic, shared by every transport.
 //
-//   kEager             header + payload in one two-sided message
+//   kEager             the 16-byte envelope + payload in one two-sided
+//                      message (small messages then fit one cache line)
 //   kEagerSync         the same, and the receiver answers kSyncAck on match
 //   kRendezvousRequest header only; the receiver reads the payload straight
 //                      from the sender's buffer (RDMA read / CMA single copy)
@@ -8,6 +9,7 @@
 #ifndef MINIMPI_MPI_P2P_PROTOCOL_H_
 #define MINIMPI_MPI_P2P_PROTOCOL_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "net/transport.h"
@@ -36,6 +38,11 @@ struct MessageHeader {
 };
 
 static_assert(sizeof(MessageHeader) <= net::kMaxHeaderBytes);
+
+// kEager messages carry only the envelope: the leading fields of
+// MessageHeader, up to and including `tag`. The length is the message's.
+inline constexpr size_t kEagerHeaderBytes = 16;
+static_assert(offsetof(MessageHeader, length) == kEagerHeaderBytes);
 
 }  // namespace minimpi::p2p
 

@@ -3,18 +3,19 @@
 // net/shm: one ring per (receiver, vci, sender), the producer being the
 // sender's VCI and the consumer the receiver's VCI.
 //
-// Layout, in the shared memory: a control block with the head counter
-// (messages published, written only by the producer) and the tail counter
-// (messages released, written only by the consumer), each on its own cache
-// line so the two sides never write the same line; then `cells` cells of
-// CellStride() bytes, each a CellHeader followed by the message bytes.
-// Counters only grow; a cell is reused once the consumer has released it.
-// Zeroed memory is an empty ring, so a fresh ftruncate'd segment needs no
-// initialisation (and its pages stay untouched until used).
+// Layout, in the shared memory: a control block with the tail counter
+// (messages released, written only by the consumer) on its own cache line;
+// then `cells` cells of CellStride() bytes, each a CellHeader followed by the
+// message bytes. A published cell carries its sequence number (position + 1),
+// written last: the consumer polls the next cell itself, so receiving a
+// small message moves one cache line between cores, not two. Counters only
+// grow; a cell is reused once the consumer has released it. Zeroed memory is
+// an empty ring, so a fresh ftruncate'd segment needs no initialisation (and
+// its pages stay untouched until used).
 //
-// Each side keeps its own counter and a cached copy of the other side's in
-// process-private memory (RingProducer / RingConsumer), so the common case
-// reads no cache line the other side writes. No locks, allocations or system
+// The producer keeps its position and a cached copy of the consumer's in
+// process-private memory, reading the shared tail only when the ring looks
+// full. No locks, allocations or system
 // calls: the caller serialises each side (the VCI lock).
 //
 // Owned by: net/shm. Called by: ShmTransport and ring_test.
@@ -29,12 +30,16 @@ namespace minimpi::net::shm {
 
 inline constexpr size_t kCacheLineBytes = 64;
 
+// The producer's position is not shared: the consumer learns of a new
+// message from the sequence number in the cell itself, so a message costs the
+// consumer one cache line (the cell), not two (a head counter and the cell).
+// Only the consumer's position is shared, read by the producer when the ring
+// looks full.
 struct RingControl {
-  alignas(kCacheLineBytes) std::atomic<uint64_t> head;  // producer writes
+  alignas(kCacheLineBytes) std::atomic<uint64_t> head;  // unused; layout
   alignas(kCacheLineBytes) std::atomic<uint64_t> tail;  // consumer writes
 };
 static_assert(sizeof(RingControl) == 2 * kCacheLineBytes);
-// The counters are shared between processes: they must not hide a lock.
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 // Flags of a cell. Zero is a caller's message; anything else belongs to the
@@ -45,7 +50,10 @@ struct CellHeader {
   uint32_t length = 0;     // message bytes that follow this header
   uint32_t flags = 0;      // kCellFlag*
   uint32_t immediate = 0;  // kCellFlagWriteImmediate: the immediate data
-  uint32_t reserved = 0;   // keeps the message 16-byte aligned
+  // Position + 1 (low 32 bits) of the message the cell holds, stored last
+  // with release order: the consumer's signal that the cell is complete.
+  // Zero-filled cells hold 0, which no position maps to on the first lap.
+  std::atomic<uint32_t> sequence{0};
   // The message starts right after the header.
   std::byte* message() { return reinterpret_cast<std::byte*>(this + 1); }
   const std::byte* message() const {
@@ -93,10 +101,12 @@ class RingProducer {
 
   // Makes the reserved cell visible to the consumer.
   void Publish() {
+    auto* cell = reinterpret_cast<CellHeader*>(cells_ + next_index_ * stride_);
     ++head_;
     next_index_ = (next_index_ + 1 == num_cells_) ? 0 : next_index_ + 1;
-    // Release: the cell's contents are visible before the new head.
-    control_->head.store(head_, std::memory_order_release);
+    // Release: the cell's contents are visible before its sequence number.
+    cell->sequence.store(static_cast<uint32_t>(head_),
+                         std::memory_order_release);
   }
 
  private:
@@ -124,12 +134,14 @@ class RingConsumer {
   // The oldest unreleased message, or nullptr when the ring is empty. Stays
   // valid (and is returned again) until Release.
   const CellHeader* Peek() {
-    if (tail_ == cached_head_) {
-      // Acquire: pairs with Publish, so the cell's contents are visible.
-      cached_head_ = control_->head.load(std::memory_order_acquire);
-      if (tail_ == cached_head_) return nullptr;
+    const auto* cell =
+        reinterpret_cast<const CellHeader*>(cells_ + next_index_ * stride_);
+    // Acquire: pairs with Publish, so the cell's contents are visible.
+    if (cell->sequence.load(std::memory_order_acquire) !=
+        static_cast<uint32_t>(tail_ + 1)) {
+      return nullptr;
     }
-    return reinterpret_cast<const CellHeader*>(cells_ + next_index_ * stride_);
+    return cell;
   }
 
   // Hands the cell of the last Peek back to the producer.
@@ -146,7 +158,6 @@ class RingConsumer {
   size_t stride_ = 0;
   uint32_t num_cells_ = 0;
   uint64_t tail_ = 0;
-  uint64_t cached_head_ = 0;
   uint32_t next_index_ = 0;
 };
 
