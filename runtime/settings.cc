@@ -54,6 +54,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                            s.transport));
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
   status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
+  status.Update(ReadInt<size_t>("MINIMPI_RNDV_SPLIT_MIN", 0, size_t{1} << 40,
+                                s.rendezvous_split_min));
   status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
   status.Update(
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
@@ -76,6 +78,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.eager_max),
        "largest message (bytes) sent eagerly; larger ones use single-copy "
        "rendezvous"},
+      {"MINIMPI_RNDV_SPLIT_MIN", absl::StrCat(s.rendezvous_split_min),
+       absl::StrCat(d.rendezvous_split_min),
+       "rendezvous messages (bytes) at least this large are copied by "
+       "sender and receiver at once, half each; 0 turns it off"},
       {"MINIMPI_SHM_RING_CELLS", absl::StrCat(s.shm_ring_cells),
        absl::StrCat(d.shm_ring_cells),
        "cells per shared-memory ring (one ring per sender, VCI and receiver)"},

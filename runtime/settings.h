@@ -24,6 +24,10 @@ struct Settings {
   // Messages up to this many bytes go eagerly through the shared-memory
   // rings; larger ones use the single-copy rendezvous.
   size_t eager_max = 8192;
+  // Rendezvous messages at least this large are copied by both sides at
+  // once (receiver reads one half, sender writes the other); 0 turns the
+  // split off.
+  size_t rendezvous_split_min = 32768;
   // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
   int shm_ring_cells = 32;
   // Polls a blocked call spins before it starts yielding the core. When

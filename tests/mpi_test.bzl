@@ -40,8 +40,11 @@ def mpi_test_runs(
         stderr = "",
         timeout = _DEFAULT_TIMEOUT_S,
         threaded = False,
+        env = [],
         tags = []):
-    """One sh_test per rank count, `<name>_<ranks>`, running `program`."""
+    """One sh_test per rank count, `<name>_<ranks>`, running `program`.
+
+    `env` lists NAME=VALUE settings the job runs with."""
     if expect not in ("success", "failure"):
         fail("expect must be success or failure, got " + expect)
     test_tags = ["multirank"] + (["threaded"] if threaded else []) + tags
@@ -55,7 +58,7 @@ def mpi_test_runs(
         native.sh_test(
             name = test_name,
             srcs = [_RUNNER],
-            args = [
+            args = ["--env=" + entry for entry in env] + [
                 "--timeout=%d" % timeout,
                 "$(location %s)" % _LAUNCHER,
                 str(count),
@@ -90,7 +93,8 @@ def mpi_test_suite(name, programs, cases):
     """Programs and runs for every entry of tests.bzl, a test_suite `name`
     of them all, a filegroup `<name>_programs`, and `<name>_manifest.txt`:
     one tab-separated line per run:
-    case ranks expect timeout stderr-regex-or-"-" program args..."""
+    case ranks expect timeout stderr-regex-or-"-" program env-or-"-" args...
+    (env: comma-separated NAME=VALUE settings)"""
     all_tests = []
     lines = []
     for program, spec in programs.items():
@@ -110,6 +114,7 @@ def mpi_test_suite(name, programs, cases):
             stderr = case.get("stderr", ""),
             timeout = case.get("timeout", _DEFAULT_TIMEOUT_S),
             threaded = programs[program].get("threaded", False),
+            env = case.get("env", []),
         )
         for count in case["ranks"]:
             lines.append("\t".join([
@@ -119,6 +124,7 @@ def mpi_test_suite(name, programs, cases):
                 str(case.get("timeout", _DEFAULT_TIMEOUT_S)),
                 case.get("stderr", "") or "-",
                 program,
+                ",".join(case.get("env", [])) or "-",
             ] + case.get("args", [])))
     native.test_suite(name = name, tests = all_tests)
     native.filegroup(

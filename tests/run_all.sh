@@ -67,7 +67,8 @@ with open(manifest, "w") as f:
         for ranks in case["ranks"]:
             f.write("\t".join(["%s_%d" % (case["name"], ranks), str(ranks),
                                case.get("expect", "success"), str(case.get("timeout", 120)),
-                               case.get("stderr", "") or "-", case["program"]]
+                               case.get("stderr", "") or "-", case["program"],
+                               ",".join(case.get("env", [])) or "-"]
                               + case.get("args", [])) + "\n")
 PYTHON
 }
@@ -101,13 +102,18 @@ passed=0
 failed=0
 failed_names=()
 while IFS=$'\t' read -r -a fields; do
-  [[ ${#fields[@]} -ge 6 ]] || continue
+  [[ ${#fields[@]} -ge 7 ]] || continue
   name=${fields[0]} ranks=${fields[1]} expect=${fields[2]} timeout_s=${fields[3]}
-  regex=${fields[4]} program=${fields[5]}
-  args=("${fields[@]:6}")
+  regex=${fields[4]} program=${fields[5]} env_list=${fields[6]}
+  args=("${fields[@]:7}")
   [[ $name =~ $filter ]] || continue
+  env_options=()
+  if [[ $env_list != "-" ]]; then
+    IFS=, read -r -a env_entries <<<"$env_list"
+    for entry in "${env_entries[@]}"; do env_options+=("--env=$entry"); done
+  fi
   log=$log_dir/$name.log
-  if "$runner" --timeout="$timeout_s" "$launcher" "$ranks" "$expect" "$regex" \
+  if "$runner" "${env_options[@]}" --timeout="$timeout_s" "$launcher" "$ranks" "$expect" "$regex" \
     "$program_dir/$program" "${args[@]}" </dev/null >"$log" 2>&1; then
     passed=$((passed + 1))
     echo "PASS $name ($(tail -n 1 "$log" | grep -o '[0-9.]*s)$' | tr -d ')'))"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one multi-rank test program and judges the outcome.
 #
-# Usage: run_mpi_test.sh [--timeout=SECONDS] LAUNCHER RANKS EXPECT STDERR_REGEX PROGRAM [ARGS...]
+# Usage: run_mpi_test.sh [--env=NAME=VALUE]... [--timeout=SECONDS] LAUNCHER RANKS EXPECT STDERR_REGEX PROGRAM [ARGS...]
 #   LAUNCHER      launcher command, word-split, e.g. "mpiexec" or
 #                 "srun --mpi=pmix --overcommit"; it gets "-n RANKS PROGRAM ARGS..."
 #   EXPECT        "success": the job must exit 0;
@@ -15,6 +15,12 @@
 set -u
 
 timeout_s=120
+# --env=NAME=VALUE (repeatable) sets a variable for the job: minimpi's
+# settings reach every rank through the launcher's environment.
+while [[ $# -gt 0 && $1 == --env=* ]]; do
+  export "${1#--env=}"
+  shift
+done
 if [[ $# -gt 0 && $1 == --timeout=* ]]; then
   timeout_s=${1#--timeout=}
   shift

@@ -16,6 +16,8 @@ MPI_TEST_CASES: each case runs `program args...` once per rank count:
   stderr   for "failure": an extended regex one line of stderr must match
            (minimpi's message format; other MPIs word theirs differently)
   timeout  hang guard in seconds for one run (default 120)
+  env      NAME=VALUE settings the job runs with (optional), e.g. to force
+           a protocol path
 """
 
 MPI_TEST_PROGRAMS = {
@@ -38,6 +40,17 @@ MPI_TEST_PROGRAMS = {
 MPI_TEST_CASES = [
     {"name": "ring", "program": "ring", "ranks": [1, 2, 3, 4, 8]},
     {"name": "pingpong", "program": "pingpong", "ranks": [2, 4]},
+    # The same traffic down the other protocol paths: one-sided rendezvous
+    # (no split), everything eager up to 64 KiB, rings of two cells (constant
+    # back-pressure), and a single VCI.
+    {"name": "pingpong_unsplit", "program": "pingpong", "ranks": [2], "env": ["MINIMPI_RNDV_SPLIT_MIN=0"]},
+    {
+        "name": "pingpong_big_eager_tiny_rings",
+        "program": "pingpong",
+        "ranks": [2],
+        "env": ["MINIMPI_EAGER_MAX=65536", "MINIMPI_SHM_RING_CELLS=2"],
+    },
+    {"name": "threads_one_vci", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_NUM_VCIS=1"]},
     {"name": "wildcard", "program": "wildcard", "ranks": [1, 2, 3, 4, 8]},
     {"name": "probe", "program": "probe", "ranks": [1, 2, 4]},
     {"name": "cancel", "program": "cancel", "ranks": [1, 2]},

@@ -73,6 +73,7 @@ PointToPoint::PointToPoint(net::Transport* transport,
       eager_max_(std::min(settings.eager_max,
                           transport->max_message_size() -
                               sizeof(MessageHeader))),
+      split_min_(settings.rendezvous_split_min),
       spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
 
 PointToPoint::~PointToPoint() {
@@ -169,6 +170,10 @@ void PointToPoint::PostSendLocked(Request* request,
     std::abort();
   }
   request->send_region = *region;
+  request->send_buffer = arguments.buffer;  // a split writes from here
+  request->send_bytes = arguments.bytes;
+  request->destination_world_rank = peer;
+  request->pending_events = 1;  // kRendezvousDone; a split adds the write
   MessageHeader header = MakeHeader(MessageType::kRendezvousRequest, arguments);
   header.sender_request = reinterpret_cast<uint64_t>(request);
   header.sender_address = reinterpret_cast<uint64_t>(arguments.buffer);
@@ -319,15 +324,73 @@ void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
     std::abort();
   }
   request->receive_region = *region;
-  net::RemoteBuffer remote{header.sender_address, header.remote_key};
-  // A transport that is out of read slots says kRetry; the read then waits
-  // in the VCI's queue and is posted again at the next progress.
-  if (transport_->RdmaRead(request->vci, peer, request->receive_buffer,
-                           request->receive_region, remote, delivered,
-                           reinterpret_cast<uint64_t>(request)) ==
-      net::PostResult::kRetry) {
-    vcis_[request->vci]->pending_reads.push_back({request, remote, delivered});
+  size_t read_length = delivered;
+  request->pending_events = 1;  // our read
+  if (split_min_ > 0 && delivered >= split_min_) {
+    // Page-aligned split: the sender's half starts on a page boundary.
+    constexpr size_t kPage = 4096;
+    read_length = std::max(kPage, (delivered / 2) & ~(kPage - 1));
+    request->pending_events = 2;  // our read and the sender's write
+    MessageHeader clear{};
+    clear.type = MessageType::kClearToSend;
+    clear.length = delivered;
+    clear.sender_request = header.sender_request;
+    clear.receiver_request = reinterpret_cast<uint64_t>(request);
+    clear.sender_address = reinterpret_cast<uint64_t>(request->receive_buffer);
+    clear.remote_key = region->remote_key;
+    clear.split_offset = read_length;
+    // Before our own read, so the sender copies while we do.
+    SendControlLocked(request->vci, peer, clear);
   }
+  PostCopyLocked(request->vci, peer,
+                 {request, /*write=*/false, request->receive_buffer,
+                  &request->receive_region,
+                  net::RemoteBuffer{header.sender_address, header.remote_key},
+                  read_length});
+}
+
+void PointToPoint::StartRendezvousWriteLocked(
+    int vci, int peer, const MessageHeader& clear_to_send) {
+  auto* request = reinterpret_cast<Request*>(clear_to_send.sender_request);
+  request->receiver_request = clear_to_send.receiver_request;
+  ++request->pending_events;  // our write
+  const uint64_t offset = clear_to_send.split_offset;
+  PostCopyLocked(
+      vci, peer,
+      {request, /*write=*/true,
+       const_cast<std::byte*>(
+           static_cast<const std::byte*>(request->send_buffer) + offset),
+       &request->send_region,
+       net::RemoteBuffer{clear_to_send.sender_address + offset,
+                         clear_to_send.remote_key},
+       clear_to_send.length - offset});
+}
+
+void PointToPoint::PostCopyLocked(int vci, int peer,
+                                  const Vci::PendingCopy& copy) {
+  Vci& v = *vcis_[vci];
+  // Keep order behind copies already waiting for resources.
+  if (v.pending_copies.empty()) {
+    const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
+    net::PostResult result =
+        copy.write
+            ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context)
+            : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
+                                   copy.remote, copy.length, context);
+    if (result == net::PostResult::kOk) return;
+  }
+  v.pending_copies.push_back(copy);
+}
+
+void PointToPoint::FinishRendezvousEvent(Request* request) {
+  if (--request->pending_events > 0) return;
+  if (request->kind == RequestKind::kSend) {
+    transport_->DeregisterMemory(request->send_region);
+  } else {
+    transport_->DeregisterMemory(request->receive_region);
+  }
+  Complete(request);
 }
 
 // --- Probes ------------------------------------------------------------------
@@ -471,17 +534,19 @@ bool PointToPoint::PollLocked(int vci) {
     v.pending_control.pop_front();
     progressed = true;
   }
-  while (!v.pending_reads.empty()) {
-    const Vci::PendingRead& pending = v.pending_reads.front();
-    Request* request = pending.request;
-    if (transport_->RdmaRead(vci, request->rendezvous_peer,
-                             request->receive_buffer, request->receive_region,
-                             pending.remote, pending.length,
-                             reinterpret_cast<uint64_t>(request)) ==
-        net::PostResult::kRetry) {
-      break;
-    }
-    v.pending_reads.pop_front();
+  while (!v.pending_copies.empty()) {
+    const Vci::PendingCopy& copy = v.pending_copies.front();
+    const int peer = copy.write ? copy.request->destination_world_rank
+                                : copy.request->rendezvous_peer;
+    const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
+    net::PostResult result =
+        copy.write
+            ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context)
+            : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
+                                   copy.remote, copy.length, context);
+    if (result == net::PostResult::kRetry) break;
+    v.pending_copies.pop_front();
     progressed = true;
   }
   return progressed;
@@ -512,12 +577,17 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         case MessageType::kSyncAck:
           Complete(reinterpret_cast<Request*>(header.sender_request));
           return;
-        case MessageType::kRendezvousDone: {
-          auto* request = reinterpret_cast<Request*>(header.sender_request);
-          transport_->DeregisterMemory(request->send_region);
-          Complete(request);
+        case MessageType::kRendezvousDone:
+          FinishRendezvousEvent(
+              reinterpret_cast<Request*>(header.sender_request));
           return;
-        }
+        case MessageType::kClearToSend:
+          StartRendezvousWriteLocked(vci, completion.peer, header);
+          return;
+        case MessageType::kWriteDone:
+          FinishRendezvousEvent(
+              reinterpret_cast<Request*>(header.receiver_request));
+          return;
       }
       std::fprintf(stderr, "minimpi: corrupt message header (type %d)\n",
                    static_cast<int>(header.type));
@@ -525,11 +595,18 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
     }
     case net::CompletionType::kLocalDone: {
       auto* request = reinterpret_cast<Request*>(completion.context);
-      transport_->DeregisterMemory(request->receive_region);
-      SendControlLocked(vci, request->rendezvous_peer,
-                        MakeControl(MessageType::kRendezvousDone,
-                                    request->rendezvous_sender_request));
-      Complete(request);
+      if (request->kind == RequestKind::kReceive) {
+        // Our read is over: the sender's buffer is free as far as we go.
+        SendControlLocked(vci, request->rendezvous_peer,
+                          MakeControl(MessageType::kRendezvousDone,
+                                      request->rendezvous_sender_request));
+      } else {
+        MessageHeader done{};
+        done.type = MessageType::kWriteDone;
+        done.receiver_request = request->receiver_request;
+        SendControlLocked(vci, request->destination_world_rank, done);
+      }
+      FinishRendezvousEvent(request);
       return;
     }
     case net::CompletionType::kWriteImmediate:

@@ -76,13 +76,17 @@ struct alignas(64) Vci {
     MessageHeader header;
   };
   std::deque<PendingControl> pending_control;
-  // Rendezvous reads the transport refused for now. Guarded by `mutex`.
-  struct PendingRead {
+  // Rendezvous reads and writes the transport refused for now. Guarded by
+  // `mutex`.
+  struct PendingCopy {
     Request* request;
+    bool write;
+    void* local;
+    const net::MemoryRegion* region;
     net::RemoteBuffer remote;
     size_t length;
   };
-  std::deque<PendingRead> pending_reads;
+  std::deque<PendingCopy> pending_copies;
 };
 
 class PointToPoint : public net::CompletionHandler {
@@ -171,11 +175,18 @@ class PointToPoint : public net::CompletionHandler {
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
   void StartRendezvousReadLocked(Request* request, int peer,
                                  const MessageHeader& header);
+  void StartRendezvousWriteLocked(int vci, int peer,
+                                  const MessageHeader& clear_to_send);
+  // Posts a one-sided copy, or queues it when the transport says kRetry.
+  void PostCopyLocked(int vci, int peer, const Vci::PendingCopy& copy);
+  // One rendezvous event of `request` happened; completes it after the last.
+  void FinishRendezvousEvent(Request* request);
   void Complete(Request* request);
   void Backoff(int& idle_rounds);
 
   net::Transport* const transport_;
   const size_t eager_max_;
+  const size_t split_min_;  // 0: never split a rendezvous
   const int spin_before_yield_;
   std::vector<std::unique_ptr<Vci>> vcis_;
 };

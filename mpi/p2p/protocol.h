@@ -6,6 +6,13 @@
 //   kRendezvousRequest header only; the receiver reads the payload straight
 //                      from the sender's buffer (RDMA read / CMA single copy)
 //                      and answers kRendezvousDone
+//
+// Large messages (at least Settings::rendezvous_split_min bytes) are moved by
+// both sides at once, so two cores copy instead of one: the receiver answers
+// the request with kClearToSend, naming its buffer and a split point, then
+// reads [0, split) while the sender writes [split, end) into the receiver's
+// buffer and reports kWriteDone. The receiver still sends kRendezvousDone
+// when its read is over. Each side completes after both of its events.
 #ifndef MINIMPI_MPI_P2P_PROTOCOL_H_
 #define MINIMPI_MPI_P2P_PROTOCOL_H_
 
@@ -22,6 +29,8 @@ enum class MessageType : uint8_t {
   kRendezvousRequest,
   kSyncAck,
   kRendezvousDone,
+  kClearToSend,
+  kWriteDone,
 };
 
 struct MessageHeader {
@@ -32,9 +41,13 @@ struct MessageHeader {
   int32_t tag;
   uint64_t length;  // payload bytes of the whole message
   uint64_t sender_request;  // echoed back in kSyncAck / kRendezvousDone
-  uint64_t sender_address;  // rendezvous: where the payload lives
-  uint32_t remote_key;      // rendezvous: key of the sender's region
+  // kRendezvousRequest: where the payload lives; kClearToSend: where the
+  // receiver wants it.
+  uint64_t sender_address;
+  uint32_t remote_key;      // key of the region at sender_address
   uint32_t reserved2;
+  uint64_t receiver_request;  // kClearToSend, echoed back in kWriteDone
+  uint64_t split_offset;      // kClearToSend: the sender writes from here
 };
 
 static_assert(sizeof(MessageHeader) <= net::kMaxHeaderBytes);

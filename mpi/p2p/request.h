@@ -70,6 +70,7 @@ struct Request : match::PostedReceive {
   int32_t source_rank = 0;  // our rank in the communicator
   int32_t send_tag = 0;
   net::MemoryRegion send_region;  // registered for the rendezvous read
+  uint64_t receiver_request = 0;  // split rendezvous: the peer's request
 
   // Receive side.
   void* receive_buffer = nullptr;
@@ -77,6 +78,9 @@ struct Request : match::PostedReceive {
   net::MemoryRegion receive_region;
   int rendezvous_peer = -1;           // world rank whose buffer we read
   uint64_t rendezvous_sender_request = 0;
+  // Rendezvous events still to come before the request completes (read or
+  // write done, the peer's done). Guarded by the VCI lock.
+  int pending_events = 0;
 
   Status status;
   // Opaque to p2p: the bindings keep the communicator here (for errors).
