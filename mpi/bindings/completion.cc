@@ -92,6 +92,28 @@ int RaiseInStatus(const char* call, Communicator* owner, int failed_index) {
                       failed_index));
 }
 
+// The end of Waitall/Testall once every request is done: statuses for all,
+// empty ones for null or inactive requests.
+int CollectAll(const char* call, int count, MPI_Request array_of_requests[],
+               MPI_Status array_of_statuses[]) {
+  int failed_index = -1;
+  Communicator* failed_owner = nullptr;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* status = StatusAt(array_of_statuses, i);
+    if (!IsActive(array_of_requests[i])) {
+      minimpi::SetEmptyStatus(status);
+      continue;
+    }
+    Communicator* owner;
+    if (Collect(&array_of_requests[i], status, &owner) && failed_index < 0) {
+      failed_index = i;
+      failed_owner = owner;
+    }
+  }
+  if (failed_index >= 0) return RaiseInStatus(call, failed_owner, failed_index);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -159,22 +181,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
     }
     return true;
   });
-  int failed_index = -1;
-  Communicator* failed_owner = nullptr;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* status = StatusAt(array_of_statuses, i);
-    if (!IsActive(array_of_requests[i])) {
-      minimpi::SetEmptyStatus(status);
-      continue;
-    }
-    Communicator* owner;
-    if (Collect(&array_of_requests[i], status, &owner) && failed_index < 0) {
-      failed_index = i;
-      failed_owner = owner;
-    }
-  }
-  if (failed_index >= 0) return RaiseInStatus(kCall, failed_owner, failed_index);
-  return MPI_SUCCESS;
+  return CollectAll(kCall, count, array_of_requests, array_of_statuses);
 }
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
@@ -192,22 +199,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
     }
   }
   *flag = 1;
-  int failed_index = -1;
-  Communicator* failed_owner = nullptr;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* status = StatusAt(array_of_statuses, i);
-    if (!IsActive(array_of_requests[i])) {
-      minimpi::SetEmptyStatus(status);
-      continue;
-    }
-    Communicator* owner;
-    if (Collect(&array_of_requests[i], status, &owner) && failed_index < 0) {
-      failed_index = i;
-      failed_owner = owner;
-    }
-  }
-  if (failed_index >= 0) return RaiseInStatus(kCall, failed_owner, failed_index);
-  return MPI_SUCCESS;
+  return CollectAll(kCall, count, array_of_requests, array_of_statuses);
 }
 
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index,

@@ -19,28 +19,64 @@ size_t Bytes(int count, const Datatype* type) {
   return static_cast<size_t>(count) * static_cast<size_t>(type->extent);
 }
 
+// The checks every send shares; `request` is nullptr for blocking sends.
+// On success *comm and *bytes describe the send.
+int PrepareSend(const char* call, const void* buf, int count,
+                MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request, Communicator** c, size_t* bytes,
+                bool needs_request) {
+  const Datatype* type;
+  if (int error = minimpi::CheckSend(call, buf, count, datatype, dest, tag,
+                                     comm, c, &type)) {
+    return error;
+  }
+  if (needs_request && request == nullptr) {
+    return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
+  }
+  *bytes = Bytes(count, type);
+  return MPI_SUCCESS;
+}
+
+// The same for receives.
+int PrepareReceive(const char* call, void* buf, int count,
+                   MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request, Communicator** c, size_t* bytes) {
+  const Datatype* type;
+  if (int error = minimpi::CheckReceive(call, buf, count, datatype, source,
+                                        tag, comm, c, &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
+  }
+  *bytes = Bytes(count, type);
+  return MPI_SUCCESS;
+}
+
+// A persistent request for a PROC_NULL peer: completes at once each start.
+p2p::Request* NewProcNullPersistent(Communicator* c) {
+  p2p::Request* r = Instance::Get().p2p().NewCompletedRequest(
+      minimpi::ProcNullStatus(), c->vci);
+  r->persistent = true;
+  r->state.store(p2p::RequestState::kInactive);
+  return r;
+}
+
 int StartSend(const char* call, const void* buf, int count,
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               p2p::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  const Datatype* type;
-  if (int error =
-          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
-                             &type)) {
+  size_t bytes;
+  if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
+                              request, &c, &bytes, /*needs_request=*/true)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, call, MPI_ERR_REQUEST, "null request pointer");
-  }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r;
-  if (dest == MPI_PROC_NULL) {
-    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
-  } else {
-    r = engine.Isend(
-        minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode));
-  }
+  p2p::Request* r =
+      dest == MPI_PROC_NULL
+          ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
+          : engine.Isend(minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
   r->owner = c;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -51,16 +87,14 @@ int BlockingSend(const char* call, const void* buf, int count,
                  p2p::SendMode mode) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  const Datatype* type;
-  if (int error =
-          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
-                             &type)) {
+  size_t bytes;
+  if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
+                              nullptr, &c, &bytes, /*needs_request=*/false)) {
     return error;
   }
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::SendArguments send =
-      minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode);
+  p2p::SendArguments send = minimpi::MakeSend(c, buf, bytes, dest, tag, mode);
   if (mode == p2p::SendMode::kSynchronous) {
     p2p::Request* r = engine.Isend(send);
     engine.Wait(r);
@@ -76,25 +110,16 @@ int MakePersistentSend(const char* call, const void* buf, int count,
                        p2p::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  const Datatype* type;
-  if (int error =
-          minimpi::CheckSend(call, buf, count, datatype, dest, tag, comm, &c,
-                             &type)) {
+  size_t bytes;
+  if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
+                              request, &c, &bytes, /*needs_request=*/true)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, call, MPI_ERR_REQUEST, "null request pointer");
-  }
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r;
-  if (dest == MPI_PROC_NULL) {
-    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
-    r->persistent = true;
-    r->state.store(p2p::RequestState::kInactive);
-  } else {
-    r = engine.NewPersistentSend(
-        minimpi::MakeSend(c, buf, Bytes(count, type), dest, tag, mode));
-  }
+  p2p::Request* r =
+      dest == MPI_PROC_NULL
+          ? NewProcNullPersistent(c)
+          : Instance::Get().p2p().NewPersistentSend(
+                minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
   r->owner = c;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -145,22 +170,16 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
   constexpr const char* kCall = "MPI_Irecv";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  const Datatype* type;
-  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
-                                        tag, comm, &c, &type)) {
+  size_t bytes;
+  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag,
+                                 comm, request, &c, &bytes)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
-  }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r;
-  if (source == MPI_PROC_NULL) {
-    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
-  } else {
-    r = engine.Irecv(
-        minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
-  }
+  p2p::Request* r =
+      source == MPI_PROC_NULL
+          ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
+          : engine.Irecv(minimpi::MakeReceive(c, buf, bytes, source, tag));
   r->owner = c;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -426,24 +445,16 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
   constexpr const char* kCall = "MPI_Recv_init";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  const Datatype* type;
-  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
-                                        tag, comm, &c, &type)) {
+  size_t bytes;
+  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag,
+                                 comm, request, &c, &bytes)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
-  }
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r;
-  if (source == MPI_PROC_NULL) {
-    r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
-    r->persistent = true;
-    r->state.store(p2p::RequestState::kInactive);
-  } else {
-    r = engine.NewPersistentReceive(
-        minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
-  }
+  p2p::Request* r =
+      source == MPI_PROC_NULL
+          ? NewProcNullPersistent(c)
+          : Instance::Get().p2p().NewPersistentReceive(
+                minimpi::MakeReceive(c, buf, bytes, source, tag));
   r->owner = c;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;

@@ -9,6 +9,14 @@ namespace minimpi::match {
 
 std::vector<std::string> MatchEngineNames() { return {"ll"}; }
 
+std::string MatchEngineDescription(std::string_view name) {
+  if (name == "ll") {
+    return "one posted and one unexpected list for all traffic, searched "
+           "front to back (MPICH/MVAPICH style; the baseline)";
+  }
+  return "unknown engine";
+}
+
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
     std::string_view name) {
   if (name == "ll") return std::make_unique<LinkedListEngine>();

@@ -130,6 +130,8 @@ class MatchEngine {
 
 // Names accepted by CreateMatchEngine (MINIMPI_MATCH).
 std::vector<std::string> MatchEngineNames();
+// One line on what the named engine is, for minimpi_info.
+std::string MatchEngineDescription(std::string_view name);
 
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
     std::string_view name);

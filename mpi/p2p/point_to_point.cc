@@ -117,32 +117,29 @@ void PointToPoint::Send(const SendArguments& arguments) {
 Request* PointToPoint::Isend(const SendArguments& arguments) {
   Vci& vci = *vcis_[arguments.vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
-  Request* request = vci.requests.Allocate();
-  request->kind = RequestKind::kSend;
-  request->vci = arguments.vci;
-  PostSendLocked(request, arguments);
+  Request* request = NewSendLocked(arguments, /*persistent=*/false);
+  PostSendLocked(request);
   return request;
 }
 
 Request* PointToPoint::NewPersistentSend(const SendArguments& arguments) {
   Vci& vci = *vcis_[arguments.vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
-  Request* request = vci.requests.Allocate();
+  return NewSendLocked(arguments, /*persistent=*/true);
+}
+
+Request* PointToPoint::NewSendLocked(const SendArguments& arguments,
+                                     bool persistent) {
+  Request* request = vcis_[arguments.vci]->requests.Allocate();
   request->kind = RequestKind::kSend;
-  request->persistent = true;
+  request->persistent = persistent;
   request->vci = arguments.vci;
-  request->mode = arguments.mode;
-  request->send_buffer = arguments.buffer;
-  request->send_bytes = arguments.bytes;
-  request->destination_world_rank = arguments.destination_world_rank;
-  request->remote_context = arguments.remote_context;
-  request->source_rank = arguments.source_rank;
-  request->send_tag = arguments.tag;
+  request->send = arguments;
   return request;
 }
 
-void PointToPoint::PostSendLocked(Request* request,
-                                  const SendArguments& arguments) {
+void PointToPoint::PostSendLocked(Request* request) {
+  const SendArguments& arguments = request->send;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
   const int peer = arguments.destination_world_rank;
@@ -170,9 +167,6 @@ void PointToPoint::PostSendLocked(Request* request,
     std::abort();
   }
   request->send_region = *region;
-  request->send_buffer = arguments.buffer;  // a split writes from here
-  request->send_bytes = arguments.bytes;
-  request->destination_world_rank = peer;
   request->pending_events = 1;  // kRendezvousDone; a split adds the write
   MessageHeader header = MakeHeader(MessageType::kRendezvousRequest, arguments);
   header.sender_request = reinterpret_cast<uint64_t>(request);
@@ -212,13 +206,7 @@ void PointToPoint::SendControlLocked(int vci, int peer,
 Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
   Vci& vci = *vcis_[arguments.vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
-  Request* request = vci.requests.Allocate();
-  request->kind = RequestKind::kReceive;
-  request->vci = arguments.vci;
-  request->receive_buffer = arguments.buffer;
-  request->capacity = arguments.capacity;
-  request->wanted = {arguments.context, arguments.source, arguments.tag};
-  request->traffic = arguments.kind;
+  Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
   PostReceiveLocked(request);
   return request;
 }
@@ -226,9 +214,14 @@ Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
 Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
   Vci& vci = *vcis_[arguments.vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
-  Request* request = vci.requests.Allocate();
+  return NewReceiveLocked(arguments, /*persistent=*/true);
+}
+
+Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
+                                        bool persistent) {
+  Request* request = vcis_[arguments.vci]->requests.Allocate();
   request->kind = RequestKind::kReceive;
-  request->persistent = true;
+  request->persistent = persistent;
   request->vci = arguments.vci;
   request->receive_buffer = arguments.buffer;
   request->capacity = arguments.capacity;
@@ -246,18 +239,9 @@ void PointToPoint::Start(Request* request) {
   }
   if (request->kind == RequestKind::kReceive) {
     PostReceiveLocked(request);
-    return;
+  } else {
+    PostSendLocked(request);
   }
-  SendArguments arguments;
-  arguments.buffer = request->send_buffer;
-  arguments.bytes = request->send_bytes;
-  arguments.destination_world_rank = request->destination_world_rank;
-  arguments.remote_context = request->remote_context;
-  arguments.source_rank = request->source_rank;
-  arguments.tag = request->send_tag;
-  arguments.vci = request->vci;
-  arguments.mode = request->mode;
-  PostSendLocked(request, arguments);
 }
 
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
@@ -359,7 +343,7 @@ void PointToPoint::StartRendezvousWriteLocked(
       vci, peer,
       {request, /*write=*/true,
        const_cast<std::byte*>(
-           static_cast<const std::byte*>(request->send_buffer) + offset),
+           static_cast<const std::byte*>(request->send.buffer) + offset),
        &request->send_region,
        net::RemoteBuffer{clear_to_send.sender_address + offset,
                          clear_to_send.remote_key},
@@ -536,7 +520,7 @@ bool PointToPoint::PollLocked(int vci) {
   }
   while (!v.pending_copies.empty()) {
     const Vci::PendingCopy& copy = v.pending_copies.front();
-    const int peer = copy.write ? copy.request->destination_world_rank
+    const int peer = copy.write ? copy.request->send.destination_world_rank
                                 : copy.request->rendezvous_peer;
     const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
     net::PostResult result =
@@ -604,7 +588,7 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         MessageHeader done{};
         done.type = MessageType::kWriteDone;
         done.receiver_request = request->receiver_request;
-        SendControlLocked(vci, request->destination_world_rank, done);
+        SendControlLocked(vci, request->send.destination_world_rank, done);
       }
       FinishRendezvousEvent(request);
       return;

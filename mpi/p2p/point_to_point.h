@@ -33,27 +33,6 @@
 
 namespace minimpi::p2p {
 
-struct SendArguments {
-  const void* buffer = nullptr;
-  size_t bytes = 0;
-  int destination_world_rank = 0;
-  int32_t remote_context = 0;  // the receiver's matching context
-  int32_t source_rank = 0;     // our rank in the communicator
-  int32_t tag = 0;
-  int vci = 0;
-  SendMode mode = SendMode::kStandard;
-};
-
-struct ReceiveArguments {
-  void* buffer = nullptr;
-  size_t capacity = 0;
-  int32_t context = 0;
-  int32_t source = match::kAnySource;  // rank in the communicator, or any
-  int32_t tag = match::kAnyTag;
-  int vci = 0;
-  match::TrafficKind kind;
-};
-
 // An unexpected message: the envelope, and for eager messages a copy of the
 // payload right behind the record.
 struct UnexpectedRecord : match::UnexpectedMessage {
@@ -164,7 +143,10 @@ class PointToPoint : public net::CompletionHandler {
 
   // The following run with vcis_[vci]->mutex held.
   bool PollLocked(int vci);
-  void PostSendLocked(Request* request, const SendArguments& arguments);
+  Request* NewSendLocked(const SendArguments& arguments, bool persistent);
+  Request* NewReceiveLocked(const ReceiveArguments& arguments,
+                            bool persistent);
+  void PostSendLocked(Request* request);
   void SendMessageLocked(int vci, int peer, const MessageHeader& header,
                          const void* payload, size_t payload_length);
   void SendControlLocked(int vci, int peer, const MessageHeader& header);

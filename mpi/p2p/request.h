@@ -45,6 +45,27 @@ enum class RequestKind : uint8_t {
 
 enum class SendMode : uint8_t { kStandard, kSynchronous, kReady };
 
+struct SendArguments {
+  const void* buffer = nullptr;
+  size_t bytes = 0;
+  int destination_world_rank = 0;
+  int32_t remote_context = 0;  // the receiver's matching context
+  int32_t source_rank = 0;     // our rank in the communicator
+  int32_t tag = 0;
+  int vci = 0;
+  SendMode mode = SendMode::kStandard;
+};
+
+struct ReceiveArguments {
+  void* buffer = nullptr;
+  size_t capacity = 0;
+  int32_t context = 0;
+  int32_t source = match::kAnySource;  // rank in the communicator, or any
+  int32_t tag = match::kAnyTag;
+  int vci = 0;
+  match::TrafficKind kind;
+};
+
 enum class RequestState : uint8_t {
   kInactive,      // persistent, not started (or finished and waited on)
   kActive,        // in flight
@@ -58,17 +79,11 @@ struct UnexpectedRecord;
 struct Request : match::PostedReceive {
   std::atomic<RequestState> state{RequestState::kInactive};
   RequestKind kind = RequestKind::kSend;
-  SendMode mode = SendMode::kStandard;
   bool persistent = false;
   int vci = 0;
 
-  // Send side.
-  const void* send_buffer = nullptr;
-  size_t send_bytes = 0;
-  int destination_world_rank = 0;
-  int32_t remote_context = 0;
-  int32_t source_rank = 0;  // our rank in the communicator
-  int32_t send_tag = 0;
+  // Send side: what to send (kept whole so a persistent send restarts).
+  SendArguments send;
   net::MemoryRegion send_region;  // registered for the rendezvous read
   uint64_t receiver_request = 0;  // split rendezvous: the peer's request
 

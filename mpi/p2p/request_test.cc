@@ -50,8 +50,8 @@ TEST(RequestPoolTest, ConcurrentReleaseLosesNothing) {
           request = pool.Allocate();
         }
         // Ownership check: a request handed out twice would see this flip.
-        EXPECT_EQ(request->send_bytes, 0u);
-        request->send_bytes = 1;
+        EXPECT_EQ(request->send.bytes, 0u);
+        request->send.bytes = 1;
         live.fetch_add(1);
         live.fetch_sub(1);
         pool.Release(request);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "mpi/match/match_engine.h"
 #include "net/ib/ib_devices.h"
 #include "runtime/settings.h"
 
@@ -129,7 +130,10 @@ int main() {
   PrintTransports();
 
   PrintSection("Matching engines (MINIMPI_MATCH):");
-  std::printf("  ll   single list, posting order, wildcards (reference)\n");
+  for (const std::string& name : minimpi::match::MatchEngineNames()) {
+    std::printf("  %-6s %s\n", name.c_str(),
+                minimpi::match::MatchEngineDescription(name).c_str());
+  }
 
   PrintSection("Threads:");
   std::printf("  MPI_THREAD_MULTIPLE (always provided)\n");
