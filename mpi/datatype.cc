@@ -10,9 +10,8 @@
 namespace minimpi {
 namespace {
 
-// Predefined handles are small integers in [0x200, 0x300) (standard ABI).
-constexpr uintptr_t kFirstHandle = 0x200;
-constexpr uintptr_t kHandleCount = 0x100;
+using datatype_internal::kFirstHandle;
+using datatype_internal::kHandleCount;
 
 template <typename T>
 constexpr Datatype Basic(const char* name) {
@@ -114,20 +113,11 @@ Table BuildTable() {
   return t;
 }
 
-const Table& Datatypes() {
-  static const Table table = BuildTable();
-  return table;
-}
-
 }  // namespace
 
-const Datatype* LookupDatatype(MPI_Datatype handle) {
-  uintptr_t value = reinterpret_cast<uintptr_t>(handle);
-  if (value < kFirstHandle || value >= kFirstHandle + kHandleCount) {
-    return nullptr;
-  }
-  const Datatype& type = Datatypes().entries[value - kFirstHandle];
-  return type.name != nullptr ? &type : nullptr;
-}
+namespace datatype_internal {
+// Filled when the library loads: nothing can look a type up before MPI_Init.
+const std::array<Datatype, kHandleCount> kPredefined = BuildTable().entries;
+}  // namespace datatype_internal
 
 }  // namespace minimpi

@@ -5,6 +5,9 @@
 #ifndef MINIMPI_MPI_DATATYPE_H_
 #define MINIMPI_MPI_DATATYPE_H_
 
+#include <array>
+#include <cstdint>
+
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -17,8 +20,22 @@ struct Datatype {
   int first_member_size = 0;  // pair types: size of the value member
 };
 
+namespace datatype_internal {
+// Predefined handles are small integers in [0x200, 0x300) (standard ABI);
+// the table is filled when the library loads, so a lookup is one index.
+inline constexpr uintptr_t kFirstHandle = 0x200;
+inline constexpr uintptr_t kHandleCount = 0x100;
+extern const std::array<Datatype, kHandleCount> kPredefined;
+}  // namespace datatype_internal
+
 // The datatype a handle names, or nullptr when the handle names none.
-const Datatype* LookupDatatype(MPI_Datatype handle);
+inline const Datatype* LookupDatatype(MPI_Datatype handle) {
+  using namespace datatype_internal;
+  const uintptr_t index = reinterpret_cast<uintptr_t>(handle) - kFirstHandle;
+  if (index >= kHandleCount) return nullptr;  // also below kFirstHandle
+  const Datatype* type = &kPredefined[index];
+  return type->name != nullptr ? type : nullptr;
+}
 
 }  // namespace minimpi
 

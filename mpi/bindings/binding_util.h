@@ -77,19 +77,73 @@ void SetEmptyStatus(MPI_Status* status);
 p2p::Status ProcNullStatus();
 
 // Argument checks. Each returns MPI_SUCCESS, or the error class after
-// raising it on the right error handler.
-int CheckCommunicator(const char* call, MPI_Comm handle, Communicator** comm);
-int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
-                int count, MPI_Datatype handle, const Datatype** type);
-int CheckSend(const char* call, const void* buffer, int count,
-              MPI_Datatype datatype, int destination, int tag, MPI_Comm handle,
-              Communicator** comm, const Datatype** type);
-int CheckReceive(const char* call, const void* buffer, int count,
-                 MPI_Datatype datatype, int source, int tag, MPI_Comm handle,
-                 Communicator** comm, const Datatype** type);
+// raising it on the right error handler. The checks are inline and branch
+// once on the common path; finding out what exactly was wrong, formatting
+// the message and raising it happen out of line, in the *Error functions.
+[[gnu::cold, gnu::noinline]] int CommunicatorError(const char* call,
+                                                   MPI_Comm handle);
+[[gnu::cold, gnu::noinline]] int BufferError(const char* call,
+                                             Communicator* comm,
+                                             const void* buffer, int count,
+                                             MPI_Datatype handle);
+[[gnu::cold, gnu::noinline]] int PeerError(const char* call,
+                                           Communicator* comm, bool is_source,
+                                           int peer, int tag);
+
+inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
+
+inline int CheckCommunicator(const char* call, MPI_Comm handle,
+                             Communicator** comm) {
+  *comm = ToCommunicator(handle);
+  if (*comm != nullptr) [[likely]] return MPI_SUCCESS;
+  return CommunicatorError(call, handle);
+}
+
+inline int CheckBuffer(const char* call, Communicator* comm,
+                       const void* buffer, int count, MPI_Datatype handle,
+                       const Datatype** type) {
+  *type = LookupDatatype(handle);
+  if (*type != nullptr && count >= 0 &&
+      (buffer != nullptr || count == 0 || (*type)->size == 0)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return BufferError(call, comm, buffer, count, handle);
+}
+
+inline int CheckSend(const char* call, const void* buffer, int count,
+                     MPI_Datatype datatype, int destination, int tag,
+                     MPI_Comm handle, Communicator** comm,
+                     const Datatype** type) {
+  if (int error = CheckCommunicator(call, handle, comm)) return error;
+  if (int error = CheckBuffer(call, *comm, buffer, count, datatype, type)) {
+    return error;
+  }
+  const bool valid_rank =
+      (destination >= 0 && destination < (*comm)->size) ||
+      destination == MPI_PROC_NULL;
+  if (valid_rank && ValidTag(tag)) [[likely]] return MPI_SUCCESS;
+  return PeerError(call, *comm, /*is_source=*/false, destination, tag);
+}
+
 // Probes: a source and tag (wildcards allowed) on a communicator.
-int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
-               Communicator** comm);
+inline int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
+                      Communicator** comm) {
+  if (int error = CheckCommunicator(call, handle, comm)) return error;
+  const bool valid_rank = (source >= 0 && source < (*comm)->size) ||
+                          source == MPI_ANY_SOURCE || source == MPI_PROC_NULL;
+  if (valid_rank && (ValidTag(tag) || tag == MPI_ANY_TAG)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return PeerError(call, *comm, /*is_source=*/true, source, tag);
+}
+
+inline int CheckReceive(const char* call, const void* buffer, int count,
+                        MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm handle, Communicator** comm,
+                        const Datatype** type) {
+  if (int error = CheckProbe(call, source, tag, handle, comm)) return error;
+  return CheckBuffer(call, *comm, buffer, count, datatype, type);
+}
 
 p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
                             size_t bytes, int destination, int tag,
