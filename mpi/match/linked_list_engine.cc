@@ -39,6 +39,12 @@ void LinkedListEngine::RemoveUnexpected(UnexpectedMessage* message) {
   if (message->links.queued) unexpected_.Remove(message);
 }
 
+UnexpectedMessage* LinkedListEngine::PopAnyUnexpected() {
+  UnexpectedMessage* message = unexpected_.front();
+  if (message != nullptr) unexpected_.Remove(message);
+  return message;
+}
+
 bool LinkedListEngine::CancelPosted(PostedReceive* receive) {
   if (!receive->links.queued) return false;
   posted_.Remove(receive);

@@ -18,6 +18,7 @@ class LinkedListEngine : public MatchEngine {
   UnexpectedMessage* MatchPosted(PostedReceive* receive) override;
   UnexpectedMessage* Probe(const Envelope& wanted) override;
   void RemoveUnexpected(UnexpectedMessage* message) override;
+  UnexpectedMessage* PopAnyUnexpected() override;
   bool CancelPosted(PostedReceive* receive) override;
   size_t posted_count() const override { return posted_.size(); }
   size_t unexpected_count() const override { return unexpected_.size(); }

@@ -120,6 +120,10 @@ class MatchEngine {
   // every other receive).
   virtual void RemoveUnexpected(UnexpectedMessage* message) = 0;
 
+  // Removes and returns any queued unexpected message, nullptr when none is
+  // left (teardown: contexts have no wildcard, so Probe cannot drain).
+  virtual UnexpectedMessage* PopAnyUnexpected() = 0;
+
   // Removes a posted receive that has not matched yet; false if it already
   // matched (or was never queued).
   virtual bool CancelPosted(PostedReceive* receive) = 0;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -180,6 +181,22 @@ TEST_P(MatchEngineTest, AgreesWithReferenceOnRandomTraffic) {
       queued_receives.clear();
     }
   }
+}
+
+TEST_P(MatchEngineTest, PopAnyUnexpectedDrainsEveryContext) {
+  auto engine = NewEngine();
+  std::vector<Message> messages(6);
+  for (int i = 0; i < 6; ++i) {
+    messages[i].arrived = {i % 3, i, i};
+    ASSERT_EQ(engine->MatchArrival(messages[i].arrived, {}), nullptr);
+    engine->AddUnexpected(&messages[i]);
+  }
+  std::set<UnexpectedMessage*> drained;
+  while (UnexpectedMessage* message = engine->PopAnyUnexpected()) {
+    EXPECT_TRUE(drained.insert(message).second);
+  }
+  EXPECT_EQ(drained.size(), 6u);
+  EXPECT_EQ(engine->unexpected_count(), 0u);
 }
 
 TEST(MatchEngineFactoryTest, UnknownNameIsAnError) {

@@ -80,12 +80,52 @@ PointToPoint::~PointToPoint() {
   // Unexpected messages nobody received are the user's loss, not a leak of
   // ours: free their records.
   for (auto& vci : vcis_) {
-    while (auto* message = vci->engine->Probe(
-               {0, match::kAnySource, match::kAnyTag})) {
-      vci->engine->RemoveUnexpected(message);
-      std::free(static_cast<UnexpectedRecord*>(message));
+    while (auto* message = vci->engine->PopAnyUnexpected()) {
+      auto* record = static_cast<UnexpectedRecord*>(message);
+      record->~UnexpectedRecord();
+      std::free(record);
+    }
+    for (UnexpectedRecord* record : vci->spare_records) {
+      record->~UnexpectedRecord();
+      std::free(record);
     }
   }
+}
+
+namespace {
+constexpr size_t kMaxSpareRecords = 1024;  // bounds what a burst leaves behind
+}  // namespace
+
+UnexpectedRecord* PointToPoint::NewRecordLocked(Vci& vci,
+                                                size_t payload_bytes) {
+  const bool pooled = payload_bytes <= UnexpectedRecord::kPooledPayloadBytes;
+  if (pooled && !vci.spare_records.empty()) {
+    UnexpectedRecord* record = vci.spare_records.back();
+    vci.spare_records.pop_back();
+    record->links = {};
+    record->owner = nullptr;
+    return record;
+  }
+  const size_t capacity =
+      pooled ? UnexpectedRecord::kPooledPayloadBytes : payload_bytes;
+  void* memory = std::malloc(sizeof(UnexpectedRecord) + capacity);
+  if (memory == nullptr) {
+    std::fprintf(stderr, "minimpi: out of memory queueing a message\n");
+    std::abort();
+  }
+  auto* record = new (memory) UnexpectedRecord();
+  record->payload_capacity = capacity;
+  return record;
+}
+
+void PointToPoint::FreeRecordLocked(Vci& vci, UnexpectedRecord* record) {
+  if (record->payload_capacity == UnexpectedRecord::kPooledPayloadBytes &&
+      vci.spare_records.size() < kMaxSpareRecords) {
+    vci.spare_records.push_back(record);
+    return;
+  }
+  record->~UnexpectedRecord();
+  std::free(record);
 }
 
 void PointToPoint::Backoff(int& idle_rounds) {
@@ -285,8 +325,7 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
     }
     Complete(request);
   }
-  message->~UnexpectedRecord();
-  std::free(message);
+  FreeRecordLocked(*vcis_[request->vci], message);
 }
 
 void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
@@ -628,12 +667,7 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
   size_t kept = header.type == MessageType::kRendezvousRequest
                     ? 0
                     : payload_length;
-  void* memory = std::malloc(sizeof(UnexpectedRecord) + kept);
-  if (memory == nullptr) {
-    std::fprintf(stderr, "minimpi: out of memory queueing a message\n");
-    std::abort();
-  }
-  auto* record = new (memory) UnexpectedRecord();
+  UnexpectedRecord* record = NewRecordLocked(v, kept);
   record->arrived = arrived;
   record->header = header;
   record->source_world_rank = peer;

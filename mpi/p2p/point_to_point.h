@@ -36,7 +36,12 @@ namespace minimpi::p2p {
 // An unexpected message: the envelope, and for eager messages a copy of the
 // payload right behind the record.
 struct UnexpectedRecord : match::UnexpectedMessage {
+  // Records for payloads up to this size are recycled per VCI, so an early
+  // small message costs no allocation.
+  static constexpr size_t kPooledPayloadBytes = 256;
+
   MessageHeader header;
+  size_t payload_capacity = 0;
   int source_world_rank = -1;
   int vci = 0;
   void* owner = nullptr;  // opaque to p2p: the bindings keep the communicator
@@ -66,6 +71,8 @@ struct alignas(64) Vci {
     size_t length;
   };
   std::deque<PendingCopy> pending_copies;
+  // Recycled small unexpected-message records. Guarded by `mutex`.
+  std::vector<UnexpectedRecord*> spare_records;
 };
 
 class PointToPoint : public net::CompletionHandler {
@@ -153,6 +160,8 @@ class PointToPoint : public net::CompletionHandler {
   void PostReceiveLocked(Request* request);
   void HandleArrival(int vci, int peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
+  UnexpectedRecord* NewRecordLocked(Vci& vci, size_t payload_bytes);
+  static void FreeRecordLocked(Vci& vci, UnexpectedRecord* record);
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
   void StartRendezvousReadLocked(Request* request, int peer,
