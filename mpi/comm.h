@@ -32,6 +32,16 @@ class Communicator {
   int vci = 0;
   bool predefined = false;  // MPI_COMM_WORLD / MPI_COMM_SELF
   std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  // Counts the collectives started on this communicator. Every member starts
+  // them in the same order (MPI requires it), so the count names one
+  // collective consistently everywhere and becomes its messages' tag. Only
+  // the thread running a collective on this communicator touches it (two
+  // collectives on one communicator at once from two threads is erroneous).
+  uint32_t collective_sequence = 0;
+
+  int32_t NextCollectiveTag() {
+    return static_cast<int32_t>(collective_sequence++ & 0x3fffffffu);
+  }
 
   int32_t point_to_point_context() const { return 2 * local_id; }
   int32_t collective_context() const { return 2 * local_id + 1; }

@@ -264,6 +264,10 @@ enum {
 
 enum { MPI_IDENT = 101, MPI_CONGRUENT = 102, MPI_SIMILAR = 103, MPI_UNEQUAL = 104 };
 
+/* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
+typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
+                               MPI_Datatype* datatype);
+
 /* The largest tag minimpi accepts (the MPI_TAG_UB attribute's value). */
 #define MINIMPI_TAG_UB 2147483647
 
@@ -302,6 +306,47 @@ MINIMPI_DECLARE(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* n
 MINIMPI_DECLARE(int, Comm_free, (MPI_Comm* comm))
 MINIMPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
 MINIMPI_DECLARE(int, Barrier, (MPI_Comm comm))
+
+/* Collectives (blocking). */
+MINIMPI_DECLARE(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Scatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+
+/* Collectives (nonblocking). */
+MINIMPI_DECLARE(int, Ibarrier, (MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iscatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+
+/* Reduction operations. */
+MINIMPI_DECLARE(int, Op_create, (MPI_User_function* user_fn, int commute, MPI_Op* op))
+MINIMPI_DECLARE(int, Op_free, (MPI_Op* op))
+MINIMPI_DECLARE(int, Op_commutative, (MPI_Op op, int* commute))
+MINIMPI_DECLARE(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
 
 /* Point-to-point. */
 MINIMPI_DECLARE(int, Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))

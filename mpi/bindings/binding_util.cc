@@ -1,5 +1,6 @@
 #include "mpi/bindings/binding_util.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace minimpi {
@@ -116,6 +117,33 @@ int RaiseRequestError(const char* call, const p2p::Request* request,
                       "%d) for a buffer of %u bytes",
                       request->status.arrived_bytes, request->status.source,
                       request->status.tag, request->capacity));
+}
+
+int OpError(const char* call, Communicator* comm, MPI_Op handle,
+            MPI_Datatype type) {
+  const Op* op = LookupOp(handle);
+  if (op == nullptr) {
+    return RaiseError(comm, call, MPI_ERR_OP,
+                      handle == MPI_OP_NULL
+                          ? "invalid operation (MPI_OP_NULL)"
+                          : "invalid operation");
+  }
+  if (handle == MPI_REPLACE || handle == MPI_NO_OP) {
+    return RaiseError(comm, call, MPI_ERR_OP,
+                      absl::StrCat(op->name(),
+                                   " is only valid in one-sided accumulate "
+                                   "operations"));
+  }
+  const Datatype* datatype = LookupDatatype(type);
+  if (datatype == nullptr) {
+    return RaiseError(comm, call, MPI_ERR_TYPE,
+                      type == MPI_DATATYPE_NULL
+                          ? "invalid datatype (MPI_DATATYPE_NULL)"
+                          : "invalid datatype");
+  }
+  return RaiseError(
+      comm, call, MPI_ERR_OP,
+      absl::StrCat(op->name(), " is not defined for ", datatype->name));
 }
 
 }  // namespace minimpi

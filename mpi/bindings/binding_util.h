@@ -11,6 +11,7 @@
 #include "mpi/errors.h"
 #include "mpi/instance.h"
 #include "mpi/mpi.h"
+#include "mpi/op.h"
 #include "mpi/p2p/point_to_point.h"
 
 // Every function is defined as PMPI_<name>; MPI_<name> is a weak alias, so a
@@ -155,6 +156,23 @@ match::Envelope MakeEnvelope(Communicator* comm, int source, int tag);
 // Raises the error a completed request carries (truncation), if any.
 int RaiseRequestError(const char* call, const p2p::Request* request,
                       Communicator* comm);
+
+// Reductions (collectives and MPI_Reduce_local): the operation a handle
+// names, defined on `type`. MPI_REPLACE and MPI_NO_OP belong to one-sided
+// accumulates only and are refused here. Check the datatype first: an
+// invalid one is reported as MPI_ERR_TYPE.
+[[gnu::cold, gnu::noinline]] int OpError(const char* call, Communicator* comm,
+                                         MPI_Op handle, MPI_Datatype type);
+
+inline int CheckOp(const char* call, Communicator* comm, MPI_Op handle,
+                   MPI_Datatype type, const Op** op) {
+  *op = LookupOp(handle);
+  if (*op != nullptr && handle != MPI_REPLACE && handle != MPI_NO_OP &&
+      (*op)->Supports(type)) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return OpError(call, comm, handle, type);
+}
 
 }  // namespace minimpi
 

@@ -1,92 +1,38 @@
 #include "mpi/coll/basic.h"
 
-#include <cstring>
-#include <vector>
+#include <memory>
+
+#include "mpi/coll/schedule.h"
 
 namespace minimpi::coll {
-namespace {
 
-// Tags inside the collective context; user tags never reach this context.
-constexpr int32_t kAllgatherTag = 1;
-constexpr int32_t kBarrierTag = 2;
-
-p2p::SendArguments CollectiveSend(const Communicator& comm, int peer,
-                                  int32_t tag, const void* buffer,
-                                  size_t bytes) {
-  p2p::SendArguments send;
-  send.buffer = buffer;
-  send.bytes = bytes;
-  send.destination_world_rank = comm.world_ranks[peer];
-  send.remote_context = comm.remote_collective_context(peer);
-  send.source_rank = comm.rank;
-  send.tag = tag;
-  send.vci = comm.vci;
-  return send;
-}
-
-p2p::ReceiveArguments CollectiveReceive(const Communicator& comm, int peer,
-                                        int32_t tag, void* buffer,
-                                        size_t bytes,
-                                        match::TrafficKind::Collective op) {
-  p2p::ReceiveArguments receive;
-  receive.buffer = buffer;
-  receive.capacity = bytes;
-  receive.context = comm.collective_context();
-  receive.source = peer;
-  receive.tag = tag;
-  receive.vci = comm.vci;
-  receive.kind = {op, static_cast<uint32_t>(bytes),
-                  static_cast<uint32_t>(comm.size)};
-  return receive;
-}
-
-void WaitAll(p2p::PointToPoint& p2p, std::vector<p2p::Request*>& requests,
-             int vci) {
-  p2p.WaitUntil(vci, [&] {
-    for (p2p::Request* request : requests) {
-      if (!p2p::PointToPoint::IsComplete(request)) return false;
-    }
-    return true;
-  });
-  for (p2p::Request* request : requests) p2p.Retire(request);
-  requests.clear();
-}
-
-}  // namespace
-
-void AllgatherBytes(p2p::PointToPoint& p2p, const Communicator& comm,
+void AllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                     const void* contribution, size_t bytes, void* gathered) {
+  auto schedule = std::make_unique<Schedule>(
+      comm, CollectiveKind::kCommCreate, bytes);
   auto* out = static_cast<std::byte*>(gathered);
-  if (bytes > 0) std::memcpy(out + comm.rank * bytes, contribution, bytes);
-  std::vector<p2p::Request*> requests;
-  requests.reserve(2 * comm.size);
-  for (int peer = 0; peer < comm.size; ++peer) {
-    if (peer == comm.rank) continue;
-    requests.push_back(p2p.Irecv(CollectiveReceive(
-        comm, peer, kAllgatherTag, out + peer * bytes, bytes,
-        match::TrafficKind::Collective::kAllgather)));
-  }
+  schedule->Copy(contribution, out + comm.rank * bytes, bytes);
+  // One round: every pair exchanges directly. Communicator creation is rare
+  // and the data tiny; staggered peers keep rank 0 from being hit first.
   for (int step = 1; step < comm.size; ++step) {
-    // Staggered order so every rank does not hit rank 0 first.
-    int peer = (comm.rank + step) % comm.size;
-    requests.push_back(p2p.Isend(
-        CollectiveSend(comm, peer, kAllgatherTag, contribution, bytes)));
+    int to = (comm.rank + step) % comm.size;
+    int from = (comm.rank - step + comm.size) % comm.size;
+    schedule->Receive(out + from * bytes, bytes, from);
+    schedule->Send(contribution, bytes, to);
   }
-  WaitAll(p2p, requests, comm.vci);
+  Schedule::Run(std::move(schedule), p2p);
 }
 
-void Barrier(p2p::PointToPoint& p2p, const Communicator& comm) {
-  std::vector<p2p::Request*> requests;
+void Barrier(p2p::PointToPoint& p2p, Communicator& comm) {
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kBarrier, 0);
   for (int distance = 1; distance < comm.size; distance *= 2) {
-    int to = (comm.rank + distance) % comm.size;
-    int from = (comm.rank - distance + comm.size) % comm.size;
-    requests.push_back(p2p.Irecv(CollectiveReceive(
-        comm, from, kBarrierTag, nullptr, 0,
-        match::TrafficKind::Collective::kBarrier)));
-    requests.push_back(
-        p2p.Isend(CollectiveSend(comm, to, kBarrierTag, nullptr, 0)));
-    WaitAll(p2p, requests, comm.vci);
+    schedule->Send(nullptr, 0, (comm.rank + distance) % comm.size);
+    schedule->Receive(nullptr, 0,
+                      (comm.rank - distance + comm.size) % comm.size);
+    schedule->EndRound();
   }
+  Schedule::Run(std::move(schedule), p2p);
 }
 
 }  // namespace minimpi::coll

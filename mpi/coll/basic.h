@@ -17,11 +17,11 @@ namespace minimpi::coll {
 
 // Every rank contributes `bytes` bytes; `gathered` receives size * bytes,
 // ordered by rank.
-void AllgatherBytes(p2p::PointToPoint& p2p, const Communicator& comm,
+void AllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                     const void* contribution, size_t bytes, void* gathered);
 
 // Dissemination barrier: ceil(log2 size) rounds of empty messages.
-void Barrier(p2p::PointToPoint& p2p, const Communicator& comm);
+void Barrier(p2p::PointToPoint& p2p, Communicator& comm);
 
 }  // namespace minimpi::coll
 

@@ -286,6 +286,50 @@ void PointToPoint::Start(Request* request) {
   }
 }
 
+Request* PointToPoint::NewCollectiveRequest(int vci, Progressable* schedule) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  Request* request = v.requests.Allocate();
+  request->kind = RequestKind::kCollective;
+  request->vci = vci;
+  request->schedule = schedule;
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  return request;
+}
+
+void PointToPoint::StartSchedule(Progressable* schedule, int vci) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  RunAdvance(schedule, vci);
+}
+
+void PointToPoint::RunAdvance(Progressable* schedule, int vci) {
+  schedule->in_advance = true;
+  schedule->Advance(*this, vci);
+  // Not touched after a finishing Advance: `in_advance` is cleared by the
+  // schedule's own Advance before it completes its request (see Schedule).
+}
+
+Request* PointToPoint::IsendLocked(const SendArguments& arguments,
+                                   Progressable* parent) {
+  Request* request = NewSendLocked(arguments, /*persistent=*/false);
+  request->parent = parent;
+  PostSendLocked(request);
+  return request;
+}
+
+Request* PointToPoint::IrecvLocked(const ReceiveArguments& arguments,
+                                   Progressable* parent) {
+  Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
+  request->parent = parent;
+  PostReceiveLocked(request);
+  return request;
+}
+
+void PointToPoint::CompleteCollectiveLocked(Request* request) {
+  Complete(request);
+}
+
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
   Vci& v = *vcis_[vci];
   std::lock_guard<std::mutex> lock(v.mutex);
@@ -502,12 +546,25 @@ bool PointToPoint::CancelReceive(Request* request) {
 // --- Completion and progress -------------------------------------------------
 
 void PointToPoint::Complete(Request* request) {
+  if (Progressable* parent = request->parent) {
+    // A collective's step: its schedule advances at the end of this
+    // progress round (never inside the transport's poll, which may not be
+    // re-entered). The schedule, not a user, retires the request.
+    if (!parent->queued_for_advance && !parent->in_advance) {
+      parent->queued_for_advance = true;
+      vcis_[request->vci]->ready.push_back(parent);
+    }
+  }
   // The last touch of the request on this path: once kComplete is visible the
   // waiting thread may read the status and recycle it.
   RequestState previous =
       request->state.exchange(RequestState::kComplete,
                               std::memory_order_acq_rel);
   if (previous == RequestState::kActiveFreed) {
+    // Nobody will retire it: do what Retire would. A collective's schedule
+    // is deleted from inside its own last Advance, which returns at once.
+    delete request->schedule;
+    request->schedule = nullptr;
     request->pool->Release(request);
   }
 }
@@ -517,6 +574,10 @@ void PointToPoint::Wait(Request* request) {
 }
 
 void PointToPoint::Retire(Request* request) {
+  if (request->schedule != nullptr) {
+    delete request->schedule;
+    request->schedule = nullptr;
+  }
   if (request->persistent) {
     request->state.store(RequestState::kInactive, std::memory_order_release);
   } else {
@@ -572,6 +633,21 @@ bool PointToPoint::PollLocked(int vci) {
                                    copy.remote, copy.length, context);
     if (result == net::PostResult::kRetry) break;
     v.pending_copies.pop_front();
+    progressed = true;
+  }
+  // Advance schedules whose steps completed. Advancing may complete more
+  // steps at once (eager sends), which queues them again: loop until quiet.
+  // A nested PollLocked (a send waiting for ring space) leaves this to the
+  // outer one.
+  if (!v.ready.empty() && !v.advancing) {
+    v.advancing = true;
+    while (!v.ready.empty()) {
+      Progressable* schedule = v.ready.back();
+      v.ready.pop_back();
+      schedule->queued_for_advance = false;
+      RunAdvance(schedule, vci);
+    }
+    v.advancing = false;
     progressed = true;
   }
   return progressed;

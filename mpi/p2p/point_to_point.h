@@ -73,6 +73,9 @@ struct alignas(64) Vci {
   std::deque<PendingCopy> pending_copies;
   // Recycled small unexpected-message records. Guarded by `mutex`.
   std::vector<UnexpectedRecord*> spare_records;
+  // Schedules whose requests completed, to advance. Guarded by `mutex`.
+  std::vector<Progressable*> ready;
+  bool advancing = false;  // guarded by `mutex`
 };
 
 class PointToPoint : public net::CompletionHandler {
@@ -103,6 +106,18 @@ class PointToPoint : public net::CompletionHandler {
 
   // A request that is already complete with `status` (PROC_NULL operations).
   Request* NewCompletedRequest(const Status& status, int vci);
+
+  // Collectives. A collective's request completes when its schedule says
+  // so; the schedule is owned by the request. StartSchedule calls Advance
+  // once under the VCI's lock to post the first steps.
+  Request* NewCollectiveRequest(int vci, Progressable* schedule);
+  void StartSchedule(Progressable* schedule, int vci);
+  // For use inside Progressable::Advance (the VCI's lock is held): post a
+  // step whose completion advances `parent`, and finish the collective.
+  Request* IsendLocked(const SendArguments& arguments, Progressable* parent);
+  Request* IrecvLocked(const ReceiveArguments& arguments,
+                       Progressable* parent);
+  void CompleteCollectiveLocked(Request* request);
 
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
@@ -173,6 +188,7 @@ class PointToPoint : public net::CompletionHandler {
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
   void Complete(Request* request);
+  void RunAdvance(Progressable* schedule, int vci);
   void Backoff(int& idle_rounds);
 
   net::Transport* const transport_;

@@ -40,7 +40,8 @@ struct Status {
 enum class RequestKind : uint8_t {
   kSend,
   kReceive,
-  kCompleted,  // born complete (MPI_PROC_NULL operations)
+  kCompleted,   // born complete (MPI_PROC_NULL operations)
+  kCollective,  // completed by its schedule
 };
 
 enum class SendMode : uint8_t { kStandard, kSynchronous, kReady };
@@ -75,6 +76,27 @@ enum class RequestState : uint8_t {
 
 class RequestPool;
 struct UnexpectedRecord;
+class PointToPoint;
+
+// Work that moves forward as requests it posted complete: the schedule of a
+// collective. When such a request completes, the progress engine queues its
+// parent on the VCI and calls Advance once it is outside the transport's
+// poll, with the VCI's lock held.
+//
+// The engine sets `in_advance` before calling Advance; while it is set,
+// completions do not queue the schedule again, so Advance must check its own
+// in-flight steps before it returns, and must clear `in_advance` itself
+// before returning or completing its collective (after completing, the
+// waiting thread may delete it). That way a schedule that finishes inside
+// Advance is never left on the queue.
+class Progressable {
+ public:
+  virtual ~Progressable() = default;
+  virtual void Advance(PointToPoint& p2p, int vci) = 0;
+
+  bool queued_for_advance = false;  // guarded by the VCI lock
+  bool in_advance = false;          // guarded by the VCI lock
+};
 
 struct Request : match::PostedReceive {
   std::atomic<RequestState> state{RequestState::kInactive};
@@ -100,6 +122,10 @@ struct Request : match::PostedReceive {
   Status status;
   // Opaque to p2p: the bindings keep the communicator here (for errors).
   void* owner = nullptr;
+  // A step of a collective: told when this request completes.
+  Progressable* parent = nullptr;
+  // A collective request owns its schedule; deleted when the request is.
+  Progressable* schedule = nullptr;
 
   RequestPool* pool = nullptr;
   Request* next_free = nullptr;

@@ -1,0 +1,153 @@
+#include "mpi/coll/schedule.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace minimpi::coll {
+
+Schedule::Schedule(Communicator& comm, CollectiveKind kind,
+                   size_t message_bytes)
+    : comm_(comm),
+      hint_{kind,
+            static_cast<uint32_t>(std::min<size_t>(
+                message_bytes, std::numeric_limits<uint32_t>::max())),
+            static_cast<uint32_t>(comm.size)},
+      tag_(comm.NextCollectiveTag()) {}
+
+Schedule::~Schedule() = default;
+
+void Schedule::Send(const void* buffer, size_t bytes, int peer) {
+  Step step{StepKind::kSend};
+  step.in = buffer;
+  step.bytes = bytes;
+  step.peer = peer;
+  steps_.push_back(step);
+}
+
+void Schedule::Receive(void* buffer, size_t bytes, int peer) {
+  Step step{StepKind::kReceive};
+  step.out = buffer;
+  step.bytes = bytes;
+  step.peer = peer;
+  steps_.push_back(step);
+}
+
+void Schedule::Reduce(const void* in, void* inout, int count,
+                      MPI_Datatype type, const Op* op) {
+  Step step{StepKind::kReduce};
+  step.in = in;
+  step.out = inout;
+  step.count = count;
+  step.type = type;
+  step.op = op;
+  steps_.push_back(step);
+}
+
+void Schedule::Copy(const void* from, void* to, size_t bytes) {
+  Step step{StepKind::kCopy};
+  step.in = from;
+  step.out = to;
+  step.bytes = bytes;
+  steps_.push_back(step);
+}
+
+void Schedule::EndRound() {
+  const size_t previous_end = round_ends_.empty() ? 0 : round_ends_.back();
+  if (steps_.size() > previous_end) round_ends_.push_back(steps_.size());
+}
+
+std::byte* Schedule::Scratch(size_t bytes) {
+  scratch_.push_back(std::make_unique<std::byte[]>(std::max<size_t>(bytes, 1)));
+  return scratch_.back().get();
+}
+
+p2p::Request* Schedule::Start(p2p::PointToPoint& p2p) {
+  EndRound();
+  request_ = p2p.NewCollectiveRequest(comm_.vci, this);
+  p2p::Request* request = request_;  // `this` may finish inside StartSchedule
+  p2p.StartSchedule(this, comm_.vci);
+  return request;
+}
+
+bool Schedule::Run(std::unique_ptr<Schedule> schedule,
+                   p2p::PointToPoint& p2p) {
+  // From Start on, the request owns the schedule and deletes it at Retire.
+  p2p::Request* request = schedule.release()->Start(p2p);
+  p2p.Wait(request);
+  const bool intact = request->status.error == p2p::Error::kNone;
+  p2p.Retire(request);
+  return intact;
+}
+
+void Schedule::StartRound(p2p::PointToPoint& p2p) {
+  const size_t begin = round_ == 0 ? 0 : round_ends_[round_ - 1];
+  const size_t end = round_ends_[round_];
+  for (size_t i = begin; i < end; ++i) {
+    const Step& step = steps_[i];
+    switch (step.kind) {
+      case StepKind::kSend: {
+        p2p::SendArguments send;
+        send.buffer = step.in;
+        send.bytes = step.bytes;
+        send.destination_world_rank = comm_.world_ranks[step.peer];
+        send.remote_context = comm_.remote_collective_context(step.peer);
+        send.source_rank = comm_.rank;
+        send.tag = tag_;
+        send.vci = comm_.vci;
+        in_flight_.push_back(p2p.IsendLocked(send, this));
+        break;
+      }
+      case StepKind::kReceive: {
+        p2p::ReceiveArguments receive;
+        receive.buffer = step.out;
+        receive.capacity = step.bytes;
+        receive.context = comm_.collective_context();
+        receive.source = step.peer;
+        receive.tag = tag_;
+        receive.vci = comm_.vci;
+        receive.kind = hint_;
+        in_flight_.push_back(p2p.IrecvLocked(receive, this));
+        break;
+      }
+      case StepKind::kReduce:
+        step.op->Apply(step.in, step.out, step.count, step.type);
+        break;
+      case StepKind::kCopy:
+        if (step.bytes > 0 && step.in != step.out) {
+          std::memmove(step.out, step.in, step.bytes);
+        }
+        break;
+    }
+  }
+}
+
+bool Schedule::RoundDone(p2p::PointToPoint& p2p) {
+  for (p2p::Request* request : in_flight_) {
+    if (!p2p::PointToPoint::IsComplete(request)) return false;
+  }
+  for (p2p::Request* request : in_flight_) {
+    if (request->status.error != p2p::Error::kNone) truncated_ = true;
+    p2p.Retire(request);
+  }
+  in_flight_.clear();
+  return true;
+}
+
+void Schedule::Advance(p2p::PointToPoint& p2p, int /*vci*/) {
+  // Rounds whose steps finish at once (local steps, eager sends) run back to
+  // back here; the loop stops at the first round still waiting on messages.
+  while (RoundDone(p2p)) {
+    if (round_ == round_ends_.size()) {
+      if (truncated_) request_->status.error = p2p::Error::kTruncated;
+      in_advance = false;
+      p2p.CompleteCollectiveLocked(request_);  // may delete `this` (waiter)
+      return;
+    }
+    StartRound(p2p);
+    ++round_;
+  }
+  in_advance = false;
+}
+
+}  // namespace minimpi::coll

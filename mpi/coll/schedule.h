@@ -1,0 +1,96 @@
+// A collective as a schedule: rounds of steps (send, receive, reduce, copy),
+// each round starting when every step of the one before has finished. Every
+// algorithm in mpi/coll builds one; a blocking collective runs it to the end
+// at once, a nonblocking one returns its request and lets the progress engine
+// advance it as its messages complete, so collectives and point-to-point
+// requests mix freely in MPI_Waitall/MPI_Testsome.
+//
+// All messages travel in the communicator's collective context with a tag
+// drawn from the communicator's collective sequence number, so overlapping
+// nonblocking collectives on one communicator never match each other's
+// messages (MPI requires every rank to start collectives in the same order).
+// Each receive carries the matching hint: which collective, how many bytes,
+// how many ranks.
+//
+// Owned by: mpi/coll. Called by: the algorithms and the bindings.
+#ifndef MINIMPI_MPI_COLL_SCHEDULE_H_
+#define MINIMPI_MPI_COLL_SCHEDULE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "mpi/comm.h"
+#include "mpi/match/match_engine.h"
+#include "mpi/op.h"
+#include "mpi/p2p/point_to_point.h"
+
+namespace minimpi::coll {
+
+using CollectiveKind = match::TrafficKind::Collective;
+
+class Schedule : public p2p::Progressable {
+ public:
+  // `kind` and `message_bytes` form the hint every receive carries.
+  Schedule(Communicator& comm, CollectiveKind kind, size_t message_bytes);
+  ~Schedule() override;
+
+  const Communicator& comm() const { return comm_; }
+  int rank() const { return comm_.rank; }
+  int size() const { return comm_.size; }
+
+  // --- Building, before Start. Steps of one round run concurrently.
+  void Send(const void* buffer, size_t bytes, int peer);
+  void Receive(void* buffer, size_t bytes, int peer);
+  // inout[i] = in[i] (op) inout[i] for `count` items of `type`.
+  void Reduce(const void* in, void* inout, int count, MPI_Datatype type,
+              const Op* op);
+  void Copy(const void* from, void* to, size_t bytes);
+  // Steps added after this wait for every step added before.
+  void EndRound();
+  // Scratch memory that lives as long as the schedule.
+  std::byte* Scratch(size_t bytes);
+
+  // --- Running.
+  // Posts the first round; returns the request that completes at the end.
+  p2p::Request* Start(p2p::PointToPoint& p2p);
+  // Start, wait, retire: a blocking collective. Returns false if a message
+  // arrived truncated (mismatched counts), true otherwise.
+  static bool Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p);
+
+  void Advance(p2p::PointToPoint& p2p, int vci) override;
+
+ private:
+  enum class StepKind : uint8_t { kSend, kReceive, kReduce, kCopy };
+  struct Step {
+    StepKind kind;
+    const void* in = nullptr;  // send / reduce input / copy source
+    void* out = nullptr;       // receive / reduce inout / copy target
+    size_t bytes = 0;          // send, receive, copy
+    int peer = 0;              // send, receive
+    int count = 0;             // reduce
+    MPI_Datatype type = nullptr;
+    const Op* op = nullptr;
+  };
+
+  // Runs the local steps and posts the messages of round `round_`.
+  void StartRound(p2p::PointToPoint& p2p);
+  // True when every posted step of the round has finished (retiring them).
+  bool RoundDone(p2p::PointToPoint& p2p);
+
+  const Communicator& comm_;
+  const match::TrafficKind hint_;
+  const int32_t tag_;
+  std::vector<Step> steps_;
+  std::vector<size_t> round_ends_;  // steps_[round_ends_[r-1], round_ends_[r])
+  std::vector<std::unique_ptr<std::byte[]>> scratch_;
+  size_t round_ = 0;
+  std::vector<p2p::Request*> in_flight_;
+  p2p::Request* request_ = nullptr;
+  bool truncated_ = false;
+};
+
+}  // namespace minimpi::coll
+
+#endif  // MINIMPI_MPI_COLL_SCHEDULE_H_

@@ -1,0 +1,47 @@
+// Reduction operations: the predefined ones (MPI_SUM ... MPI_MAXLOC) on every
+// datatype the standard allows them on, and user operations from
+// MPI_Op_create, commutative or not.
+//
+// The convention is MPI's: Apply(in, inout) leaves inout[i] = in[i] (op)
+// inout[i]. For a non-commutative operation the caller keeps rank order by
+// passing the lower ranks' partial result as `in` and the higher ranks' as
+// `inout`.
+//
+// Owned by: mpi/. Called by: mpi/coll (reductions inside collectives) and the
+// bindings (MPI_Reduce_local, MPI_Op_create, MPI_Op_free, argument checks).
+#ifndef MINIMPI_MPI_OP_H_
+#define MINIMPI_MPI_OP_H_
+
+#include "mpi/datatype.h"
+#include "mpi/mpi.h"
+
+namespace minimpi {
+
+class Op {
+ public:
+  static constexpr uint32_t kMagic = 0x6f706572;  // "oper"
+
+  virtual ~Op() = default;
+  virtual const char* name() const = 0;
+  virtual bool commutative() const = 0;
+  virtual bool predefined() const = 0;
+  // Whether this operation is defined on `type` (MPI_ERR_OP otherwise).
+  virtual bool Supports(MPI_Datatype type) const = 0;
+  // inout[i] = in[i] (op) inout[i] for `count` items of `type`. Only called
+  // when Supports(type).
+  virtual void Apply(const void* in, void* inout, int count,
+                     MPI_Datatype type) const = 0;
+
+  uint32_t magic = kMagic;
+};
+
+// The operation a handle names, or nullptr (invalid handle, MPI_OP_NULL).
+const Op* LookupOp(MPI_Op handle);
+
+// A user operation (MPI_Op_create); freed with DeleteUserOp.
+Op* NewUserOp(MPI_User_function* function, bool commutative);
+void DeleteUserOp(Op* op);
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_OP_H_
