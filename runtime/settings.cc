@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -61,13 +62,20 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
   status.Update(ReadChoice("MINIMPI_MATCH", {"ll"}, s.match));
   status.Update(ReadChoice("MINIMPI_BIND_TO", {"none", "core"}, s.bind_to));
+  for (const char* collective : kCollectiveNames) {
+    std::string variable = absl::AsciiStrToUpper(
+        absl::StrCat("MINIMPI_COLL_", collective));
+    if (const char* value = Env(variable.c_str())) {
+      s.collective_algorithms[collective] = value;
+    }
+  }
   if (!status.ok()) return status;
   return s;
 }
 
 std::vector<SettingInfo> DescribeSettings(const Settings& s) {
   const Settings d;
-  return {
+  std::vector<SettingInfo> described = {
       {"MINIMPI_TRANSPORT", s.transport, d.transport,
        "transport: auto (ib across nodes with an RDMA device, else shm), shm, "
        "ib"},
@@ -93,6 +101,16 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
        "rank binding: none or core (mpiexec --bind-to sets it)"},
   };
+  for (const char* collective : kCollectiveNames) {
+    auto chosen = s.collective_algorithms.find(collective);
+    described.push_back(
+        {absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective)),
+         chosen == s.collective_algorithms.end() ? "auto" : chosen->second,
+         "auto",
+         absl::StrCat("algorithm of MPI_", collective,
+                      " and its nonblocking form; minimpi_info lists them")});
+  }
+  return described;
 }
 
 }  // namespace minimpi::runtime

@@ -7,6 +7,7 @@
 #define MINIMPI_RUNTIME_SETTINGS_H_
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,11 +38,23 @@ struct Settings {
   std::string match = "ll";
   // Binding of each rank: "none" or "core" (set by mpiexec --bind-to).
   std::string bind_to = "none";
+  // MINIMPI_COLL_<NAME>=<algorithm> for the collectives named in
+  // kCollectiveNames: collective name -> algorithm ("auto" when unset).
+  // mpi/coll checks the algorithm names, since it owns them.
+  std::map<std::string, std::string> collective_algorithms;
 
   // Reads the MINIMPI_* environment; an unknown value is an error that names
   // the variable and lists the accepted values.
   static absl::StatusOr<Settings> FromEnvironment();
 };
+
+// The collectives whose algorithm a MINIMPI_COLL_<NAME> variable chooses
+// (NAME is the upper-cased entry).
+inline constexpr const char* kCollectiveNames[] = {
+    "barrier",   "bcast",      "reduce",         "allreduce",
+    "gather",    "gatherv",    "scatter",        "scatterv",
+    "allgather", "allgatherv", "alltoall",       "alltoallv",
+    "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
 
 struct SettingInfo {
   std::string name;         // MINIMPI_...

@@ -111,6 +111,11 @@ match::Envelope MakeEnvelope(Communicator* comm, int source, int tag) {
 int RaiseRequestError(const char* call, const p2p::Request* request,
                       Communicator* comm) {
   if (request->status.error != p2p::Error::kTruncated) return MPI_SUCCESS;
+  if (request->kind == p2p::RequestKind::kCollective) {
+    return RaiseError(comm, call, MPI_ERR_TRUNCATE,
+                      "message truncated in a collective: the ranks passed "
+                      "counts or types that do not match");
+  }
   return RaiseError(
       comm, call, MPI_ERR_TRUNCATE,
       absl::StrFormat("message truncated: %u bytes arrived from rank %d (tag "

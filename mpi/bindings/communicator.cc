@@ -160,16 +160,6 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Barrier(MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Barrier");
-  Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Barrier", comm, &c)) {
-    return error;
-  }
-  minimpi::coll::Barrier(Instance::Get().p2p(), *c);
-  return MPI_SUCCESS;
-}
-
 }  // extern "C"
 
 MINIMPI_EXPORT(Comm_rank)
@@ -178,4 +168,3 @@ MINIMPI_EXPORT(Comm_dup)
 MINIMPI_EXPORT(Comm_split)
 MINIMPI_EXPORT(Comm_free)
 MINIMPI_EXPORT(Comm_compare)
-MINIMPI_EXPORT(Barrier)

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
 
 using minimpi::Communicator;
@@ -30,6 +31,10 @@ int InitializeOrDie(const char* call) {
     std::exit(1);
   }
   absl::Status status = Instance::Initialize();
+  if (status.ok()) {
+    status = minimpi::coll::ConfigureAlgorithms(
+        Instance::Get().settings().collective_algorithms);
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "%s: cannot start minimpi: %s\n", call,
                  std::string(status.message()).c_str());

@@ -1,0 +1,34 @@
+// What the collective bindings share: checks every collective makes, and
+// running a call's schedule to the end (blocking) or handing back its
+// request (nonblocking). Each binding validates its own arguments, fills a
+// coll::Arguments and calls RunCollective.
+#ifndef MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
+#define MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
+
+#include "mpi/bindings/binding_util.h"
+#include "mpi/coll/algorithms.h"
+
+namespace minimpi {
+
+// MPI_ERR_ROOT unless 0 <= root < size.
+int CheckRoot(const char* call, Communicator* comm, int root);
+
+// MPI_ERR_REQUEST for a null request pointer of a nonblocking call.
+int CheckRequestPointer(const char* call, Communicator* comm,
+                        MPI_Request* request);
+
+// CheckBuffer's checks for one side of a collective (the buffer may be
+// MPI_IN_PLACE); on success *extent is the type's extent in bytes.
+int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
+                    int count, MPI_Datatype type, size_t* extent);
+
+// Builds the schedule of `collective` and runs it to the end (request ==
+// nullptr) or starts it and returns its request. Mismatched counts between
+// ranks surface as MPI_ERR_TRUNCATE on `comm`.
+int RunCollective(const char* call, Communicator* comm,
+                  coll::Collective collective, const coll::Arguments& arguments,
+                  MPI_Request* request);
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_

@@ -1,0 +1,94 @@
+#include "mpi/coll/algorithms.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mpi/coll/families.h"
+
+namespace minimpi::coll {
+namespace {
+
+// The chosen algorithm per collective (nullptr: automatic). Written once at
+// MPI_Init, before any collective runs; read-only afterwards.
+const Algorithm* chosen[static_cast<size_t>(Collective::kExscan) + 1] = {};
+
+const CollectiveAlgorithms& Entry(Collective collective) {
+  for (const CollectiveAlgorithms& entry : Registry()) {
+    if (entry.collective == collective) return entry;
+  }
+  std::fprintf(stderr, "minimpi: collective %d has no algorithms\n",
+               static_cast<int>(collective));
+  std::abort();
+}
+
+const Algorithm* Find(const CollectiveAlgorithms& entry, const char* name) {
+  for (const Algorithm& algorithm : entry.algorithms) {
+    if (std::strcmp(algorithm.name, name) == 0) return &algorithm;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<CollectiveAlgorithms>& Registry() {
+  static const std::vector<CollectiveAlgorithms> registry = [] {
+    std::vector<CollectiveAlgorithms> all;
+    AddBarrierAndBcast(all);
+    AddReductions(all);
+    AddDataMovement(all);
+    return all;
+  }();
+  return registry;
+}
+
+absl::Status ConfigureAlgorithms(
+    const std::map<std::string, std::string>& choices) {
+  for (const auto& [collective_name, algorithm_name] : choices) {
+    const CollectiveAlgorithms* entry = nullptr;
+    for (const CollectiveAlgorithms& candidate : Registry()) {
+      if (collective_name == candidate.name) entry = &candidate;
+    }
+    if (entry == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no collective named '", collective_name, "'"));
+    }
+    const size_t index = static_cast<size_t>(entry->collective);
+    if (algorithm_name == "auto") {
+      chosen[index] = nullptr;
+      continue;
+    }
+    const Algorithm* algorithm = Find(*entry, algorithm_name.c_str());
+    if (algorithm == nullptr) {
+      std::vector<std::string> names = {"auto"};
+      for (const Algorithm& a : entry->algorithms) names.push_back(a.name);
+      std::string upper = collective_name;
+      for (char& c : upper) c = static_cast<char>(std::toupper(c));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MINIMPI_COLL_", upper, "=", algorithm_name,
+          " is not one of: ", absl::StrJoin(names, ", ")));
+    }
+    chosen[index] = algorithm;
+  }
+  return absl::OkStatus();
+}
+
+std::string ConfiguredAlgorithm(Collective collective) {
+  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  return algorithm == nullptr ? "auto" : algorithm->name;
+}
+
+std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,
+                                const Arguments& arguments) {
+  const CollectiveAlgorithms& entry = Entry(collective);
+  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  if (algorithm == nullptr ||
+      (algorithm->serves != nullptr && !algorithm->serves(comm, arguments))) {
+    algorithm = Find(entry, entry.choose(comm, arguments));
+  }
+  return algorithm->build(comm, arguments);
+}
+
+}  // namespace minimpi::coll

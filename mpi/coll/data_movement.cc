@@ -1,0 +1,8 @@
+// PLACEHOLDER while the family is being written: adds no algorithms yet.
+#include "mpi/coll/families.h"
+
+namespace minimpi::coll {
+
+void AddDataMovement(std::vector<CollectiveAlgorithms>& /*registry*/) {}
+
+}  // namespace minimpi::coll

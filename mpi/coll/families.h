@@ -1,0 +1,22 @@
+// Each family of collectives adds its algorithms to the registry
+// (algorithms.cc). One function per source file keeps the registry in one
+// place without static-initialisation tricks.
+#ifndef MINIMPI_MPI_COLL_FAMILIES_H_
+#define MINIMPI_MPI_COLL_FAMILIES_H_
+
+#include <vector>
+
+#include "mpi/coll/algorithms.h"
+
+namespace minimpi::coll {
+
+// barrier_bcast.cc: Barrier, Bcast.
+void AddBarrierAndBcast(std::vector<CollectiveAlgorithms>& registry);
+// reductions.cc: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan.
+void AddReductions(std::vector<CollectiveAlgorithms>& registry);
+// data_movement.cc: Gather(v), Scatter(v), Allgather(v), Alltoall(v).
+void AddDataMovement(std::vector<CollectiveAlgorithms>& registry);
+
+}  // namespace minimpi::coll
+
+#endif  // MINIMPI_MPI_COLL_FAMILIES_H_
