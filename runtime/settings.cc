@@ -107,7 +107,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
         {absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective)),
          chosen == s.collective_algorithms.end() ? "auto" : chosen->second,
          "auto",
-         absl::StrCat("algorithm of MPI_", collective,
+         absl::StrCat("algorithm of MPI_",
+                      std::string(1, absl::ascii_toupper(collective[0])),
+                      collective + 1,
                       " and its nonblocking form; minimpi_info lists them")});
   }
   return described;

@@ -1,8 +1,705 @@
-// PLACEHOLDER while the family is being written: adds no algorithms yet.
+// Gather(v), Scatter(v), Allgather(v) and Alltoall(v): the collectives that
+// move data without combining it.
+//
+//   gather      linear: the root receives every block directly, one round.
+//               binomial: each subtree collects its ranks' blocks, contiguous
+//               in root-relative order, and forwards them to its parent; the
+//               root rotates them into place. log2 n rounds: small blocks,
+//               many ranks.
+//   gatherv     linear (block sizes differ per rank, so a tree would need
+//               every rank to know every count; linear needs none of that).
+//   scatter     linear and binomial, the mirror images of gather's.
+//   scatterv    linear.
+//   allgather   recursive_doubling (power-of-two sizes only): log2 n
+//               exchanges of doubling groups of blocks. bruck: ceil(log2 n)
+//               rounds on a scratch copy, then a rotation; any size. Both for
+//               small messages. ring: n - 1 steps passing one block to the
+//               right, bandwidth-optimal: large messages.
+//   allgatherv  ring.
+//   alltoall    pairwise: in round k send to rank + k, receive from rank - k;
+//               each block crosses once: large blocks. bruck: ceil(log2 n)
+//               rounds, each moving the blocks whose index has bit k set,
+//               packed into one message: fewer, larger messages for small
+//               blocks.
+//   alltoallv   pairwise.
+//
+// Blocks are count * extent bytes (the predefined types are contiguous).
+// Every receive is posted with the size this rank expects, so counts that
+// disagree between ranks surface as MPI_ERR_TRUNCATE.
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
 #include "mpi/coll/families.h"
 
 namespace minimpi::coll {
+namespace {
 
-void AddDataMovement(std::vector<CollectiveAlgorithms>& /*registry*/) {}
+size_t Bytes(int count, size_t extent) {
+  return static_cast<size_t>(count) * extent;
+}
+
+// Ranks relative to the root, so a tree has the same shape for every root.
+int Relative(int rank, int root, int n) { return (rank - root + n) % n; }
+int Absolute(int relative, int root, int n) { return (relative + root) % n; }
+
+// The lowest set bit of a non-root relative rank, i.e. the distance to its
+// parent in the binomial tree; n for the root, whose subtree is everything.
+int ParentDistance(int relative, int n) {
+  if (relative == 0) return n;
+  return relative & -relative;
+}
+
+// How many relative ranks the subtree rooted at `relative` covers:
+// [relative, relative + SubtreeSize).
+int SubtreeSize(int relative, int n) {
+  return std::min(ParentDistance(relative, n), n - relative);
+}
+
+// --- Gather -----------------------------------------------------------------
+
+// The size of one rank's block as this rank sees it: the root knows the
+// receive side, everyone else only its own send side.
+size_t GatherBlock(const Communicator& comm, const Arguments& arguments) {
+  return comm.rank == arguments.root
+             ? Bytes(arguments.receive_count, arguments.receive_extent)
+             : Bytes(arguments.send_count, arguments.send_extent);
+}
+
+// The root's own block, unless MPI_IN_PLACE left it in the receive buffer.
+void CopyRootBlockForGather(Schedule& schedule, const Arguments& arguments,
+                            std::byte* destination, size_t block) {
+  if (arguments.in_place) return;
+  schedule.Copy(
+      arguments.send_buffer, destination,
+      std::min(block, Bytes(arguments.send_count, arguments.send_extent)));
+}
+
+std::unique_ptr<Schedule> LinearGather(Communicator& comm,
+                                       const Arguments& arguments) {
+  const size_t block = GatherBlock(comm, arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kGather, block);
+  if (comm.rank != arguments.root) {
+    schedule->Send(arguments.send_buffer, block, arguments.root);
+    return schedule;
+  }
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  for (int peer = 0; peer < comm.size; ++peer) {
+    if (peer == comm.rank) continue;
+    schedule->Receive(receive + peer * block, block, peer);
+  }
+  CopyRootBlockForGather(*schedule, arguments, receive + comm.rank * block,
+                         block);
+  return schedule;
+}
+
+std::unique_ptr<Schedule> BinomialGather(Communicator& comm,
+                                         const Arguments& arguments) {
+  const size_t block = GatherBlock(comm, arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kGather, block);
+  const int n = comm.size;
+  const int root = arguments.root;
+  const int me = Relative(comm.rank, root, n);
+  const int parent_distance = ParentDistance(me, n);
+  const int subtree = SubtreeSize(me, n);
+
+  if (me == 0) {
+    // Children's subtrees land straight in the receive buffer, except the
+    // one (at most) whose ranks wrap past n - 1: it goes through scratch and
+    // is split in two afterwards. That split is the final rotation.
+    auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+    struct Wrapped {
+      std::byte* scratch = nullptr;
+      int first = 0;  // absolute rank of its first block
+      int count = 0;
+    } wrapped;
+    CopyRootBlockForGather(*schedule, arguments, receive + root * block, block);
+    for (int distance = 1; distance < n; distance <<= 1) {
+      const int first = Absolute(distance, root, n);
+      const int count = SubtreeSize(distance, n);
+      if (first + count <= n) {
+        schedule->Receive(receive + first * block, count * block, first);
+      } else {
+        wrapped = {schedule->Scratch(count * block), first, count};
+        schedule->Receive(wrapped.scratch, count * block, first);
+      }
+    }
+    if (wrapped.scratch != nullptr) {
+      schedule->EndRound();
+      const int tail = n - wrapped.first;  // blocks before the wrap
+      schedule->Copy(wrapped.scratch, receive + wrapped.first * block,
+                     tail * block);
+      schedule->Copy(wrapped.scratch + tail * block, receive,
+                     (wrapped.count - tail) * block);
+    }
+    return schedule;
+  }
+
+  const int parent = Absolute(me - parent_distance, root, n);
+  if (subtree == 1) {  // a leaf sends its own block as it lies
+    schedule->Send(arguments.send_buffer, block, parent);
+    return schedule;
+  }
+  // Collect the subtree's blocks in relative order, own block first.
+  std::byte* collected = schedule->Scratch(subtree * block);
+  schedule->Copy(arguments.send_buffer, collected, block);
+  for (int distance = 1; distance < parent_distance && me + distance < n;
+       distance <<= 1) {
+    schedule->Receive(collected + distance * block,
+                      SubtreeSize(me + distance, n) * block,
+                      Absolute(me + distance, root, n));
+  }
+  schedule->EndRound();
+  schedule->Send(collected, subtree * block, parent);
+  return schedule;
+}
+
+std::unique_ptr<Schedule> LinearGatherv(Communicator& comm,
+                                        const Arguments& arguments) {
+  const size_t own_bytes = Bytes(arguments.send_count, arguments.send_extent);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kGather, own_bytes);
+  if (comm.rank != arguments.root) {
+    schedule->Send(arguments.send_buffer, own_bytes, arguments.root);
+    return schedule;
+  }
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  const size_t extent = arguments.receive_extent;
+  for (int peer = 0; peer < comm.size; ++peer) {
+    std::byte* target =
+        receive + Bytes(arguments.receive_displacements[peer], extent);
+    const size_t bytes = Bytes(arguments.receive_counts[peer], extent);
+    if (peer != comm.rank) {
+      schedule->Receive(target, bytes, peer);
+    } else if (!arguments.in_place) {
+      schedule->Copy(arguments.send_buffer, target, std::min(bytes, own_bytes));
+    }
+  }
+  return schedule;
+}
+
+const char* ChooseGather(const Communicator& comm, const Arguments& arguments) {
+  // The tree saves the root n - log2 n message latencies but copies each
+  // block up to log2 n times: worth it while blocks are small.
+  return comm.size >= 4 && GatherBlock(comm, arguments) <= 2048 ? "binomial"
+                                                                : "linear";
+}
+
+const char* ChooseGatherv(const Communicator&, const Arguments&) {
+  return "linear";
+}
+
+// --- Scatter ----------------------------------------------------------------
+
+size_t ScatterBlock(const Communicator& comm, const Arguments& arguments) {
+  return comm.rank == arguments.root
+             ? Bytes(arguments.send_count, arguments.send_extent)
+             : Bytes(arguments.receive_count, arguments.receive_extent);
+}
+
+// The root's own block, unless MPI_IN_PLACE says to leave it in the send
+// buffer.
+void CopyRootBlockForScatter(Schedule& schedule, const Arguments& arguments,
+                             const std::byte* source, size_t block) {
+  if (arguments.in_place) return;
+  schedule.Copy(source, arguments.receive_buffer,
+                std::min(block, Bytes(arguments.receive_count,
+                                      arguments.receive_extent)));
+}
+
+std::unique_ptr<Schedule> LinearScatter(Communicator& comm,
+                                        const Arguments& arguments) {
+  const size_t block = ScatterBlock(comm, arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kScatter, block);
+  if (comm.rank != arguments.root) {
+    schedule->Receive(arguments.receive_buffer, block, arguments.root);
+    return schedule;
+  }
+  const auto* send = static_cast<const std::byte*>(arguments.send_buffer);
+  for (int peer = 0; peer < comm.size; ++peer) {
+    if (peer == comm.rank) continue;
+    schedule->Send(send + peer * block, block, peer);
+  }
+  CopyRootBlockForScatter(*schedule, arguments, send + comm.rank * block,
+                          block);
+  return schedule;
+}
+
+std::unique_ptr<Schedule> BinomialScatter(Communicator& comm,
+                                          const Arguments& arguments) {
+  const size_t block = ScatterBlock(comm, arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kScatter, block);
+  const int n = comm.size;
+  const int root = arguments.root;
+  const int me = Relative(comm.rank, root, n);
+  const int parent_distance = ParentDistance(me, n);
+  const int subtree = SubtreeSize(me, n);
+
+  if (me == 0) {
+    // Each child's subtree is a contiguous run of the send buffer, except
+    // the one (at most) whose ranks wrap past n - 1: it is first joined in
+    // scratch (the rotation, done up front, before any send).
+    const auto* send = static_cast<const std::byte*>(arguments.send_buffer);
+    CopyRootBlockForScatter(*schedule, arguments, send + root * block, block);
+    int highest = 1;
+    while (highest * 2 < n) highest <<= 1;
+    std::vector<const std::byte*> sources(highest + 1);
+    for (int distance = 1; distance < n; distance <<= 1) {
+      const int first = Absolute(distance, root, n);
+      const int count = SubtreeSize(distance, n);
+      sources[distance] = send + first * block;
+      if (first + count > n) {
+        std::byte* joined = schedule->Scratch(count * block);
+        const int tail = n - first;  // blocks before the wrap
+        schedule->Copy(send + first * block, joined, tail * block);
+        schedule->Copy(send, joined + tail * block, (count - tail) * block);
+        sources[distance] = joined;
+      }
+    }
+    schedule->EndRound();
+    // Largest subtree first: its branch is the deepest.
+    for (int distance = highest; distance >= 1 && distance < n;
+         distance >>= 1) {
+      schedule->Send(sources[distance], SubtreeSize(distance, n) * block,
+                     Absolute(distance, root, n));
+    }
+    return schedule;
+  }
+
+  const int parent = Absolute(me - parent_distance, root, n);
+  if (subtree == 1) {  // a leaf receives its own block where it belongs
+    schedule->Receive(arguments.receive_buffer, block, parent);
+    return schedule;
+  }
+  // Receive the subtree's blocks in relative order, own block first, then
+  // pass each child its part.
+  std::byte* received = schedule->Scratch(subtree * block);
+  schedule->Receive(received, subtree * block, parent);
+  schedule->EndRound();
+  for (int distance = parent_distance / 2; distance >= 1; distance >>= 1) {
+    if (me + distance >= n) continue;
+    schedule->Send(received + distance * block,
+                   SubtreeSize(me + distance, n) * block,
+                   Absolute(me + distance, root, n));
+  }
+  schedule->Copy(received, arguments.receive_buffer, block);
+  return schedule;
+}
+
+std::unique_ptr<Schedule> LinearScatterv(Communicator& comm,
+                                         const Arguments& arguments) {
+  const size_t own_bytes =
+      Bytes(arguments.receive_count, arguments.receive_extent);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kScatter, own_bytes);
+  if (comm.rank != arguments.root) {
+    schedule->Receive(arguments.receive_buffer, own_bytes, arguments.root);
+    return schedule;
+  }
+  const auto* send = static_cast<const std::byte*>(arguments.send_buffer);
+  const size_t extent = arguments.send_extent;
+  for (int peer = 0; peer < comm.size; ++peer) {
+    const std::byte* source =
+        send + Bytes(arguments.send_displacements[peer], extent);
+    const size_t bytes = Bytes(arguments.send_counts[peer], extent);
+    if (peer != comm.rank) {
+      schedule->Send(source, bytes, peer);
+    } else if (!arguments.in_place) {
+      schedule->Copy(source, arguments.receive_buffer,
+                     std::min(bytes, own_bytes));
+    }
+  }
+  return schedule;
+}
+
+const char* ChooseScatter(const Communicator& comm,
+                          const Arguments& arguments) {
+  return comm.size >= 4 && ScatterBlock(comm, arguments) <= 2048 ? "binomial"
+                                                                 : "linear";
+}
+
+const char* ChooseScatterv(const Communicator&, const Arguments&) {
+  return "linear";
+}
+
+// --- Allgather --------------------------------------------------------------
+
+size_t AllgatherBlock(const Arguments& arguments) {
+  return Bytes(arguments.receive_count, arguments.receive_extent);
+}
+
+// Puts this rank's contribution at its place in the receive buffer (with
+// MPI_IN_PLACE it is there already).
+void CopyOwnAllgatherBlock(Schedule& schedule, const Arguments& arguments,
+                           std::byte* destination, size_t block) {
+  if (arguments.in_place) return;
+  schedule.Copy(
+      arguments.send_buffer, destination,
+      std::min(block, Bytes(arguments.send_count, arguments.send_extent)));
+}
+
+// Ring over blocks given by offset and size, shared by Allgather and
+// Allgatherv. In step s a rank passes block (rank - s) to the right and takes
+// block (rank - s - 1) from the left. Its own block leaves straight from the
+// send buffer, so a sender whose block is larger than the receivers expect
+// shows up as truncation.
+std::unique_ptr<Schedule> RingOverBlocks(Communicator& comm,
+                                         const Arguments& arguments,
+                                         const std::vector<size_t>& offsets,
+                                         const std::vector<size_t>& sizes) {
+  const int n = comm.size;
+  const int me = comm.rank;
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kAllgather, sizes[me]);
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  CopyOwnAllgatherBlock(*schedule, arguments, receive + offsets[me], sizes[me]);
+  const int right = (me + 1) % n;
+  const int left = (me - 1 + n) % n;
+  for (int step = 0; step < n - 1; ++step) {
+    const int outgoing = (me - step + n) % n;
+    const int incoming = (me - step - 1 + n) % n;
+    if (step == 0 && !arguments.in_place) {
+      schedule->Send(arguments.send_buffer,
+                     Bytes(arguments.send_count, arguments.send_extent), right);
+    } else {
+      schedule->Send(receive + offsets[outgoing], sizes[outgoing], right);
+    }
+    schedule->Receive(receive + offsets[incoming], sizes[incoming], left);
+    schedule->EndRound();
+  }
+  return schedule;
+}
+
+std::unique_ptr<Schedule> RingAllgather(Communicator& comm,
+                                        const Arguments& arguments) {
+  const size_t block = AllgatherBlock(arguments);
+  std::vector<size_t> offsets(comm.size), sizes(comm.size, block);
+  for (int i = 0; i < comm.size; ++i) offsets[i] = i * block;
+  return RingOverBlocks(comm, arguments, offsets, sizes);
+}
+
+std::unique_ptr<Schedule> RingAllgatherv(Communicator& comm,
+                                         const Arguments& arguments) {
+  std::vector<size_t> offsets(comm.size), sizes(comm.size);
+  for (int i = 0; i < comm.size; ++i) {
+    offsets[i] =
+        Bytes(arguments.receive_displacements[i], arguments.receive_extent);
+    sizes[i] = Bytes(arguments.receive_counts[i], arguments.receive_extent);
+  }
+  return RingOverBlocks(comm, arguments, offsets, sizes);
+}
+
+bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+bool ServesPowerOfTwo(const Communicator& comm, const Arguments&) {
+  return IsPowerOfTwo(comm.size);
+}
+
+std::unique_ptr<Schedule> RecursiveDoublingAllgather(
+    Communicator& comm, const Arguments& arguments) {
+  const size_t block = AllgatherBlock(arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kAllgather, block);
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  const int me = comm.rank;
+  CopyOwnAllgatherBlock(*schedule, arguments, receive + me * block, block);
+  schedule->EndRound();
+  // Before the exchange at `distance`, a rank holds the `distance` blocks of
+  // its aligned group; the partner holds the neighbouring group.
+  for (int distance = 1; distance < comm.size; distance <<= 1) {
+    const int partner = me ^ distance;
+    const int mine = me & ~(distance - 1);
+    const int theirs = partner & ~(distance - 1);
+    schedule->Send(receive + mine * block, distance * block, partner);
+    schedule->Receive(receive + theirs * block, distance * block, partner);
+    schedule->EndRound();
+  }
+  return schedule;
+}
+
+std::unique_ptr<Schedule> BruckAllgather(Communicator& comm,
+                                         const Arguments& arguments) {
+  const size_t block = AllgatherBlock(arguments);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kAllgather, block);
+  const int n = comm.size;
+  const int me = comm.rank;
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  // gathered[i] is the block of rank (me + i) % n; it starts with our own.
+  std::byte* gathered = schedule->Scratch(n * block);
+  if (arguments.in_place) {
+    schedule->Copy(receive + me * block, gathered, block);
+  } else {
+    CopyOwnAllgatherBlock(*schedule, arguments, gathered, block);
+  }
+  schedule->EndRound();
+  // After the round at `distance`, a rank holds 2 * distance blocks (or n):
+  // it passes its first ones to rank - distance and appends rank + distance's.
+  for (int distance = 1; distance < n; distance <<= 1) {
+    const int count = std::min(distance, n - distance);
+    schedule->Send(gathered, count * block, (me - distance + n) % n);
+    schedule->Receive(gathered + distance * block, count * block,
+                      (me + distance) % n);
+    schedule->EndRound();
+  }
+  // Rotate: gathered[i] belongs at receive[(me + i) % n].
+  const int before_wrap = n - me;
+  schedule->Copy(gathered, receive + me * block, before_wrap * block);
+  schedule->Copy(gathered + before_wrap * block, receive, me * block);
+  return schedule;
+}
+
+const char* ChooseAllgather(const Communicator& comm,
+                            const Arguments& arguments) {
+  // log2 n rounds win while latency dominates; the ring moves each block
+  // once per link and wins on bandwidth.
+  const size_t total = AllgatherBlock(arguments) * comm.size;
+  if (total >= (size_t{64} << 10)) return "ring";
+  return IsPowerOfTwo(comm.size) ? "recursive_doubling" : "bruck";
+}
+
+const char* ChooseAllgatherv(const Communicator&, const Arguments&) {
+  return "ring";
+}
+
+// --- Alltoall ---------------------------------------------------------------
+
+// With MPI_IN_PLACE the data to send is in the receive buffer, which the
+// receives overwrite: send from a copy taken first.
+const std::byte* AlltoallSendBuffer(Schedule& schedule,
+                                    const Arguments& arguments, size_t bytes) {
+  if (!arguments.in_place) {
+    return static_cast<const std::byte*>(arguments.send_buffer);
+  }
+  std::byte* copy = schedule.Scratch(bytes);
+  schedule.Copy(arguments.receive_buffer, copy, bytes);
+  schedule.EndRound();
+  return copy;
+}
+
+std::unique_ptr<Schedule> PairwiseAlltoall(Communicator& comm,
+                                           const Arguments& arguments) {
+  const size_t receive_block =
+      Bytes(arguments.receive_count, arguments.receive_extent);
+  const size_t send_block =
+      arguments.in_place ? receive_block
+                         : Bytes(arguments.send_count, arguments.send_extent);
+  auto schedule = std::make_unique<Schedule>(comm, CollectiveKind::kAlltoall,
+                                             receive_block);
+  const int n = comm.size;
+  const int me = comm.rank;
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  const std::byte* send =
+      AlltoallSendBuffer(*schedule, arguments, n * receive_block);
+  if (!arguments.in_place) {
+    schedule->Copy(send + me * send_block, receive + me * receive_block,
+                   std::min(send_block, receive_block));
+  }
+  for (int k = 1; k < n; ++k) {
+    const int to = (me + k) % n;
+    const int from = (me - k + n) % n;
+    schedule->Send(send + to * send_block, send_block, to);
+    schedule->Receive(receive + from * receive_block, receive_block, from);
+    schedule->EndRound();
+  }
+  return schedule;
+}
+
+std::unique_ptr<Schedule> BruckAlltoall(Communicator& comm,
+                                        const Arguments& arguments) {
+  const size_t block = Bytes(arguments.receive_count, arguments.receive_extent);
+  const size_t send_block =
+      arguments.in_place ? block
+                         : Bytes(arguments.send_count, arguments.send_extent);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kAlltoall, block);
+  const int n = comm.size;
+  const int me = comm.rank;
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  const auto* send = arguments.in_place
+                         ? receive
+                         : static_cast<const std::byte*>(arguments.send_buffer);
+
+  // Rotate up by `me`: held[i] is the block bound for rank (me + i) % n.
+  // (In place this reads the receive buffer before anything overwrites it.)
+  std::byte* held = schedule->Scratch(n * block);
+  const size_t copied = std::min(block, send_block);
+  for (int i = 0; i < n; ++i) {
+    schedule->Copy(send + ((me + i) % n) * send_block, held + i * block,
+                   copied);
+  }
+  schedule->EndRound();
+
+  // In the round at `distance`, every block whose index has that bit set
+  // travels `distance` ranks on; after all rounds block i has travelled i
+  // ranks and sits at its destination, still at index i.
+  std::byte* outgoing = schedule->Scratch((n / 2 + 1) * block);
+  std::byte* incoming = schedule->Scratch((n / 2 + 1) * block);
+  for (int distance = 1; distance < n; distance <<= 1) {
+    int packed = 0;
+    for (int i = distance; i < n; ++i) {
+      if (i & distance) {
+        schedule->Copy(held + i * block, outgoing + packed * block, block);
+        ++packed;
+      }
+    }
+    schedule->EndRound();
+    schedule->Send(outgoing, packed * block, (me + distance) % n);
+    schedule->Receive(incoming, packed * block, (me - distance + n) % n);
+    schedule->EndRound();
+    packed = 0;
+    for (int i = distance; i < n; ++i) {
+      if (i & distance) {
+        schedule->Copy(incoming + packed * block, held + i * block, block);
+        ++packed;
+      }
+    }
+    schedule->EndRound();
+  }
+
+  // Inverse rotation: held[i] came from rank (me - i) % n.
+  for (int i = 0; i < n; ++i) {
+    schedule->Copy(held + i * block, receive + ((me - i + n) % n) * block,
+                   block);
+  }
+  return schedule;
+}
+
+std::unique_ptr<Schedule> PairwiseAlltoallv(Communicator& comm,
+                                            const Arguments& arguments) {
+  const int n = comm.size;
+  const int me = comm.rank;
+  const size_t receive_extent = arguments.receive_extent;
+  auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  auto receive_at = [&](int peer) {
+    return receive +
+           Bytes(arguments.receive_displacements[peer], receive_extent);
+  };
+  auto receive_bytes = [&](int peer) {
+    return Bytes(arguments.receive_counts[peer], receive_extent);
+  };
+  auto schedule = std::make_unique<Schedule>(comm, CollectiveKind::kAlltoall,
+                                             receive_bytes(me));
+
+  // Where each outgoing block lies and how big it is. In place the blocks
+  // are the receive layout, copied to scratch (packed) before any receive.
+  std::vector<const std::byte*> send_at(n);
+  std::vector<size_t> send_bytes(n);
+  if (arguments.in_place) {
+    size_t total = 0;
+    for (int peer = 0; peer < n; ++peer) total += receive_bytes(peer);
+    std::byte* copy = schedule->Scratch(total);
+    size_t offset = 0;
+    for (int peer = 0; peer < n; ++peer) {
+      schedule->Copy(receive_at(peer), copy + offset, receive_bytes(peer));
+      send_at[peer] = copy + offset;
+      send_bytes[peer] = receive_bytes(peer);
+      offset += receive_bytes(peer);
+    }
+    schedule->EndRound();
+  } else {
+    const auto* send = static_cast<const std::byte*>(arguments.send_buffer);
+    for (int peer = 0; peer < n; ++peer) {
+      send_at[peer] = send + Bytes(arguments.send_displacements[peer],
+                                   arguments.send_extent);
+      send_bytes[peer] =
+          Bytes(arguments.send_counts[peer], arguments.send_extent);
+    }
+    schedule->Copy(send_at[me], receive_at(me),
+                   std::min(send_bytes[me], receive_bytes(me)));
+  }
+  for (int k = 1; k < n; ++k) {
+    const int to = (me + k) % n;
+    const int from = (me - k + n) % n;
+    schedule->Send(send_at[to], send_bytes[to], to);
+    schedule->Receive(receive_at(from), receive_bytes(from), from);
+    schedule->EndRound();
+  }
+  return schedule;
+}
+
+const char* ChooseAlltoall(const Communicator& comm,
+                           const Arguments& arguments) {
+  // Bruck sends ceil(log2 n) messages instead of n - 1 but moves each block
+  // about log2(n) / 2 times: a gain only while blocks are small.
+  const size_t block = Bytes(arguments.receive_count, arguments.receive_extent);
+  return comm.size >= 4 && block <= 256 ? "bruck" : "pairwise";
+}
+
+const char* ChooseAlltoallv(const Communicator&, const Arguments&) {
+  return "pairwise";
+}
+
+}  // namespace
+
+void AddDataMovement(std::vector<CollectiveAlgorithms>& registry) {
+  registry.push_back(
+      {Collective::kGather,
+       "gather",
+       {{"linear", "the root receives every block directly, one round",
+         LinearGather},
+        {"binomial",
+         "subtrees forward their blocks up a binomial tree, log2 n rounds",
+         BinomialGather}},
+       ChooseGather});
+  registry.push_back(
+      {Collective::kGatherv,
+       "gatherv",
+       {{"linear", "the root receives every block directly, one round",
+         LinearGatherv}},
+       ChooseGatherv});
+  registry.push_back(
+      {Collective::kScatter,
+       "scatter",
+       {{"linear", "the root sends every block directly, one round",
+         LinearScatter},
+        {"binomial", "subtrees' blocks descend a binomial tree, log2 n rounds",
+         BinomialScatter}},
+       ChooseScatter});
+  registry.push_back(
+      {Collective::kScatterv,
+       "scatterv",
+       {{"linear", "the root sends every block directly, one round",
+         LinearScatterv}},
+       ChooseScatterv});
+  registry.push_back(
+      {Collective::kAllgather,
+       "allgather",
+       {{"recursive_doubling",
+         "log2 n exchanges of doubling groups (power-of-two sizes)",
+         RecursiveDoublingAllgather, ServesPowerOfTwo},
+        {"ring", "n - 1 steps passing one block to the right (large)",
+         RingAllgather},
+        {"bruck",
+         "ceil(log2 n) rounds on a scratch copy, then a rotation (small)",
+         BruckAllgather}},
+       ChooseAllgather});
+  registry.push_back(
+      {Collective::kAllgatherv,
+       "allgatherv",
+       {{"ring", "n - 1 steps passing one block to the right", RingAllgatherv}},
+       ChooseAllgatherv});
+  registry.push_back(
+      {Collective::kAlltoall,
+       "alltoall",
+       {{"pairwise",
+         "n - 1 rounds: send to rank + k, receive from rank - k (large)",
+         PairwiseAlltoall},
+        {"bruck",
+         "ceil(log2 n) rounds of packed blocks with index bit k set (small)",
+         BruckAlltoall}},
+       ChooseAlltoall});
+  registry.push_back(
+      {Collective::kAlltoallv,
+       "alltoallv",
+       {{"pairwise", "n - 1 rounds: send to rank + k, receive from rank - k",
+         PairwiseAlltoallv}},
+       ChooseAlltoallv});
+}
 
 }  // namespace minimpi::coll

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
 #include "net/ib/ib_devices.h"
 #include "runtime/settings.h"
@@ -83,10 +84,16 @@ bool PrintSettings() {
   for (const auto& [name, setting] : invalid) {
     std::printf("  ERROR: %s\n", setting.error.c_str());
   }
-  if (!invalid.empty()) {
+  // Algorithm names belong to mpi/coll, which checks them at MPI_Init.
+  absl::Status algorithms =
+      minimpi::coll::ConfigureAlgorithms(settings.collective_algorithms);
+  if (!algorithms.ok()) {
+    std::printf("  ERROR: %s\n", std::string(algorithms.message()).c_str());
+  }
+  if (!invalid.empty() || !algorithms.ok()) {
     std::printf("  (MPI_Init fails in this environment)\n");
   }
-  return invalid.empty();
+  return invalid.empty() && algorithms.ok();
 }
 
 void PrintWrappers() {
@@ -133,6 +140,17 @@ int main() {
   for (const std::string& name : minimpi::match::MatchEngineNames()) {
     std::printf("  %-6s %s\n", name.c_str(),
                 minimpi::match::MatchEngineDescription(name).c_str());
+  }
+
+  PrintSection(
+      "Collective algorithms (MINIMPI_COLL_<NAME>=<algorithm>, default "
+      "auto: chosen by message and communicator size):");
+  for (const minimpi::coll::CollectiveAlgorithms& entry :
+       minimpi::coll::Registry()) {
+    std::printf("  %s\n", entry.name);
+    for (const minimpi::coll::Algorithm& algorithm : entry.algorithms) {
+      std::printf("    %-20s %s\n", algorithm.name, algorithm.description);
+    }
   }
 
   PrintSection("Threads:");

@@ -1,0 +1,497 @@
+// MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Alltoall(v) and their
+// nonblocking forms. Arguments are checked only where the standard makes
+// them significant (e.g. Gather's receive side only at the root), and the
+// side that MPI_IN_PLACE stands in for is not checked at all.
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/collective_util.h"
+
+using minimpi::Communicator;
+namespace coll = minimpi::coll;
+
+namespace {
+
+int InPlaceNotAllowed(const char* call, Communicator* comm) {
+  return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
+                             "MPI_IN_PLACE is not allowed here");
+}
+
+// The standard forbids passing one buffer as both sides; MPI_IN_PLACE is the
+// way to say that.
+int CheckNoAlias(const char* call, Communicator* comm, const void* send,
+                 bool send_has_data, const void* receive,
+                 bool receive_has_data) {
+  if (send == nullptr || send != receive || !send_has_data ||
+      !receive_has_data) {
+    return MPI_SUCCESS;
+  }
+  return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
+                             "send and receive buffers alias (use "
+                             "MPI_IN_PLACE)");
+}
+
+// A counts array and its displacements, one entry per rank; on success
+// *any_data says whether some count is positive and *largest is the largest.
+int CheckCountsAndDisplacements(const char* call, Communicator* comm,
+                                const int* counts, const int* displacements,
+                                const char* what, bool* any_data,
+                                int* largest) {
+  if (counts == nullptr) {
+    return minimpi::RaiseError(comm, call, MPI_ERR_COUNT,
+                               absl::StrFormat("null %s counts array", what));
+  }
+  if (displacements == nullptr) {
+    return minimpi::RaiseError(
+        comm, call, MPI_ERR_ARG,
+        absl::StrFormat("null %s displacements array", what));
+  }
+  *any_data = false;
+  *largest = 0;
+  for (int rank = 0; rank < comm->size; ++rank) {
+    if (counts[rank] < 0) {
+      return minimpi::RaiseError(
+          comm, call, MPI_ERR_COUNT,
+          absl::StrFormat("negative %s count %d for rank %d", what,
+                          counts[rank], rank));
+    }
+    *any_data = *any_data || counts[rank] > 0;
+    *largest = std::max(*largest, counts[rank]);
+  }
+  return MPI_SUCCESS;
+}
+
+int CheckNonblocking(const char* call, Communicator* comm, MPI_Request* request,
+                     bool nonblocking) {
+  if (!nonblocking) return MPI_SUCCESS;
+  return minimpi::CheckRequestPointer(call, comm, request);
+}
+
+// --- Gather, Gatherv ---------------------------------------------------------
+
+// Gather and Gatherv share everything but the root's receive layout:
+// `receive_counts` == nullptr means Gather (one `receive_count`).
+int Gather(const char* call, const void* send_buffer, int send_count,
+           MPI_Datatype send_type, void* receive_buffer, int receive_count,
+           const int* receive_counts, const int* displacements,
+           MPI_Datatype receive_type, int root, MPI_Comm comm,
+           MPI_Request* request, bool nonblocking, bool variable) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckRoot(call, c, root)) return error;
+  const bool is_root = c->rank == root;
+  coll::Arguments arguments;
+  arguments.root = root;
+
+  if (send_buffer == MPI_IN_PLACE) {
+    if (!is_root) return InPlaceNotAllowed(call, c);
+    arguments.in_place = true;
+  } else {
+    if (int error =
+            minimpi::CheckTypedCount(call, c, send_buffer, send_count,
+                                     send_type, &arguments.send_extent)) {
+      return error;
+    }
+    arguments.send_buffer = send_buffer;
+    arguments.send_count = send_count;
+    arguments.send_type = send_type;
+  }
+
+  if (is_root) {
+    if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+    bool receives_data = false;
+    int checked_count = receive_count;
+    if (variable) {
+      if (int error = CheckCountsAndDisplacements(
+              call, c, receive_counts, displacements, "receive", &receives_data,
+              &checked_count)) {
+        return error;
+      }
+    } else {
+      receives_data = receive_count > 0;
+    }
+    if (int error =
+            minimpi::CheckTypedCount(call, c, receive_buffer, checked_count,
+                                     receive_type, &arguments.receive_extent)) {
+      return error;
+    }
+    if (!arguments.in_place) {
+      if (int error = CheckNoAlias(call, c, send_buffer, send_count > 0,
+                                   receive_buffer, receives_data)) {
+        return error;
+      }
+    }
+    arguments.receive_buffer = receive_buffer;
+    arguments.receive_count = receive_count;
+    arguments.receive_type = receive_type;
+    arguments.receive_counts = receive_counts;
+    arguments.receive_displacements = displacements;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  return minimpi::RunCollective(
+      call, c,
+      variable ? coll::Collective::kGatherv : coll::Collective::kGather,
+      arguments, request);
+}
+
+// --- Scatter, Scatterv -------------------------------------------------------
+
+int Scatter(const char* call, const void* send_buffer, int send_count,
+            const int* send_counts, const int* displacements,
+            MPI_Datatype send_type, void* receive_buffer, int receive_count,
+            MPI_Datatype receive_type, int root, MPI_Comm comm,
+            MPI_Request* request, bool nonblocking, bool variable) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckRoot(call, c, root)) return error;
+  const bool is_root = c->rank == root;
+  coll::Arguments arguments;
+  arguments.root = root;
+
+  if (receive_buffer == MPI_IN_PLACE) {
+    if (!is_root) return InPlaceNotAllowed(call, c);
+    arguments.in_place = true;
+  } else {
+    if (int error =
+            minimpi::CheckTypedCount(call, c, receive_buffer, receive_count,
+                                     receive_type, &arguments.receive_extent)) {
+      return error;
+    }
+    arguments.receive_buffer = receive_buffer;
+    arguments.receive_count = receive_count;
+    arguments.receive_type = receive_type;
+  }
+
+  if (is_root) {
+    if (send_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+    bool sends_data = false;
+    int checked_count = send_count;
+    if (variable) {
+      if (int error = CheckCountsAndDisplacements(
+              call, c, send_counts, displacements, "send", &sends_data,
+              &checked_count)) {
+        return error;
+      }
+    } else {
+      sends_data = send_count > 0;
+    }
+    if (int error =
+            minimpi::CheckTypedCount(call, c, send_buffer, checked_count,
+                                     send_type, &arguments.send_extent)) {
+      return error;
+    }
+    if (!arguments.in_place) {
+      if (int error = CheckNoAlias(call, c, send_buffer, sends_data,
+                                   receive_buffer, receive_count > 0)) {
+        return error;
+      }
+    }
+    arguments.send_buffer = send_buffer;
+    arguments.send_count = send_count;
+    arguments.send_type = send_type;
+    arguments.send_counts = send_counts;
+    arguments.send_displacements = displacements;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  return minimpi::RunCollective(
+      call, c,
+      variable ? coll::Collective::kScatterv : coll::Collective::kScatter,
+      arguments, request);
+}
+
+// --- Allgather, Allgatherv ---------------------------------------------------
+
+int Allgather(const char* call, const void* send_buffer, int send_count,
+              MPI_Datatype send_type, void* receive_buffer, int receive_count,
+              const int* receive_counts, const int* displacements,
+              MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
+              bool nonblocking, bool variable) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  coll::Arguments arguments;
+
+  if (send_buffer == MPI_IN_PLACE) {
+    arguments.in_place = true;
+  } else {
+    if (int error =
+            minimpi::CheckTypedCount(call, c, send_buffer, send_count,
+                                     send_type, &arguments.send_extent)) {
+      return error;
+    }
+    arguments.send_buffer = send_buffer;
+    arguments.send_count = send_count;
+    arguments.send_type = send_type;
+  }
+
+  if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+  bool receives_data = receive_count > 0;
+  int checked_count = receive_count;
+  if (variable) {
+    if (int error = CheckCountsAndDisplacements(
+            call, c, receive_counts, displacements, "receive", &receives_data,
+            &checked_count)) {
+      return error;
+    }
+  }
+  if (int error =
+          minimpi::CheckTypedCount(call, c, receive_buffer, checked_count,
+                                   receive_type, &arguments.receive_extent)) {
+    return error;
+  }
+  if (!arguments.in_place) {
+    if (int error = CheckNoAlias(call, c, send_buffer, send_count > 0,
+                                 receive_buffer, receives_data)) {
+      return error;
+    }
+  }
+  arguments.receive_buffer = receive_buffer;
+  arguments.receive_count = receive_count;
+  arguments.receive_type = receive_type;
+  arguments.receive_counts = receive_counts;
+  arguments.receive_displacements = displacements;
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  return minimpi::RunCollective(
+      call, c,
+      variable ? coll::Collective::kAllgatherv : coll::Collective::kAllgather,
+      arguments, request);
+}
+
+// --- Alltoall, Alltoallv -----------------------------------------------------
+
+int Alltoall(const char* call, const void* send_buffer, int send_count,
+             const int* send_counts, const int* send_displacements,
+             MPI_Datatype send_type, void* receive_buffer, int receive_count,
+             const int* receive_counts, const int* receive_displacements,
+             MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
+             bool nonblocking, bool variable) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  coll::Arguments arguments;
+
+  bool sends_data = false;
+  if (send_buffer == MPI_IN_PLACE) {
+    arguments.in_place = true;
+  } else {
+    int checked_count = send_count;
+    sends_data = send_count > 0;
+    if (variable) {
+      if (int error = CheckCountsAndDisplacements(
+              call, c, send_counts, send_displacements, "send", &sends_data,
+              &checked_count)) {
+        return error;
+      }
+    }
+    if (int error =
+            minimpi::CheckTypedCount(call, c, send_buffer, checked_count,
+                                     send_type, &arguments.send_extent)) {
+      return error;
+    }
+    arguments.send_buffer = send_buffer;
+    arguments.send_count = send_count;
+    arguments.send_type = send_type;
+    arguments.send_counts = send_counts;
+    arguments.send_displacements = send_displacements;
+  }
+
+  if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+  bool receives_data = receive_count > 0;
+  int checked_count = receive_count;
+  if (variable) {
+    if (int error = CheckCountsAndDisplacements(
+            call, c, receive_counts, receive_displacements, "receive",
+            &receives_data, &checked_count)) {
+      return error;
+    }
+  }
+  if (int error =
+          minimpi::CheckTypedCount(call, c, receive_buffer, checked_count,
+                                   receive_type, &arguments.receive_extent)) {
+    return error;
+  }
+  if (!arguments.in_place) {
+    if (int error = CheckNoAlias(call, c, send_buffer, sends_data,
+                                 receive_buffer, receives_data)) {
+      return error;
+    }
+  }
+  arguments.receive_buffer = receive_buffer;
+  arguments.receive_count = receive_count;
+  arguments.receive_type = receive_type;
+  arguments.receive_counts = receive_counts;
+  arguments.receive_displacements = receive_displacements;
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  return minimpi::RunCollective(
+      call, c,
+      variable ? coll::Collective::kAlltoallv : coll::Collective::kAlltoall,
+      arguments, request);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  return Gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                nullptr, nullptr, recvtype, root, comm, nullptr,
+                /*nonblocking=*/false, /*variable=*/false);
+}
+
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  return Gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                nullptr, nullptr, recvtype, root, comm, request,
+                /*nonblocking=*/true, /*variable=*/false);
+}
+
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return Gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                recvcounts, displs, recvtype, root, comm, nullptr,
+                /*nonblocking=*/false, /*variable=*/true);
+}
+
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, const int recvcounts[], const int displs[],
+                  MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  return Gather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                recvcounts, displs, recvtype, root, comm, request,
+                /*nonblocking=*/true, /*variable=*/true);
+}
+
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm) {
+  return Scatter("MPI_Scatter", sendbuf, sendcount, nullptr, nullptr, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, nullptr,
+                 /*nonblocking=*/false, /*variable=*/false);
+}
+
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
+  return Scatter("MPI_Iscatter", sendbuf, sendcount, nullptr, nullptr, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, request,
+                 /*nonblocking=*/true, /*variable=*/false);
+}
+
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm) {
+  return Scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, nullptr,
+                 /*nonblocking=*/false, /*variable=*/true);
+}
+
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[],
+                   const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm, MPI_Request* request) {
+  return Scatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, request,
+                 /*nonblocking=*/true, /*variable=*/true);
+}
+
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  return Allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, nullptr, nullptr, recvtype, comm, nullptr,
+                   /*nonblocking=*/false, /*variable=*/false);
+}
+
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request* request) {
+  return Allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, nullptr, nullptr, recvtype, comm, request,
+                   /*nonblocking=*/true, /*variable=*/false);
+}
+
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                    void* recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  return Allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                   recvcounts, displs, recvtype, comm, nullptr,
+                   /*nonblocking=*/false, /*variable=*/true);
+}
+
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int displs[],
+                     MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  return Allgather("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                   recvcounts, displs, recvtype, comm, request,
+                   /*nonblocking=*/true, /*variable=*/true);
+}
+
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm) {
+  return Alltoall("MPI_Alltoall", sendbuf, sendcount, nullptr, nullptr,
+                  sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                  comm, nullptr, /*nonblocking=*/false, /*variable=*/false);
+}
+
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request* request) {
+  return Alltoall("MPI_Ialltoall", sendbuf, sendcount, nullptr, nullptr,
+                  sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                  comm, request, /*nonblocking=*/true, /*variable=*/false);
+}
+
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int rdispls[],
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  return Alltoall("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
+                  recvbuf, 0, recvcounts, rdispls, recvtype, comm, nullptr,
+                  /*nonblocking=*/false, /*variable=*/true);
+}
+
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
+                    const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int rdispls[],
+                    MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  return Alltoall("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
+                  recvbuf, 0, recvcounts, rdispls, recvtype, comm, request,
+                  /*nonblocking=*/true, /*variable=*/true);
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Gather)
+MINIMPI_EXPORT(Igather)
+MINIMPI_EXPORT(Gatherv)
+MINIMPI_EXPORT(Igatherv)
+MINIMPI_EXPORT(Scatter)
+MINIMPI_EXPORT(Iscatter)
+MINIMPI_EXPORT(Scatterv)
+MINIMPI_EXPORT(Iscatterv)
+MINIMPI_EXPORT(Allgather)
+MINIMPI_EXPORT(Iallgather)
+MINIMPI_EXPORT(Allgatherv)
+MINIMPI_EXPORT(Iallgatherv)
+MINIMPI_EXPORT(Alltoall)
+MINIMPI_EXPORT(Ialltoall)
+MINIMPI_EXPORT(Alltoallv)
+MINIMPI_EXPORT(Ialltoallv)

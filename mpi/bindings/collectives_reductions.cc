@@ -1,0 +1,287 @@
+// MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter, MPI_Reduce_scatter_block,
+// MPI_Scan, MPI_Exscan and their nonblocking forms. Each blocking call and
+// its nonblocking twin share one function: validate, fill coll::Arguments,
+// RunCollective.
+#include <climits>
+#include <cstdint>
+
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/collective_util.h"
+
+using minimpi::Communicator;
+namespace coll = minimpi::coll;
+
+namespace {
+
+// What the reductions check alike. `items` is the number of items in the
+// send buffer (the whole vector); `receive_items` those in the receive
+// buffer where it is significant (-1: not significant on this rank).
+int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
+                   void* recvbuf, int items, int receive_items,
+                   MPI_Datatype datatype, MPI_Op op, bool in_place_allowed,
+                   coll::Arguments* arguments) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (in_place && !in_place_allowed) {
+    return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
+                               "MPI_IN_PLACE is not allowed here");
+  }
+  if (int error = minimpi::CheckTypedCount(call, comm, sendbuf, items, datatype,
+                                           &arguments->extent)) {
+    return error;
+  }
+  if (receive_items >= 0) {
+    if (recvbuf == MPI_IN_PLACE) {
+      return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
+                                 "MPI_IN_PLACE is not allowed here");
+    }
+    if (int error = minimpi::CheckTypedCount(call, comm, recvbuf, receive_items,
+                                             datatype, &arguments->extent)) {
+      return error;
+    }
+    if (!in_place && sendbuf == recvbuf && items > 0) {
+      return minimpi::RaiseError(
+          comm, call, MPI_ERR_BUFFER,
+          "send and receive buffers alias (use MPI_IN_PLACE)");
+    }
+  }
+  if (int error = minimpi::CheckOp(call, comm, op, datatype, &arguments->op)) {
+    return error;
+  }
+  arguments->in_place = in_place;
+  arguments->send_buffer = in_place ? nullptr : sendbuf;
+  arguments->receive_buffer = recvbuf;
+  arguments->type = datatype;
+  return MPI_SUCCESS;
+}
+
+int CheckNonblocking(const char* call, Communicator* comm, MPI_Request* request,
+                     bool nonblocking) {
+  if (!nonblocking) return MPI_SUCCESS;
+  return minimpi::CheckRequestPointer(call, comm, request);
+}
+
+int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
+           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+           MPI_Request* request, bool nonblocking) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckRoot(call, c, root)) return error;
+  const bool at_root = c->rank == root;
+  coll::Arguments arguments;
+  // The receive buffer matters at the root only; MPI_IN_PLACE too.
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, count,
+                                 at_root ? count : -1, datatype, op,
+                                 /*in_place_allowed=*/at_root, &arguments)) {
+    return error;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  arguments.count = count;
+  arguments.root = root;
+  return minimpi::RunCollective(call, c, coll::Collective::kReduce, arguments,
+                                request);
+}
+
+// Allreduce, Scan and Exscan: one count, in place allowed, the receive
+// buffer significant everywhere.
+int Everywhere(const char* call, coll::Collective collective,
+               const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request* request, bool nonblocking) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  coll::Arguments arguments;
+  if (int error =
+          CheckReduction(call, c, sendbuf, recvbuf, count, count, datatype, op,
+                         /*in_place_allowed=*/true, &arguments)) {
+    return error;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  arguments.count = count;
+  return minimpi::RunCollective(call, c, collective, arguments, request);
+}
+
+int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
+                  const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (recvcounts == nullptr) {
+    return minimpi::RaiseError(c, call, MPI_ERR_COUNT, "recvcounts is NULL");
+  }
+  int64_t total = 0;
+  for (int r = 0; r < c->size; ++r) {
+    if (recvcounts[r] < 0) {
+      return minimpi::RaiseError(
+          c, call, MPI_ERR_COUNT,
+          absl::StrFormat("negative count recvcounts[%d] = %d", r,
+                          recvcounts[r]));
+    }
+    total += recvcounts[r];
+  }
+  if (total > INT_MAX) {
+    return minimpi::RaiseError(
+        c, call, MPI_ERR_COUNT,
+        absl::StrFormat("the recvcounts add up to %d, more than INT_MAX",
+                        total));
+  }
+  const int items = static_cast<int>(total);
+  // In place, the receive buffer holds the whole vector on input.
+  const int receive_items =
+      sendbuf == MPI_IN_PLACE ? items : recvcounts[c->rank];
+  coll::Arguments arguments;
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, items,
+                                 receive_items, datatype, op,
+                                 /*in_place_allowed=*/true, &arguments)) {
+    return error;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  arguments.receive_counts = recvcounts;
+  return minimpi::RunCollective(call, c, coll::Collective::kReduceScatter,
+                                arguments, request);
+}
+
+int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
+                       int recvcount, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (recvcount < 0) {
+    return minimpi::RaiseError(c, call, MPI_ERR_COUNT,
+                               absl::StrFormat("negative count %d", recvcount));
+  }
+  const int64_t total = static_cast<int64_t>(recvcount) * c->size;
+  if (total > INT_MAX) {
+    return minimpi::RaiseError(
+        c, call, MPI_ERR_COUNT,
+        absl::StrFormat("recvcount %d x %d ranks is more than INT_MAX",
+                        recvcount, c->size));
+  }
+  const int items = static_cast<int>(total);
+  const int receive_items = sendbuf == MPI_IN_PLACE ? items : recvcount;
+  coll::Arguments arguments;
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, items,
+                                 receive_items, datatype, op,
+                                 /*in_place_allowed=*/true, &arguments)) {
+    return error;
+  }
+  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+    return error;
+  }
+  arguments.count = recvcount;  // per rank; receive_counts stays null
+  return minimpi::RunCollective(call, c, coll::Collective::kReduceScatterBlock,
+                                arguments, request);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  return Reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm,
+                nullptr, /*nonblocking=*/false);
+}
+
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request* request) {
+  return Reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root,
+                comm, request, /*nonblocking=*/true);
+}
+
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Allreduce", coll::Collective::kAllreduce, sendbuf,
+                    recvbuf, count, datatype, op, comm, nullptr,
+                    /*nonblocking=*/false);
+}
+
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request* request) {
+  return Everywhere("MPI_Iallreduce", coll::Collective::kAllreduce, sendbuf,
+                    recvbuf, count, datatype, op, comm, request,
+                    /*nonblocking=*/true);
+}
+
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm) {
+  return ReduceScatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts,
+                       datatype, op, comm, nullptr, /*nonblocking=*/false);
+}
+
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
+                         const int recvcounts[], MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return ReduceScatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts,
+                       datatype, op, comm, request, /*nonblocking=*/true);
+}
+
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return ReduceScatterBlock("MPI_Reduce_scatter_block", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, nullptr,
+                            /*nonblocking=*/false);
+}
+
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
+                               int recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request* request) {
+  return ReduceScatterBlock("MPI_Ireduce_scatter_block", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, request,
+                            /*nonblocking=*/true);
+}
+
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Scan", coll::Collective::kScan, sendbuf, recvbuf,
+                    count, datatype, op, comm, nullptr,
+                    /*nonblocking=*/false);
+}
+
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request* request) {
+  return Everywhere("MPI_Iscan", coll::Collective::kScan, sendbuf, recvbuf,
+                    count, datatype, op, comm, request, /*nonblocking=*/true);
+}
+
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Exscan", coll::Collective::kExscan, sendbuf, recvbuf,
+                    count, datatype, op, comm, nullptr,
+                    /*nonblocking=*/false);
+}
+
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request) {
+  return Everywhere("MPI_Iexscan", coll::Collective::kExscan, sendbuf, recvbuf,
+                    count, datatype, op, comm, request, /*nonblocking=*/true);
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Reduce)
+MINIMPI_EXPORT(Ireduce)
+MINIMPI_EXPORT(Allreduce)
+MINIMPI_EXPORT(Iallreduce)
+MINIMPI_EXPORT(Reduce_scatter)
+MINIMPI_EXPORT(Ireduce_scatter)
+MINIMPI_EXPORT(Reduce_scatter_block)
+MINIMPI_EXPORT(Ireduce_scatter_block)
+MINIMPI_EXPORT(Scan)
+MINIMPI_EXPORT(Iscan)
+MINIMPI_EXPORT(Exscan)
+MINIMPI_EXPORT(Iexscan)

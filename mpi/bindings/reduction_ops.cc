@@ -1,0 +1,102 @@
+// Reduction operations: MPI_Op_create, MPI_Op_free, MPI_Op_commutative and
+// MPI_Reduce_local. None of them names a communicator, so errors go to
+// MPI_COMM_SELF's error handler.
+#include "absl/strings/str_cat.h"
+#include "mpi/bindings/binding_util.h"
+#include "mpi/op.h"
+
+using minimpi::LookupOp;
+using minimpi::Op;
+using minimpi::RaiseError;
+
+namespace {
+
+int InvalidOpError(const char* call, MPI_Op handle) {
+  return RaiseError(nullptr, call, MPI_ERR_OP,
+                    handle == MPI_OP_NULL ? "invalid operation (MPI_OP_NULL)"
+                                          : "invalid operation");
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  MINIMPI_REQUIRE_INIT("MPI_Op_create");
+  if (user_fn == nullptr) {
+    return RaiseError(nullptr, "MPI_Op_create", MPI_ERR_ARG,
+                      "null user function");
+  }
+  if (op == nullptr) {
+    return RaiseError(nullptr, "MPI_Op_create", MPI_ERR_ARG,
+                      "null pointer for the new operation");
+  }
+  *op = reinterpret_cast<MPI_Op>(minimpi::NewUserOp(user_fn, commute != 0));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Op_free(MPI_Op* op) {
+  MINIMPI_REQUIRE_INIT("MPI_Op_free");
+  if (op == nullptr) {
+    return RaiseError(nullptr, "MPI_Op_free", MPI_ERR_ARG,
+                      "null pointer to the operation");
+  }
+  const Op* found = LookupOp(*op);
+  if (found == nullptr) return InvalidOpError("MPI_Op_free", *op);
+  if (found->predefined()) {
+    return RaiseError(
+        nullptr, "MPI_Op_free", MPI_ERR_OP,
+        absl::StrCat("cannot free the predefined operation ", found->name()));
+  }
+  // LookupOp hands out const objects; a user operation is owned by its
+  // handle, and freeing the handle is what ends it.
+  minimpi::DeleteUserOp(const_cast<Op*>(found));
+  *op = MPI_OP_NULL;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
+  MINIMPI_REQUIRE_INIT("MPI_Op_commutative");
+  const Op* found = LookupOp(op);
+  if (found == nullptr) return InvalidOpError("MPI_Op_commutative", op);
+  if (commute == nullptr) {
+    return RaiseError(nullptr, "MPI_Op_commutative", MPI_ERR_ARG,
+                      "null pointer for the result");
+  }
+  *commute = found->commutative() ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
+                      MPI_Datatype datatype, MPI_Op op) {
+  static constexpr char kCall[] = "MPI_Reduce_local";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (LookupOp(op) == nullptr) return InvalidOpError(kCall, op);
+  const minimpi::Datatype* type;
+  if (int error = minimpi::CheckBuffer(kCall, nullptr, inoutbuf, count,
+                                       datatype, &type)) {
+    return error;
+  }
+  if (int error =
+          minimpi::CheckBuffer(kCall, nullptr, inbuf, count, datatype, &type)) {
+    return error;
+  }
+  // There is no "other" buffer for MPI_IN_PLACE to stand for here.
+  if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE) {
+    return RaiseError(nullptr, kCall, MPI_ERR_BUFFER,
+                      "MPI_IN_PLACE is not allowed");
+  }
+  const Op* reduction;
+  if (int error = minimpi::CheckOp(kCall, nullptr, op, datatype, &reduction)) {
+    return error;
+  }
+  if (count > 0) reduction->Apply(inbuf, inoutbuf, count, datatype);
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Op_create)
+MINIMPI_EXPORT(Op_free)
+MINIMPI_EXPORT(Op_commutative)
+MINIMPI_EXPORT(Reduce_local)
