@@ -35,6 +35,11 @@ MPI_TEST_PROGRAMS = {
     "errors_return": {"srcs": ["errors_return.c"], "threaded": False},
     "fatal_errors": {"srcs": ["fatal_errors.c"], "threaded": False},
     "rank_dies": {"srcs": ["rank_dies.c"], "threaded": False},
+    "collectives": {"srcs": ["collectives.c"], "threaded": False},
+    "collectives_nonblocking": {"srcs": ["collectives_nonblocking.c"], "threaded": False},
+    "collectives_threads": {"srcs": ["collectives_threads.cc"], "threaded": True},
+    "collectives_errors": {"srcs": ["collectives_errors.c"], "threaded": False},
+    "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -185,4 +190,38 @@ MPI_TEST_CASES = [
         "expect": "failure",
         "timeout": 30,
     },
+    # Collectives: every collective, count, root, op and type against a
+    # serial reference, at sizes 1 to 9 (non-powers of two included).
+    {"name": "collectives", "program": "collectives", "ranks": [1, 2, 3, 4, 5, 7, 8, 9], "timeout": 300},
+    # The same checks with each algorithm forced, running only the
+    # collectives that algorithm serves.
+    {"name": "collectives_barrier_dissemination", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["barrier"], "env": ["MINIMPI_COLL_BARRIER=dissemination"], "timeout": 240},
+    {"name": "collectives_bcast_binomial", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["bcast"], "env": ["MINIMPI_COLL_BCAST=binomial"], "timeout": 240},
+    {"name": "collectives_bcast_scatter_allgather", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["bcast"], "env": ["MINIMPI_COLL_BCAST=scatter_allgather"], "timeout": 240},
+    {"name": "collectives_reduce_binomial", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["reduce"], "env": ["MINIMPI_COLL_REDUCE=binomial"], "timeout": 240},
+    {"name": "collectives_allreduce_recursive_doubling", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allreduce"], "env": ["MINIMPI_COLL_ALLREDUCE=recursive_doubling"], "timeout": 240},
+    {"name": "collectives_allreduce_rabenseifner", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allreduce"], "env": ["MINIMPI_COLL_ALLREDUCE=rabenseifner"], "timeout": 240},
+    {"name": "collectives_allreduce_ring", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allreduce"], "env": ["MINIMPI_COLL_ALLREDUCE=ring"], "timeout": 240},
+    {"name": "collectives_gather_binomial", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["gather"], "env": ["MINIMPI_COLL_GATHER=binomial"], "timeout": 240},
+    {"name": "collectives_gather_linear", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["gather"], "env": ["MINIMPI_COLL_GATHER=linear"], "timeout": 240},
+    {"name": "collectives_scatter_binomial", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["scatter"], "env": ["MINIMPI_COLL_SCATTER=binomial"], "timeout": 240},
+    {"name": "collectives_scatter_linear", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["scatter"], "env": ["MINIMPI_COLL_SCATTER=linear"], "timeout": 240},
+    {"name": "collectives_allgather_recursive_doubling", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allgather"], "env": ["MINIMPI_COLL_ALLGATHER=recursive_doubling"], "timeout": 240},
+    {"name": "collectives_allgather_ring", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allgather"], "env": ["MINIMPI_COLL_ALLGATHER=ring"], "timeout": 240},
+    {"name": "collectives_allgather_bruck", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["allgather"], "env": ["MINIMPI_COLL_ALLGATHER=bruck"], "timeout": 240},
+    {"name": "collectives_alltoall_pairwise", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["alltoall"], "env": ["MINIMPI_COLL_ALLTOALL=pairwise"], "timeout": 240},
+    {"name": "collectives_alltoall_bruck", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["alltoall"], "env": ["MINIMPI_COLL_ALLTOALL=bruck"], "timeout": 240},
+    {"name": "collectives_nonblocking", "program": "collectives_nonblocking", "ranks": [1, 2, 3, 4, 7, 8]},
+    {"name": "collectives_threads", "program": "collectives_threads", "ranks": [1, 2, 4], "args": ["4", "30"]},
+    {"name": "collectives_errors", "program": "collectives_errors", "ranks": [1, 2, 4]},
+    {
+        "name": "fatal_bcast_bad_root",
+        "program": "collectives_errors",
+        "ranks": [3],
+        "args": ["fatal_root"],
+        "expect": "failure",
+        "stderr": "MPI_Bcast\\(rank [0-9]+\\): invalid root",
+        "timeout": 30,
+    },
+    {"name": "miniamr_like", "program": "miniamr_like", "ranks": [1, 2, 4, 8]},
 ]

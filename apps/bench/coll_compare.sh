@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds apps/bench/collectives.c unchanged with minimpi (its installed
+# mpicc, as compare.sh does), Debian's MPICH and Open MPI, runs each at 2, 4
+# and 8 ranks in one go, and prints one markdown table per collective with
+# the ratio minimpi / best of MPICH and Open MPI (below 1: minimpi faster).
+#
+#   usage: apps/bench/coll_compare.sh [--ranks "2 4 8"] [--max BYTES]
+#                                     [--prefix DIR] [--raw DIR]
+#     --prefix  an existing minimpi installation (default: install one with
+#               `bazel run //:install` into a temporary prefix)
+#   BAZEL       the bazel command (default: bazel)
+# Exits non-zero when a library failed to build, run or verify its data (its
+# column then reads n/a).
+set -uo pipefail
+
+repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+source_file="${repo}/apps/bench/collectives.c"
+read -r -a bazel <<<"${BAZEL:-bazel}"
+ranks_list="2 4 8"
+max_bytes=$((1 << 20))
+prefix=""
+raw_dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ranks) ranks_list="$2"; shift 2 ;;
+    --max) max_bytes="$2"; shift 2 ;;
+    --prefix) prefix="$2"; shift 2 ;;
+    --raw) raw_dir="$2"; shift 2 ;;
+    *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
+work="$(mktemp -d)"
+trap 'rm -rf "${work}"' EXIT
+[ -n "${raw_dir}" ] || raw_dir="${work}"
+mkdir -p "${raw_dir}"
+status=0
+note() { echo "coll_compare: $*" >&2; }
+
+if [ -z "${prefix}" ]; then
+  prefix="${work}/minimpi"
+  note "installing minimpi into a temporary prefix"
+  (cd "${repo}" && "${bazel[@]}" run //:install -- "${prefix}") >"${work}/install.log" 2>&1 ||
+    { tail -n 20 "${work}/install.log" >&2; note "minimpi install failed; its column will read n/a"; }
+fi
+
+build() {  # build LABEL COMPILER
+  local label="$1" cc="$2"
+  command -v "${cc}" >/dev/null 2>&1 || { note "${label}: ${cc} not found"; return 1; }
+  "${cc}" -O2 -o "${work}/coll_${label}" "${source_file}" >"${raw_dir}/${label}.build.log" 2>&1 ||
+    { cat "${raw_dir}/${label}.build.log" >&2; note "${label}: build failed"; return 1; }
+}
+run() {  # run LABEL RANKS LAUNCHER...
+  local label="$1" n="$2"; shift 2
+  note "running ${label} at ${n} ranks"
+  if ! "$@" -n "${n}" "${work}/coll_${label}" "${max_bytes}" >"${raw_dir}/${label}_${n}.txt" \
+      2>"${raw_dir}/${label}_${n}.err"; then
+    tail -n 20 "${raw_dir}/${label}_${n}.err" >&2
+    note "${label} at ${n} ranks: run failed (a data check fails the run)"
+    rm -f "${raw_dir}/${label}_${n}.txt"
+    return 1
+  fi
+}
+
+built=""
+build minimpi "${prefix}/bin/mpicc" && built="${built} minimpi" || status=1
+build mpich mpicc.mpich && built="${built} mpich" || status=1
+build openmpi mpicc.openmpi && built="${built} openmpi" || status=1
+for n in ${ranks_list}; do
+  for label in ${built}; do
+    case "${label}" in
+      minimpi) run minimpi "${n}" "${prefix}/bin/mpiexec" || status=1 ;;
+      mpich) run mpich "${n}" mpirun.mpich || status=1 ;;
+      # Open MPI refuses root and more ranks than cores unless told.
+      openmpi) run openmpi "${n}" mpirun.openmpi --allow-run-as-root --oversubscribe || status=1 ;;
+    esac
+  done
+done
+
+echo "Libraries:"
+for label in minimpi mpich openmpi; do
+  version="$(cat "${raw_dir}/${label}"_*.txt 2>/dev/null | grep -m1 '^# library:' | sed 's/^# library: *//')"
+  echo "- ${label}: ${version:-n/a (did not run)}"
+done
+echo
+for label in minimpi mpich openmpi; do
+  for n in ${ranks_list}; do
+    f="${raw_dir}/${label}_${n}.txt"
+    [ -f "${f}" ] && awk -v lib="${label}" -v n="${n}" '!/^#/ && NF == 3 { print lib, n, $1, $2, $3 }' "${f}"
+  done
+done | awk -v ranks="${ranks_list}" '
+  { lat[$1, $2, $3, $4] = $5; sizes[$3, $4] = 1; if (!($3 in seen)) { seen[$3] = 1; order[++ncoll] = $3 } }
+  function human(b) { return b >= 1048576 ? (b / 1048576) " MiB" : (b >= 1024 ? (b / 1024) " KiB" : b " B") }
+  function cell(k) { return (k in lat) ? lat[k] : "n/a" }
+  END {
+    nr = split(ranks, rk, " ")
+    print "Latency in us per call (lower is better), best of 3 trials, one run on one node; ratio = minimpi / best of MPICH and Open MPI (below 1: minimpi faster).\n"
+    for (c = 1; c <= ncoll; c++) {
+      coll = order[c]
+      printf "### %s\n\n| ranks | size | minimpi | MPICH | Open MPI | ratio |\n|---:|---:|---:|---:|---:|---:|\n", coll
+      for (r = 1; r <= nr; r++) {
+        for (s = 0; s <= 1073741824; s = (s == 0 ? 8 : (s == 8 ? 16 : s * 4))) {
+          if (!((coll, s) in sizes)) continue
+          m = (("minimpi", rk[r], coll, s) in lat); best = ""
+          if (("mpich", rk[r], coll, s) in lat) best = lat["mpich", rk[r], coll, s]
+          if (("openmpi", rk[r], coll, s) in lat && (best == "" || lat["openmpi", rk[r], coll, s] + 0 < best + 0)) best = lat["openmpi", rk[r], coll, s]
+          ratio = (m && best + 0 > 0) ? sprintf("%.2f", lat["minimpi", rk[r], coll, s] / best) : "-"
+          printf "| %d | %s | %s | %s | %s | %s |\n", rk[r], human(s), cell("minimpi" SUBSEP rk[r] SUBSEP coll SUBSEP s),
+            cell("mpich" SUBSEP rk[r] SUBSEP coll SUBSEP s), cell("openmpi" SUBSEP rk[r] SUBSEP coll SUBSEP s), ratio
+        }
+      }
+      print ""
+    }
+  }'
+exit "${status}"
