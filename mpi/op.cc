@@ -519,7 +519,16 @@ void DeleteUserOp(Op* op) {
   // A stale handle used after MPI_Op_free then fails the magic check
   // (as long as the memory was not reused) instead of calling a dead op.
   op->magic = 0;
-  delete op;
+  op->Release();
+}
+
+void Op::Retain() const {
+  if (!predefined()) references_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Op::Release() const {
+  if (predefined()) return;
+  if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
 }  // namespace minimpi

@@ -12,6 +12,8 @@
 #ifndef MINIMPI_MPI_OP_H_
 #define MINIMPI_MPI_OP_H_
 
+#include <atomic>
+
 #include "mpi/datatype.h"
 #include "mpi/mpi.h"
 
@@ -33,12 +35,23 @@ class Op {
                      MPI_Datatype type) const = 0;
 
   uint32_t magic = kMagic;
+
+  // User operations are reference counted: the handle holds one reference
+  // and every schedule that will apply the operation holds another, because
+  // MPI lets a program free an operation that a pending nonblocking
+  // collective still uses. Predefined operations ignore both calls.
+  void Retain() const;
+  void Release() const;
+
+ protected:
+  mutable std::atomic<int> references_{1};
 };
 
 // The operation a handle names, or nullptr (invalid handle, MPI_OP_NULL).
 const Op* LookupOp(MPI_Op handle);
 
-// A user operation (MPI_Op_create); freed with DeleteUserOp.
+// A user operation (MPI_Op_create). DeleteUserOp drops the handle's
+// reference (MPI_Op_free); the operation lives on while schedules use it.
 Op* NewUserOp(MPI_User_function* function, bool commutative);
 void DeleteUserOp(Op* op);
 

@@ -3,6 +3,8 @@
  *   usage: collectives_errors              under MPI_ERRORS_RETURN, each bad
  *                                          call returns the right class and the
  *                                          communicator stays usable
+ *          collectives_errors mismatch     also one rank broadcasting more
+ *                                          than the others receive
  *          collectives_errors fatal_root   MPI_Bcast with root = size under the
  *                                          default handler: the job must die
  *                                          with "MPI_Bcast(rank R): invalid root"
@@ -134,8 +136,12 @@ int main(int argc, char** argv) {
   MPI_Comm dup;
   MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup)); /* inherits ERRORS_RETURN */
   if (!g_mpich) check_errors(dup, rank, size);
-  int with_mismatch = !(argc > 1 && strcmp(argv[1], "no_mismatch") == 0);
-  if (with_mismatch && !g_mpich) check_mismatched_bcast(dup, rank, size);
+  /* The mismatched MPI_Bcast is its own case, so a library that hangs on
+   * it is named by that case's timeout.  Open MPI hangs on it beyond 2
+   * ranks (a truncated tree stage), MPICH aborts: cross-checks only run it
+   * where the other library survives it. */
+  int mismatch = argc > 1 && strcmp(argv[1], "mismatch") == 0;
+  if (mismatch && (g_strict || (!g_mpich && size <= 2))) check_mismatched_bcast(dup, rank, size);
   MPI_CHECK(MPI_Comm_free(&dup));
   check_still_usable(MPI_COMM_WORLD, size);
   test_report_pass("collectives_errors", MPI_COMM_WORLD);

@@ -214,6 +214,7 @@ MPI_TEST_CASES = [
     {"name": "collectives_nonblocking", "program": "collectives_nonblocking", "ranks": [1, 2, 3, 4, 7, 8]},
     {"name": "collectives_threads", "program": "collectives_threads", "ranks": [1, 2, 4], "args": ["4", "30"]},
     {"name": "collectives_errors", "program": "collectives_errors", "ranks": [1, 2, 4]},
+    {"name": "collectives_errors_mismatch", "program": "collectives_errors", "ranks": [2, 4], "args": ["mismatch"], "timeout": 60},
     {
         "name": "fatal_bcast_bad_root",
         "program": "collectives_errors",

@@ -129,9 +129,8 @@ int OpError(const char* call, Communicator* comm, MPI_Op handle,
   const Op* op = LookupOp(handle);
   if (op == nullptr) {
     return RaiseError(comm, call, MPI_ERR_OP,
-                      handle == MPI_OP_NULL
-                          ? "invalid operation (MPI_OP_NULL)"
-                          : "invalid operation");
+                      handle == MPI_OP_NULL ? "invalid operation (MPI_OP_NULL)"
+                                            : "invalid operation");
   }
   if (handle == MPI_REPLACE || handle == MPI_NO_OP) {
     return RaiseError(comm, call, MPI_ERR_OP,

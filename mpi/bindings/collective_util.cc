@@ -12,9 +12,25 @@ int CheckRoot(const char* call, Communicator* comm, int root) {
 }
 
 int CheckRequestPointer(const char* call, Communicator* comm,
-                        MPI_Request* request) {
-  if (request != nullptr) return MPI_SUCCESS;
+                        MPI_Request* request, bool nonblocking) {
+  if (!nonblocking || request != nullptr) return MPI_SUCCESS;
   return RaiseError(comm, call, MPI_ERR_REQUEST, "null request pointer");
+}
+
+int InPlaceNotAllowed(const char* call, Communicator* comm) {
+  return RaiseError(comm, call, MPI_ERR_BUFFER,
+                    "MPI_IN_PLACE is not allowed here");
+}
+
+int CheckNoAlias(const char* call, Communicator* comm, const void* send,
+                 bool send_has_data, const void* receive,
+                 bool receive_has_data) {
+  if (send == nullptr || send != receive || !send_has_data ||
+      !receive_has_data) {
+    return MPI_SUCCESS;
+  }
+  return RaiseError(comm, call, MPI_ERR_BUFFER,
+                    "send and receive buffers alias (use MPI_IN_PLACE)");
 }
 
 int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,

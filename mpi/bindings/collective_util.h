@@ -13,9 +13,19 @@ namespace minimpi {
 // MPI_ERR_ROOT unless 0 <= root < size.
 int CheckRoot(const char* call, Communicator* comm, int root);
 
-// MPI_ERR_REQUEST for a null request pointer of a nonblocking call.
+// MPI_ERR_REQUEST for a null request pointer of a nonblocking call (a
+// blocking call passes nonblocking = false and no request).
 int CheckRequestPointer(const char* call, Communicator* comm,
-                        MPI_Request* request);
+                        MPI_Request* request, bool nonblocking);
+
+// MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it.
+int InPlaceNotAllowed(const char* call, Communicator* comm);
+
+// MPI_ERR_BUFFER when one buffer is passed as both sides of a call that moves
+// data both ways (MPI_IN_PLACE is how to say that).
+int CheckNoAlias(const char* call, Communicator* comm, const void* send,
+                 bool send_has_data, const void* receive,
+                 bool receive_has_data);
 
 // CheckBuffer's checks for one side of a collective (the buffer may be
 // MPI_IN_PLACE); on success *extent is the type's extent in bytes.

@@ -11,10 +11,8 @@ int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
-  if (nonblocking) {
-    if (int error = minimpi::CheckRequestPointer(call, c, request)) {
-      return error;
-    }
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+    return error;
   }
   return minimpi::RunCollective(call, c, coll::Collective::kBarrier,
                                 coll::Arguments{}, request);
@@ -31,14 +29,11 @@ int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
     return error;
   }
   if (buffer == MPI_IN_PLACE) {
-    return minimpi::RaiseError(c, call, MPI_ERR_BUFFER,
-                               "MPI_IN_PLACE is not allowed here");
+    return minimpi::InPlaceNotAllowed(call, c);
   }
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
-  if (nonblocking) {
-    if (int error = minimpi::CheckRequestPointer(call, c, request)) {
-      return error;
-    }
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+    return error;
   }
   arguments.receive_buffer = buffer;
   arguments.count = count;

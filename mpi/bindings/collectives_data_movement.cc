@@ -12,25 +12,6 @@ namespace coll = minimpi::coll;
 
 namespace {
 
-int InPlaceNotAllowed(const char* call, Communicator* comm) {
-  return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
-                             "MPI_IN_PLACE is not allowed here");
-}
-
-// The standard forbids passing one buffer as both sides; MPI_IN_PLACE is the
-// way to say that.
-int CheckNoAlias(const char* call, Communicator* comm, const void* send,
-                 bool send_has_data, const void* receive,
-                 bool receive_has_data) {
-  if (send == nullptr || send != receive || !send_has_data ||
-      !receive_has_data) {
-    return MPI_SUCCESS;
-  }
-  return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
-                             "send and receive buffers alias (use "
-                             "MPI_IN_PLACE)");
-}
-
 // A counts array and its displacements, one entry per rank; on success
 // *any_data says whether some count is positive and *largest is the largest.
 int CheckCountsAndDisplacements(const char* call, Communicator* comm,
@@ -61,12 +42,6 @@ int CheckCountsAndDisplacements(const char* call, Communicator* comm,
   return MPI_SUCCESS;
 }
 
-int CheckNonblocking(const char* call, Communicator* comm, MPI_Request* request,
-                     bool nonblocking) {
-  if (!nonblocking) return MPI_SUCCESS;
-  return minimpi::CheckRequestPointer(call, comm, request);
-}
-
 // --- Gather, Gatherv ---------------------------------------------------------
 
 // Gather and Gatherv share everything but the root's receive layout:
@@ -85,7 +60,7 @@ int Gather(const char* call, const void* send_buffer, int send_count,
   arguments.root = root;
 
   if (send_buffer == MPI_IN_PLACE) {
-    if (!is_root) return InPlaceNotAllowed(call, c);
+    if (!is_root) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     if (int error =
@@ -99,7 +74,8 @@ int Gather(const char* call, const void* send_buffer, int send_count,
   }
 
   if (is_root) {
-    if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+    if (receive_buffer == MPI_IN_PLACE)
+      return minimpi::InPlaceNotAllowed(call, c);
     bool receives_data = false;
     int checked_count = receive_count;
     if (variable) {
@@ -117,8 +93,9 @@ int Gather(const char* call, const void* send_buffer, int send_count,
       return error;
     }
     if (!arguments.in_place) {
-      if (int error = CheckNoAlias(call, c, send_buffer, send_count > 0,
-                                   receive_buffer, receives_data)) {
+      if (int error =
+              minimpi::CheckNoAlias(call, c, send_buffer, send_count > 0,
+                                    receive_buffer, receives_data)) {
         return error;
       }
     }
@@ -128,7 +105,7 @@ int Gather(const char* call, const void* send_buffer, int send_count,
     arguments.receive_counts = receive_counts;
     arguments.receive_displacements = displacements;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   return minimpi::RunCollective(
@@ -153,7 +130,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
   arguments.root = root;
 
   if (receive_buffer == MPI_IN_PLACE) {
-    if (!is_root) return InPlaceNotAllowed(call, c);
+    if (!is_root) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     if (int error =
@@ -167,7 +144,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
   }
 
   if (is_root) {
-    if (send_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+    if (send_buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
     bool sends_data = false;
     int checked_count = send_count;
     if (variable) {
@@ -185,8 +162,9 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
       return error;
     }
     if (!arguments.in_place) {
-      if (int error = CheckNoAlias(call, c, send_buffer, sends_data,
-                                   receive_buffer, receive_count > 0)) {
+      if (int error =
+              minimpi::CheckNoAlias(call, c, send_buffer, sends_data,
+                                    receive_buffer, receive_count > 0)) {
         return error;
       }
     }
@@ -196,7 +174,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
     arguments.send_counts = send_counts;
     arguments.send_displacements = displacements;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   return minimpi::RunCollective(
@@ -230,7 +208,8 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
     arguments.send_type = send_type;
   }
 
-  if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+  if (receive_buffer == MPI_IN_PLACE)
+    return minimpi::InPlaceNotAllowed(call, c);
   bool receives_data = receive_count > 0;
   int checked_count = receive_count;
   if (variable) {
@@ -246,8 +225,8 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
     return error;
   }
   if (!arguments.in_place) {
-    if (int error = CheckNoAlias(call, c, send_buffer, send_count > 0,
-                                 receive_buffer, receives_data)) {
+    if (int error = minimpi::CheckNoAlias(call, c, send_buffer, send_count > 0,
+                                          receive_buffer, receives_data)) {
       return error;
     }
   }
@@ -256,7 +235,7 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
   arguments.receive_type = receive_type;
   arguments.receive_counts = receive_counts;
   arguments.receive_displacements = displacements;
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   return minimpi::RunCollective(
@@ -303,7 +282,8 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
     arguments.send_displacements = send_displacements;
   }
 
-  if (receive_buffer == MPI_IN_PLACE) return InPlaceNotAllowed(call, c);
+  if (receive_buffer == MPI_IN_PLACE)
+    return minimpi::InPlaceNotAllowed(call, c);
   bool receives_data = receive_count > 0;
   int checked_count = receive_count;
   if (variable) {
@@ -319,8 +299,8 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
     return error;
   }
   if (!arguments.in_place) {
-    if (int error = CheckNoAlias(call, c, send_buffer, sends_data,
-                                 receive_buffer, receives_data)) {
+    if (int error = minimpi::CheckNoAlias(call, c, send_buffer, sends_data,
+                                          receive_buffer, receives_data)) {
       return error;
     }
   }
@@ -329,7 +309,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
   arguments.receive_type = receive_type;
   arguments.receive_counts = receive_counts;
   arguments.receive_displacements = receive_displacements;
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   return minimpi::RunCollective(

@@ -22,8 +22,7 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
                    coll::Arguments* arguments) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !in_place_allowed) {
-    return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
-                               "MPI_IN_PLACE is not allowed here");
+    return minimpi::InPlaceNotAllowed(call, comm);
   }
   if (int error = minimpi::CheckTypedCount(call, comm, sendbuf, items, datatype,
                                            &arguments->extent)) {
@@ -31,17 +30,17 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
   }
   if (receive_items >= 0) {
     if (recvbuf == MPI_IN_PLACE) {
-      return minimpi::RaiseError(comm, call, MPI_ERR_BUFFER,
-                                 "MPI_IN_PLACE is not allowed here");
+      return minimpi::InPlaceNotAllowed(call, comm);
     }
     if (int error = minimpi::CheckTypedCount(call, comm, recvbuf, receive_items,
                                              datatype, &arguments->extent)) {
       return error;
     }
-    if (!in_place && sendbuf == recvbuf && items > 0) {
-      return minimpi::RaiseError(
-          comm, call, MPI_ERR_BUFFER,
-          "send and receive buffers alias (use MPI_IN_PLACE)");
+    if (!in_place) {
+      if (int error = minimpi::CheckNoAlias(call, comm, sendbuf, items > 0,
+                                            recvbuf, receive_items > 0)) {
+        return error;
+      }
     }
   }
   if (int error = minimpi::CheckOp(call, comm, op, datatype, &arguments->op)) {
@@ -52,12 +51,6 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
   arguments->receive_buffer = recvbuf;
   arguments->type = datatype;
   return MPI_SUCCESS;
-}
-
-int CheckNonblocking(const char* call, Communicator* comm, MPI_Request* request,
-                     bool nonblocking) {
-  if (!nonblocking) return MPI_SUCCESS;
-  return minimpi::CheckRequestPointer(call, comm, request);
 }
 
 int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
@@ -75,7 +68,7 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
                                  /*in_place_allowed=*/at_root, &arguments)) {
     return error;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   arguments.count = count;
@@ -99,7 +92,7 @@ int Everywhere(const char* call, coll::Collective collective,
                          /*in_place_allowed=*/true, &arguments)) {
     return error;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   arguments.count = count;
@@ -141,7 +134,7 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                                  /*in_place_allowed=*/true, &arguments)) {
     return error;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   arguments.receive_counts = recvcounts;
@@ -174,7 +167,7 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                                  /*in_place_allowed=*/true, &arguments)) {
     return error;
   }
-  if (int error = CheckNonblocking(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
   arguments.count = recvcount;  // per rank; receive_counts stays null

@@ -15,7 +15,9 @@ Schedule::Schedule(Communicator& comm, CollectiveKind kind,
             static_cast<uint32_t>(comm.size)},
       tag_(comm.NextCollectiveTag()) {}
 
-Schedule::~Schedule() = default;
+Schedule::~Schedule() {
+  for (const Op* op : retained_ops_) op->Release();
+}
 
 void Schedule::Send(const void* buffer, size_t bytes, int peer) {
   Step step{StepKind::kSend};
@@ -42,6 +44,13 @@ void Schedule::Reduce(const void* in, void* inout, int count,
   step.type = type;
   step.op = op;
   steps_.push_back(step);
+  // The program may free a user operation while this schedule still runs.
+  if (!op->predefined() &&
+      std::find(retained_ops_.begin(), retained_ops_.end(), op) ==
+          retained_ops_.end()) {
+    op->Retain();
+    retained_ops_.push_back(op);
+  }
 }
 
 void Schedule::Copy(const void* from, void* to, size_t bytes) {

@@ -85,6 +85,7 @@ class Schedule : public p2p::Progressable {
   std::vector<Step> steps_;
   std::vector<size_t> round_ends_;  // steps_[round_ends_[r-1], round_ends_[r])
   std::vector<std::unique_ptr<std::byte[]>> scratch_;
+  std::vector<const Op*> retained_ops_;  // user operations held until done
   size_t round_ = 0;
   std::vector<p2p::Request*> in_flight_;
   p2p::Request* request_ = nullptr;

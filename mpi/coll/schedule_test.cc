@@ -120,6 +120,34 @@ TEST_F(ScheduleTest, FreedActiveCollectiveIsReclaimed) {
   EXPECT_EQ(to, 7);
 }
 
+void AddInts(void* in, void* inout, int* count, MPI_Datatype*) {
+  for (int i = 0; i < *count; ++i) {
+    static_cast<int*>(inout)[i] += static_cast<int*>(in)[i];
+  }
+}
+
+// MPI lets a program free an operation that a pending nonblocking
+// collective still uses; the collective must still apply it (the ASan build
+// catches a use after free).
+TEST_F(ScheduleTest, UserOpFreedWhileScheduleRuns) {
+  MPI_Op op;
+  MPI_Op_create(AddInts, /*commute=*/1, &op);
+  int sent = 5, received = 0, total = 10;
+  auto schedule =
+      std::make_unique<Schedule>(Self(), CollectiveKind::kAllreduce, 4);
+  schedule->Send(&sent, sizeof(sent), 0);
+  schedule->EndRound();  // the receive waits a round: still pending below
+  schedule->Receive(&received, sizeof(received), 0);
+  schedule->EndRound();
+  schedule->Reduce(&received, &total, 1, MPI_INT, LookupOp(op));
+  p2p::Request* request = schedule.release()->Start(P2p());
+  MPI_Op_free(&op);
+  EXPECT_EQ(op, MPI_OP_NULL);
+  P2p().Wait(request);
+  P2p().Retire(request);
+  EXPECT_EQ(total, 15);
+}
+
 TEST_F(ScheduleTest, ThreadsOnTheirOwnCommunicators) {
   constexpr int kThreads = 4;
   constexpr int kRounds = 200;
