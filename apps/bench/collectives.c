@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { kTrials = 3, kMinIterations = 3, kMaxIterations = 2000 };
-static const size_t kBytesPerTrial = (size_t)8 << 20;
+enum { kTrials = 3, kMinIterations = 2, kMaxIterations = 200 };
+static const size_t kBytesPerTrial = (size_t)2 << 20;
 
 static int rank, size;
 
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     if (*p == '\n' || *p == '\t') *p = ' ';
   if (rank == 0) printf("# library: %.120s\n# ranks: %d\n", library, size);
   double us;
-  TIME_IT(us, 2000, MPI_Barrier(MPI_COMM_WORLD));
+  TIME_IT(us, 200, MPI_Barrier(MPI_COMM_WORLD));
   if (rank == 0) printf("barrier 0 %.3f\n", us);
   size_t max_doubles = max_bytes / sizeof(double);
   double* a = (double*)malloc(max_bytes > 8 ? max_bytes : 8);

@@ -104,6 +104,8 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         send.source_rank = comm_.rank;
         send.tag = tag_;
         send.vci = comm_.vci;
+        send.kind = {hint_.collective, static_cast<uint32_t>(step.bytes),
+                     hint_.comm_size};
         in_flight_.push_back(p2p.IsendLocked(send, this));
         break;
       }
@@ -115,7 +117,9 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         receive.source = step.peer;
         receive.tag = tag_;
         receive.vci = comm_.vci;
-        receive.kind = hint_;
+        // The same hint the message itself carries: this message's size.
+        receive.kind = {hint_.collective, static_cast<uint32_t>(step.bytes),
+                        hint_.comm_size};
         in_flight_.push_back(p2p.IrecvLocked(receive, this));
         break;
       }

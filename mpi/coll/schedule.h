@@ -9,8 +9,8 @@
 // drawn from the communicator's collective sequence number, so overlapping
 // nonblocking collectives on one communicator never match each other's
 // messages (MPI requires every rank to start collectives in the same order).
-// Each receive carries the matching hint: which collective, how many bytes,
-// how many ranks.
+// Each message and each receive carries the matching hint: which collective,
+// the message's bytes, how many ranks.
 //
 // Owned by: mpi/coll. Called by: the algorithms and the bindings.
 #ifndef MINIMPI_MPI_COLL_SCHEDULE_H_
@@ -32,7 +32,8 @@ using CollectiveKind = match::TrafficKind::Collective;
 
 class Schedule : public p2p::Progressable {
  public:
-  // `kind` and `message_bytes` form the hint every receive carries.
+  // `kind` names the collective for the matching hint; `message_bytes` is
+  // the size of the whole call (each message's hint carries its own size).
   Schedule(Communicator& comm, CollectiveKind kind, size_t message_bytes);
   ~Schedule() override;
 

@@ -19,6 +19,9 @@ constexpr int kCompletionsPerPoll = 64;
 MessageHeader MakeHeader(MessageType type, const SendArguments& arguments) {
   MessageHeader header{};
   header.type = type;
+  header.collective = static_cast<uint8_t>(arguments.kind.collective);
+  header.comm_size = static_cast<uint16_t>(
+      std::min<uint32_t>(arguments.kind.comm_size, UINT16_MAX));
   header.context = arguments.remote_context;
   header.source = arguments.source_rank;
   header.tag = arguments.tag;
@@ -720,8 +723,11 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
                                  size_t payload_length) {
   Vci& v = *vcis_[vci];
   match::Envelope arrived{header.context, header.source, header.tag};
-  match::PostedReceive* posted =
-      v.engine->MatchArrival(arrived, match::TrafficKind{});
+  const match::TrafficKind traffic{
+      static_cast<match::TrafficKind::Collective>(header.collective),
+      static_cast<uint32_t>(std::min<uint64_t>(header.length, UINT32_MAX)),
+      header.comm_size};
+  match::PostedReceive* posted = v.engine->MatchArrival(arrived, traffic);
   if (posted != nullptr) {
     auto* request = static_cast<Request*>(posted);
     if (header.type == MessageType::kRendezvousRequest) {
@@ -745,6 +751,7 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
                     : payload_length;
   UnexpectedRecord* record = NewRecordLocked(v, kept);
   record->arrived = arrived;
+  record->traffic = traffic;
   record->header = header;
   record->source_world_rank = peer;
   record->vci = vci;

@@ -35,7 +35,12 @@ enum class MessageType : uint8_t {
 
 struct MessageHeader {
   MessageType type;
-  uint8_t reserved[3];
+  // What a collective's message is, for the matching engine: the
+  // collective (match::TrafficKind::Collective; 0 for point-to-point) and
+  // the communicator size (saturating at 65535). The size of the message is
+  // its length.
+  uint8_t collective;
+  uint16_t comm_size;
   int32_t context;  // the receiver's matching context
   int32_t source;   // the sender's rank in the communicator
   int32_t tag;

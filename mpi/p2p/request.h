@@ -55,6 +55,7 @@ struct SendArguments {
   int32_t tag = 0;
   int vci = 0;
   SendMode mode = SendMode::kStandard;
+  match::TrafficKind kind;  // collectives: which one, for the matching engine
 };
 
 struct ReceiveArguments {
