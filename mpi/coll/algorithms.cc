@@ -1,5 +1,6 @@
 #include "mpi/coll/algorithms.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,13 +16,25 @@ namespace {
 // MPI_Init, before any collective runs; read-only afterwards.
 const Algorithm* chosen[static_cast<size_t>(Collective::kExscan) + 1] = {};
 
+constexpr size_t kCollectives = static_cast<size_t>(Collective::kExscan) + 1;
+
+// The registry's entries indexed by collective, built once.
 const CollectiveAlgorithms& Entry(Collective collective) {
-  for (const CollectiveAlgorithms& entry : Registry()) {
-    if (entry.collective == collective) return entry;
-  }
-  std::fprintf(stderr, "minimpi: collective %d has no algorithms\n",
-               static_cast<int>(collective));
-  std::abort();
+  static const auto* const by_collective = [] {
+    auto* table = new std::array<const CollectiveAlgorithms*, kCollectives>{};
+    for (const CollectiveAlgorithms& entry : Registry()) {
+      (*table)[static_cast<size_t>(entry.collective)] = &entry;
+    }
+    for (size_t i = 0; i < kCollectives; ++i) {
+      if ((*table)[i] == nullptr) {
+        std::fprintf(stderr, "minimpi: collective %zu has no algorithms\n",
+                     i);
+        std::abort();
+      }
+    }
+    return table;
+  }();
+  return *(*by_collective)[static_cast<size_t>(collective)];
 }
 
 const Algorithm* Find(const CollectiveAlgorithms& entry, const char* name) {

@@ -10,8 +10,9 @@
 //               every rank to know every count; linear needs none of that).
 //   scatter     linear and binomial, the mirror images of gather's.
 //   scatterv    linear.
-//   allgather   recursive_doubling (power-of-two sizes only): log2 n
-//               exchanges of doubling groups of blocks. bruck: ceil(log2 n)
+//   allgather   recursive_doubling: log2 n exchanges of doubling groups of
+//               blocks (other sizes: the extra ranks fold into partners
+//               first and get the result back last). bruck: ceil(log2 n)
 //               rounds on a scratch copy, then a rotation; any size. Both for
 //               small messages. ring: n - 1 steps passing one block to the
 //               right, bandwidth-optimal: large messages.
@@ -396,29 +397,55 @@ std::unique_ptr<Schedule> RingAllgatherv(Communicator& comm,
 
 bool IsPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
-bool ServesPowerOfTwo(const Communicator& comm, const Arguments&) {
-  return IsPowerOfTwo(comm.size);
-}
-
 std::unique_ptr<Schedule> RecursiveDoublingAllgather(
     Communicator& comm, const Arguments& arguments) {
   const size_t block = AllgatherBlock(arguments);
   auto schedule =
       std::make_unique<Schedule>(comm, CollectiveKind::kAllgather, block);
   auto* receive = static_cast<std::byte*>(arguments.receive_buffer);
+  const int n = comm.size;
   const int me = comm.rank;
+  // Sizes that are not a power of two: the `extras` ranks p..n-1 hand their
+  // block to partner rank - p before the exchanges and get the whole result
+  // back after them; the p core ranks do the doubling, a core rank holding
+  // its partner's block beside its own.
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  const int extras = n - p;
   CopyOwnAllgatherBlock(*schedule, arguments, receive + me * block, block);
   schedule->EndRound();
-  // Before the exchange at `distance`, a rank holds the `distance` blocks of
-  // its aligned group; the partner holds the neighbouring group.
-  for (int distance = 1; distance < comm.size; distance <<= 1) {
+  if (me >= p) {
+    schedule->Send(receive + me * block, block, me - p);
+    schedule->EndRound();
+    schedule->Receive(receive, n * block, me - p);
+    return schedule;
+  }
+  if (me < extras) {
+    schedule->Receive(receive + (p + me) * block, block, p + me);
+    schedule->EndRound();
+  }
+  // Before the exchange at `distance`, a core rank holds the blocks of its
+  // aligned group [mine, mine + distance) and of that group's extras
+  // [p + mine, p + mine + distance) (where they exist); the partner holds
+  // the neighbouring group's.
+  auto extras_in = [&](int group, int distance) {
+    return std::max(0, std::min(extras, group + distance) - group);
+  };
+  for (int distance = 1; distance < p; distance <<= 1) {
     const int partner = me ^ distance;
     const int mine = me & ~(distance - 1);
     const int theirs = partner & ~(distance - 1);
     schedule->Send(receive + mine * block, distance * block, partner);
     schedule->Receive(receive + theirs * block, distance * block, partner);
+    if (int count = extras_in(mine, distance); count > 0) {
+      schedule->Send(receive + (p + mine) * block, count * block, partner);
+    }
+    if (int count = extras_in(theirs, distance); count > 0) {
+      schedule->Receive(receive + (p + theirs) * block, count * block, partner);
+    }
     schedule->EndRound();
   }
+  if (me < extras) schedule->Send(receive, n * block, p + me);
   return schedule;
 }
 
@@ -671,8 +698,8 @@ void AddDataMovement(std::vector<CollectiveAlgorithms>& registry) {
       {Collective::kAllgather,
        "allgather",
        {{"recursive_doubling",
-         "log2 n exchanges of doubling groups (power-of-two sizes)",
-         RecursiveDoublingAllgather, ServesPowerOfTwo},
+         "log2 n exchanges of doubling groups (extra ranks fold in first)",
+         RecursiveDoublingAllgather},
         {"ring", "n - 1 steps passing one block to the right (large)",
          RingAllgather},
         {"bruck",

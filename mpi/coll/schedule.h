@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "mpi/comm.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/op.h"
@@ -83,12 +84,19 @@ class Schedule : public p2p::Progressable {
   const Communicator& comm_;
   const match::TrafficKind hint_;
   const int32_t tag_;
-  std::vector<Step> steps_;
-  std::vector<size_t> round_ends_;  // steps_[round_ends_[r-1], round_ends_[r])
-  std::vector<std::unique_ptr<std::byte[]>> scratch_;
-  std::vector<const Op*> retained_ops_;  // user operations held until done
+  // Inline capacities cover the schedules of small communicators, so a
+  // small collective allocates nothing but the schedule itself.
+  absl::InlinedVector<Step, 8> steps_;
+  // steps_[round_ends_[r - 1], round_ends_[r]) is round r.
+  absl::InlinedVector<size_t, 6> round_ends_;
+  // Scratch: small requests come from `inline_scratch_`, the rest from the
+  // heap.
+  alignas(16) std::byte inline_scratch_[128];
+  size_t inline_scratch_used_ = 0;
+  absl::InlinedVector<std::unique_ptr<std::byte[]>, 2> scratch_;
+  absl::InlinedVector<const Op*, 1> retained_ops_;  // user ops held until done
   size_t round_ = 0;
-  std::vector<p2p::Request*> in_flight_;
+  absl::InlinedVector<p2p::Request*, 6> in_flight_;
   p2p::Request* request_ = nullptr;
   bool truncated_ = false;
 };
