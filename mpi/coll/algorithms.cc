@@ -38,6 +38,11 @@ const CollectiveAlgorithms& Entry(Collective collective) {
 }
 
 const Algorithm* Find(const CollectiveAlgorithms& entry, const char* name) {
+  // `choose` returns the same literal the entry holds (one per source
+  // file), so the pointer test finds it on the hot path without strcmp.
+  for (const Algorithm& algorithm : entry.algorithms) {
+    if (algorithm.name == name) return &algorithm;
+  }
   for (const Algorithm& algorithm : entry.algorithms) {
     if (std::strcmp(algorithm.name, name) == 0) return &algorithm;
   }

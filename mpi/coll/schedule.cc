@@ -84,10 +84,7 @@ std::byte* Schedule::Scratch(size_t bytes) {
 
 p2p::Request* Schedule::Start(p2p::PointToPoint& p2p) {
   EndRound();
-  request_ = p2p.NewCollectiveRequest(comm_.vci, this);
-  p2p::Request* request = request_;  // `this` may finish inside StartSchedule
-  p2p.StartSchedule(this, comm_.vci);
-  return request;
+  return p2p.StartCollective(this, comm_.vci);
 }
 
 bool Schedule::Run(std::unique_ptr<Schedule> schedule,
@@ -163,9 +160,9 @@ void Schedule::Advance(p2p::PointToPoint& p2p, int /*vci*/) {
   // back here; the loop stops at the first round still waiting on messages.
   while (RoundDone(p2p)) {
     if (round_ == round_ends_.size()) {
-      if (truncated_) request_->status.error = p2p::Error::kTruncated;
+      if (truncated_) request->status.error = p2p::Error::kTruncated;
       in_advance = false;
-      p2p.CompleteCollectiveLocked(request_);  // may delete `this` (waiter)
+      p2p.CompleteCollectiveLocked(request);  // may delete `this` (waiter)
       return;
     }
     StartRound(p2p);

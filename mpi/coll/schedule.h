@@ -55,7 +55,8 @@ class Schedule : public p2p::Progressable {
   std::byte* Scratch(size_t bytes);
 
   // --- Running.
-  // Posts the first round; returns the request that completes at the end.
+  // Posts the first round; returns the request that completes at the end
+  // (and owns the schedule from then on).
   p2p::Request* Start(p2p::PointToPoint& p2p);
   // Start, wait, retire: a blocking collective. Returns false if a message
   // arrived truncated (mismatched counts), true otherwise.
@@ -97,7 +98,6 @@ class Schedule : public p2p::Progressable {
   absl::InlinedVector<const Op*, 1> retained_ops_;  // user ops held until done
   size_t round_ = 0;
   absl::InlinedVector<p2p::Request*, 6> in_flight_;
-  p2p::Request* request_ = nullptr;
   bool truncated_ = false;
 };
 

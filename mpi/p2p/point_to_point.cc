@@ -289,7 +289,7 @@ void PointToPoint::Start(Request* request) {
   }
 }
 
-Request* PointToPoint::NewCollectiveRequest(int vci, Progressable* schedule) {
+Request* PointToPoint::StartCollective(Progressable* schedule, int vci) {
   Vci& v = *vcis_[vci];
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
@@ -297,13 +297,9 @@ Request* PointToPoint::NewCollectiveRequest(int vci, Progressable* schedule) {
   request->vci = vci;
   request->schedule = schedule;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  schedule->request = request;
+  RunAdvance(schedule, vci);  // may complete the request already
   return request;
-}
-
-void PointToPoint::StartSchedule(Progressable* schedule, int vci) {
-  Vci& v = *vcis_[vci];
-  std::lock_guard<std::mutex> lock(v.mutex);
-  RunAdvance(schedule, vci);
 }
 
 void PointToPoint::RunAdvance(Progressable* schedule, int vci) {

@@ -108,10 +108,9 @@ class PointToPoint : public net::CompletionHandler {
   Request* NewCompletedRequest(const Status& status, int vci);
 
   // Collectives. A collective's request completes when its schedule says
-  // so; the schedule is owned by the request. StartSchedule calls Advance
-  // once under the VCI's lock to post the first steps.
-  Request* NewCollectiveRequest(int vci, Progressable* schedule);
-  void StartSchedule(Progressable* schedule, int vci);
+  // so; the schedule is owned by the request. StartCollective creates the
+  // request and calls Advance once, under one lock, to post the first steps.
+  Request* StartCollective(Progressable* schedule, int vci);
   // For use inside Progressable::Advance (the VCI's lock is held): post a
   // step whose completion advances `parent`, and finish the collective.
   Request* IsendLocked(const SendArguments& arguments, Progressable* parent);

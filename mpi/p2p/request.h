@@ -78,6 +78,7 @@ enum class RequestState : uint8_t {
 class RequestPool;
 struct UnexpectedRecord;
 class PointToPoint;
+struct Request;
 
 // Work that moves forward as requests it posted complete: the schedule of a
 // collective. When such a request completes, the progress engine queues its
@@ -97,6 +98,8 @@ class Progressable {
 
   bool queued_for_advance = false;  // guarded by the VCI lock
   bool in_advance = false;          // guarded by the VCI lock
+  // The request this work completes (set by PointToPoint::StartCollective).
+  Request* request = nullptr;
 };
 
 struct Request : match::PostedReceive {
