@@ -62,6 +62,9 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
   status.Update(ReadChoice("MINIMPI_MATCH", {"ll"}, s.match));
   status.Update(ReadChoice("MINIMPI_BIND_TO", {"none", "core"}, s.bind_to));
+  std::string check = s.collective_check ? "1" : "0";
+  status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
+  s.collective_check = check == "1";
   for (const char* collective : kCollectiveNames) {
     std::string variable = absl::AsciiStrToUpper(
         absl::StrCat("MINIMPI_COLL_", collective));
@@ -100,6 +103,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_MATCH", s.match, d.match, "matching engine: ll"},
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
        "rank binding: none or core (mpiexec --bind-to sets it)"},
+      {"MINIMPI_COLL_CHECK", s.collective_check ? "1" : "0",
+       d.collective_check ? "1" : "0",
+       "1: before each blocking collective, check that all ranks passed the "
+       "same root and data size (reported on every rank; for debugging)"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

@@ -38,6 +38,11 @@ struct Settings {
   std::string match = "ll";
   // Binding of each rank: "none" or "core" (set by mpiexec --bind-to).
   std::string bind_to = "none";
+  // Before every blocking collective, check that all ranks passed the same
+  // root and data size (an allgather), so a mismatch is reported on every
+  // rank before any data moves instead of truncating or hanging. For
+  // debugging: it doubles the latency of small collectives.
+  bool collective_check = false;
   // MINIMPI_COLL_<NAME>=<algorithm> for the collectives named in
   // kCollectiveNames: collective name -> algorithm ("auto" when unset).
   // mpi/coll checks the algorithm names, since it owns them.

@@ -119,6 +119,23 @@ static void check_mismatched_bcast(MPI_Comm comm, int rank, int size) {
   MPI_CHECK(MPI_Comm_free(&fresh));
 }
 
+/* minimpi's MINIMPI_COLL_CHECK=1: ranks that disagree on the root or the
+ * data size all get the same error before any data moves, and nothing hangs. */
+static void check_signature_checks(MPI_Comm comm, int rank, int size) {
+  if (size < 2) return;
+  int in[4] = {1, 2, 3, 4}, out[16] = {0};
+  /* Rank 0 names root 0, the others root 1. */
+  EXPECT_CLASS(MPI_Bcast(in, 1, MPI_INT, rank == 0 ? 0 : 1, comm), MPI_ERR_ROOT);
+  /* Rank 0 reduces two items, the others one. */
+  EXPECT_CLASS(MPI_Allreduce(in, out, rank == 0 ? 2 : 1, MPI_INT, MPI_SUM, comm), MPI_ERR_TRUNCATE);
+  /* The root expects two items per rank, the senders send one. */
+  EXPECT_CLASS(MPI_Gather(in, 1, MPI_INT, out, rank == 0 ? 2 : 1, MPI_INT, 0, comm), MPI_ERR_TRUNCATE);
+  /* The communicator still works, checks included. */
+  int total[2] = {0, 0};
+  MPI_CHECK(MPI_Allreduce(in, total, 2, MPI_INT, MPI_SUM, comm));
+  CHECK(total[0] == size && total[1] == 2 * size, "Allreduce after the checked errors gave %d %d", total[0], total[1]);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -149,6 +166,7 @@ int main(int argc, char** argv) {
    * ranks (a truncated tree stage), MPICH aborts: cross-checks only run it
    * where the other library survives it. */
   int mismatch = argc > 1 && strcmp(argv[1], "mismatch") == 0;
+  if (argc > 1 && strcmp(argv[1], "checked") == 0 && g_strict) check_signature_checks(dup, rank, size);
   if (mismatch && (g_strict || (!g_mpich && size <= 2))) check_mismatched_bcast(dup, rank, size);
   MPI_CHECK(MPI_Comm_free(&dup));
   check_still_usable(MPI_COMM_WORLD, size);

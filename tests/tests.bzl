@@ -215,6 +215,8 @@ MPI_TEST_CASES = [
     {"name": "collectives_threads", "program": "collectives_threads", "ranks": [1, 2, 4], "args": ["4", "30"]},
     {"name": "collectives_errors", "program": "collectives_errors", "ranks": [1, 2, 4]},
     {"name": "collectives_errors_mismatch", "program": "collectives_errors", "ranks": [2, 4], "args": ["mismatch"], "timeout": 60},
+    # With MINIMPI_COLL_CHECK=1 every rank reports a mismatched root or size.
+    {"name": "collectives_errors_checked", "program": "collectives_errors", "ranks": [2, 3, 5], "args": ["checked"], "env": ["MINIMPI_COLL_CHECK=1"], "timeout": 60},
     {
         "name": "fatal_bcast_bad_root",
         "program": "collectives_errors",

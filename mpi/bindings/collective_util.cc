@@ -1,6 +1,9 @@
 #include "mpi/bindings/collective_util.h"
 
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "mpi/coll/basic.h"
 
 namespace minimpi {
 
@@ -45,9 +48,104 @@ int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// What every rank of a collective must agree on: the root (rooted
+// collectives) and the bytes of one block as this rank sees them (-1: not
+// compared, as for the v-variants, whose sizes legitimately differ).
+struct CallSignature {
+  int32_t root = -1;
+  int32_t rooted = 0;
+  int64_t block_bytes = -1;
+};
+
+CallSignature SignatureOf(coll::Collective collective, const Communicator& comm,
+                          const coll::Arguments& a) {
+  using coll::Collective;
+  const int64_t bytes = static_cast<int64_t>(a.count) * a.extent;
+  const int64_t sent = static_cast<int64_t>(a.send_count) * a.send_extent;
+  const int64_t received =
+      static_cast<int64_t>(a.receive_count) * a.receive_extent;
+  const bool is_root = comm.rank == a.root;
+  CallSignature signature;
+  switch (collective) {
+    case Collective::kBcast:
+    case Collective::kReduce:
+      signature.rooted = 1;
+      signature.block_bytes = bytes;
+      break;
+    case Collective::kAllreduce:
+    case Collective::kScan:
+    case Collective::kExscan:
+    case Collective::kReduceScatterBlock:
+      signature.block_bytes = bytes;
+      break;
+    case Collective::kGather:  // the root's block must match every sender's
+      signature.rooted = 1;
+      signature.block_bytes = is_root ? received : sent;
+      break;
+    case Collective::kScatter:
+      signature.rooted = 1;
+      signature.block_bytes = is_root ? sent : received;
+      break;
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
+      signature.block_bytes = a.in_place ? received : sent;
+      break;
+    case Collective::kGatherv:
+    case Collective::kScatterv:
+      signature.rooted = 1;
+      break;
+    default:
+      break;
+  }
+  if (signature.rooted) signature.root = a.root;
+  return signature;
+}
+
+// MINIMPI_COLL_CHECK: every rank learns every rank's signature, so all of
+// them find the same mismatch and raise it; nobody is left waiting.
+int CheckSignatures(const char* call, Communicator* comm,
+                    coll::Collective collective,
+                    const coll::Arguments& arguments) {
+  const CallSignature mine = SignatureOf(collective, *comm, arguments);
+  std::vector<CallSignature> all(comm->size);
+  coll::AllgatherBytes(Instance::Get().p2p(), *comm, &mine, sizeof(mine),
+                       all.data());
+  for (int rank = 0; rank < comm->size; ++rank) {
+    if (mine.rooted && all[rank].root != all[0].root) {
+      return RaiseError(
+          comm, call, MPI_ERR_ROOT,
+          absl::StrFormat("ranks disagree on the root: rank 0 passed %d, "
+                          "rank %d passed %d",
+                          all[0].root, rank, all[rank].root));
+    }
+  }
+  for (int rank = 0; rank < comm->size; ++rank) {
+    if (mine.block_bytes >= 0 && all[rank].block_bytes != all[0].block_bytes) {
+      return RaiseError(
+          comm, call, MPI_ERR_TRUNCATE,
+          absl::StrFormat("ranks disagree on the data size: rank 0 passed "
+                          "%d bytes per block, rank %d passed %d",
+                          all[0].block_bytes, rank, all[rank].block_bytes));
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective, const coll::Arguments& arguments,
                   MPI_Request* request) {
+  // Checking a nonblocking call would make it wait for the other ranks to
+  // start theirs, which can deadlock a correct program: blocking calls only.
+  if (request == nullptr && comm->size > 1 &&
+      Instance::Get().settings().collective_check) {
+    if (int error = CheckSignatures(call, comm, collective, arguments)) {
+      return error;
+    }
+  }
   p2p::PointToPoint& p2p = Instance::Get().p2p();
   std::unique_ptr<coll::Schedule> schedule =
       coll::Build(collective, *comm, arguments);
