@@ -53,8 +53,7 @@ Table BuildTable() {
   t.Add(MPI_UNSIGNED_LONG_LONG,
         Basic<unsigned long long>("MPI_UNSIGNED_LONG_LONG"));
   t.Add(MPI_FLOAT, Basic<float>("MPI_FLOAT"));
-  t.Add(MPI_C_FLOAT_COMPLEX,
-        Basic<std::complex<float>>("MPI_C_FLOAT_COMPLEX"));
+  t.Add(MPI_C_FLOAT_COMPLEX, Basic<std::complex<float>>("MPI_C_FLOAT_COMPLEX"));
   t.Add(MPI_CXX_FLOAT_COMPLEX,
         Basic<std::complex<float>>("MPI_CXX_FLOAT_COMPLEX"));
   t.Add(MPI_DOUBLE, Basic<double>("MPI_DOUBLE"));
@@ -80,8 +79,7 @@ Table BuildTable() {
   t.Add(MPI_SHORT_INT, Pair<short, int>("MPI_SHORT_INT"));
   t.Add(MPI_LONG_DOUBLE_INT, Pair<long double, int>("MPI_LONG_DOUBLE_INT"));
   t.Add(MPI_2REAL, Pair<float, float>("MPI_2REAL"));
-  t.Add(MPI_2DOUBLE_PRECISION,
-        Pair<double, double>("MPI_2DOUBLE_PRECISION"));
+  t.Add(MPI_2DOUBLE_PRECISION, Pair<double, double>("MPI_2DOUBLE_PRECISION"));
   t.Add(MPI_2INTEGER, Pair<int32_t, int32_t>("MPI_2INTEGER"));
   t.Add(MPI_C_BOOL, Basic<bool>("MPI_C_BOOL"));
   t.Add(MPI_CXX_BOOL, Basic<bool>("MPI_CXX_BOOL"));

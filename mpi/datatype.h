@@ -14,9 +14,9 @@ namespace minimpi {
 
 struct Datatype {
   const char* name = nullptr;
-  int size = 0;          // MPI_Type_size: bytes of data, padding excluded
-  MPI_Aint extent = 0;   // bytes one item occupies in a buffer
-  int basic_elements = 1;  // 2 for the pair types (value, index)
+  int size = 0;               // MPI_Type_size: bytes of data, padding excluded
+  MPI_Aint extent = 0;        // bytes one item occupies in a buffer
+  int basic_elements = 1;     // 2 for the pair types (value, index)
   int first_member_size = 0;  // pair types: size of the value member
 };
 

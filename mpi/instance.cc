@@ -47,8 +47,8 @@ absl::Status Instance::Setup() {
 
   const bool oversubscribed =
       static_cast<int>(bootstrap_->local_ranks().size()) > runtime::NumCores();
-  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_,
-                                       oversubscribed);
+  auto p2p =
+      p2p::PointToPoint::Create(transport_.get(), settings_, oversubscribed);
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
 

@@ -30,9 +30,7 @@ class Instance {
   // Tears it down (MPI_Finalize).
   static void Finalize();
 
-  static LibraryState state() {
-    return state_.load(std::memory_order_acquire);
-  }
+  static LibraryState state() { return state_.load(std::memory_order_acquire); }
   // Valid while state() == kInitialized.
   static Instance& Get() { return *instance_; }
 

@@ -262,7 +262,12 @@ enum {
   MPI_THREAD_MULTIPLE = 7
 };
 
-enum { MPI_IDENT = 101, MPI_CONGRUENT = 102, MPI_SIMILAR = 103, MPI_UNEQUAL = 104 };
+enum {
+  MPI_IDENT = 101,
+  MPI_CONGRUENT = 102,
+  MPI_SIMILAR = 103,
+  MPI_UNEQUAL = 104
+};
 
 /* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
@@ -278,7 +283,8 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
 
 /* Environment. */
 MINIMPI_DECLARE(int, Init, (int* argc, char*** argv))
-MINIMPI_DECLARE(int, Init_thread, (int* argc, char*** argv, int required, int* provided))
+MINIMPI_DECLARE(int, Init_thread,
+                (int* argc, char*** argv, int required, int* provided))
 MINIMPI_DECLARE(int, Finalize, (void))
 MINIMPI_DECLARE(int, Initialized, (int* flag))
 MINIMPI_DECLARE(int, Finalized, (int* flag))
@@ -292,105 +298,258 @@ MINIMPI_DECLARE(double, Wtime, (void))
 MINIMPI_DECLARE(double, Wtick, (void))
 
 /* Errors. */
-MINIMPI_DECLARE(int, Error_string, (int errorcode, char* string, int* resultlen))
+MINIMPI_DECLARE(int, Error_string,
+                (int errorcode, char* string, int* resultlen))
 MINIMPI_DECLARE(int, Error_class, (int errorcode, int* errorclass))
-MINIMPI_DECLARE(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
-MINIMPI_DECLARE(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler))
-MINIMPI_DECLARE(int, Errhandler_free, (MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Comm_set_errhandler,
+                (MPI_Comm comm, MPI_Errhandler errhandler))
+MINIMPI_DECLARE(int, Comm_get_errhandler,
+                (MPI_Comm comm, MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Errhandler_free, (MPI_Errhandler * errhandler))
 
 /* Communicators. */
 MINIMPI_DECLARE(int, Comm_rank, (MPI_Comm comm, int* rank))
 MINIMPI_DECLARE(int, Comm_size, (MPI_Comm comm, int* size))
 MINIMPI_DECLARE(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm))
-MINIMPI_DECLARE(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
-MINIMPI_DECLARE(int, Comm_free, (MPI_Comm* comm))
-MINIMPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
+MINIMPI_DECLARE(int, Comm_split,
+                (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_free, (MPI_Comm * comm))
+MINIMPI_DECLARE(int, Comm_compare,
+                (MPI_Comm comm1, MPI_Comm comm2, int* result))
 MINIMPI_DECLARE(int, Barrier, (MPI_Comm comm))
 
 /* Collectives (blocking). */
-MINIMPI_DECLARE(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-MINIMPI_DECLARE(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Scatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
-MINIMPI_DECLARE(int, Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-MINIMPI_DECLARE(int, Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
-MINIMPI_DECLARE(int, Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
-MINIMPI_DECLARE(int, Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
-MINIMPI_DECLARE(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-MINIMPI_DECLARE(int, Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-MINIMPI_DECLARE(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
-MINIMPI_DECLARE(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Bcast,
+                (void* buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Allreduce,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Gather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Gatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Scatter,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Scatterv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Allgather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Allgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoall,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoallv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce_scatter,
+                (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Reduce_scatter_block,
+                (const void* sendbuf, void* recvbuf, int recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Scan,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Exscan,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
 
 /* Collectives (nonblocking). */
 MINIMPI_DECLARE(int, Ibarrier, (MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iscatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ialltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ibcast,
+                (void* buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Iallreduce,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Igather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Igatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Iscatter,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iscatterv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Iallgather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Iallgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoall,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoallv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce_scatter,
+                (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Ireduce_scatter_block,
+                (const void* sendbuf, void* recvbuf, int recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Iscan,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Iexscan,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
 
 /* Reduction operations. */
-MINIMPI_DECLARE(int, Op_create, (MPI_User_function* user_fn, int commute, MPI_Op* op))
-MINIMPI_DECLARE(int, Op_free, (MPI_Op* op))
+MINIMPI_DECLARE(int, Op_create,
+                (MPI_User_function * user_fn, int commute, MPI_Op* op))
+MINIMPI_DECLARE(int, Op_free, (MPI_Op * op))
 MINIMPI_DECLARE(int, Op_commutative, (MPI_Op op, int* commute))
-MINIMPI_DECLARE(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+MINIMPI_DECLARE(int, Reduce_local,
+                (const void* inbuf, void* inoutbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op))
 
 /* Point-to-point. */
-MINIMPI_DECLARE(int, Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-MINIMPI_DECLARE(int, Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-MINIMPI_DECLARE(int, Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
-MINIMPI_DECLARE(int, Recv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status))
-MINIMPI_DECLARE(int, Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status))
-MINIMPI_DECLARE(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status))
-MINIMPI_DECLARE(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))
-MINIMPI_DECLARE(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status))
-MINIMPI_DECLARE(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status))
-MINIMPI_DECLARE(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status))
-MINIMPI_DECLARE(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status))
-MINIMPI_DECLARE(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request))
-MINIMPI_DECLARE(int, Send_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Ssend_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Rsend_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Recv_init, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request* request))
-MINIMPI_DECLARE(int, Start, (MPI_Request* request))
+MINIMPI_DECLARE(int, Send,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ssend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Rsend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Recv,
+                (void* buf, int count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Isend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Issend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irsend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irecv,
+                (void* buf, int count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Sendrecv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Sendrecv_replace,
+                (void* buf, int count, MPI_Datatype datatype, int dest,
+                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Probe,
+                (int source, int tag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Iprobe,
+                (int source, int tag, MPI_Comm comm, int* flag,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Mprobe,
+                (int source, int tag, MPI_Comm comm, MPI_Message* message,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Improbe,
+                (int source, int tag, MPI_Comm comm, int* flag,
+                 MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Mrecv,
+                (void* buf, int count, MPI_Datatype datatype,
+                 MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Imrecv,
+                (void* buf, int count, MPI_Datatype datatype,
+                 MPI_Message* message, MPI_Request* request))
+MINIMPI_DECLARE(int, Send_init,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ssend_init,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Rsend_init,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Recv_init,
+                (void* buf, int count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Start, (MPI_Request * request))
 MINIMPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
 
 /* Requests and completion. */
-MINIMPI_DECLARE(int, Request_free, (MPI_Request* request))
-MINIMPI_DECLARE(int, Cancel, (MPI_Request* request))
+MINIMPI_DECLARE(int, Request_free, (MPI_Request * request))
+MINIMPI_DECLARE(int, Cancel, (MPI_Request * request))
 MINIMPI_DECLARE(int, Test_cancelled, (const MPI_Status* status, int* flag))
-MINIMPI_DECLARE(int, Wait, (MPI_Request* request, MPI_Status* status))
-MINIMPI_DECLARE(int, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]))
-MINIMPI_DECLARE(int, Waitany, (int count, MPI_Request array_of_requests[], int* index, MPI_Status* status))
-MINIMPI_DECLARE(int, Waitsome, (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
-MINIMPI_DECLARE(int, Test, (MPI_Request* request, int* flag, MPI_Status* status))
-MINIMPI_DECLARE(int, Testall, (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]))
-MINIMPI_DECLARE(int, Testany, (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status))
-MINIMPI_DECLARE(int, Testsome, (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[], MPI_Status array_of_statuses[]))
-MINIMPI_DECLARE(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status))
-MINIMPI_DECLARE(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count))
-MINIMPI_DECLARE(int, Get_elements, (const MPI_Status* status, MPI_Datatype datatype, int* count))
+MINIMPI_DECLARE(int, Wait, (MPI_Request * request, MPI_Status* status))
+MINIMPI_DECLARE(int, Waitall,
+                (int count, MPI_Request array_of_requests[],
+                 MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Waitany,
+                (int count, MPI_Request array_of_requests[], int* index,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Waitsome,
+                (int incount, MPI_Request array_of_requests[], int* outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Test,
+                (MPI_Request * request, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Testall,
+                (int count, MPI_Request array_of_requests[], int* flag,
+                 MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Testany,
+                (int count, MPI_Request array_of_requests[], int* index,
+                 int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Testsome,
+                (int incount, MPI_Request array_of_requests[], int* outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Request_get_status,
+                (MPI_Request request, int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Get_count,
+                (const MPI_Status* status, MPI_Datatype datatype, int* count))
+MINIMPI_DECLARE(int, Get_elements,
+                (const MPI_Status* status, MPI_Datatype datatype, int* count))
 
 /* Datatypes. */
 MINIMPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int* size))
-MINIMPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
+MINIMPI_DECLARE(int, Type_get_extent,
+                (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
 
 #undef MINIMPI_DECLARE
 

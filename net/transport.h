@@ -66,11 +66,11 @@ enum class CompletionType : uint8_t {
 
 struct Completion {
   CompletionType type = CompletionType::kReceive;
-  int peer = -1;                  // world rank of the other side
-  const void* data = nullptr;     // kReceive
-  size_t length = 0;              // kReceive: bytes; kWriteImmediate: bytes
-  uint32_t immediate = 0;         // kWriteImmediate
-  uint64_t context = 0;           // kLocalDone: the poster's cookie
+  int peer = -1;               // world rank of the other side
+  const void* data = nullptr;  // kReceive
+  size_t length = 0;           // kReceive: bytes; kWriteImmediate: bytes
+  uint32_t immediate = 0;      // kWriteImmediate
+  uint64_t context = 0;        // kLocalDone: the poster's cookie
 };
 
 class CompletionHandler {

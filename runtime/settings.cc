@@ -4,8 +4,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -51,8 +51,8 @@ absl::Status ReadInt(const char* name, Int min, Int max, Int& out) {
 absl::StatusOr<Settings> Settings::FromEnvironment() {
   Settings s;
   absl::Status status;
-  status.Update(ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "ib"},
-                           s.transport));
+  status.Update(
+      ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "ib"}, s.transport));
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
   status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
   status.Update(ReadInt<size_t>("MINIMPI_RNDV_SPLIT_MIN", 0, size_t{1} << 40,
@@ -66,8 +66,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
   s.collective_check = check == "1";
   for (const char* collective : kCollectiveNames) {
-    std::string variable = absl::AsciiStrToUpper(
-        absl::StrCat("MINIMPI_COLL_", collective));
+    std::string variable =
+        absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
     if (const char* value = Env(variable.c_str())) {
       s.collective_algorithms[collective] = value;
     }

@@ -56,14 +56,18 @@ struct Settings {
 // The collectives whose algorithm a MINIMPI_COLL_<NAME> variable chooses
 // (NAME is the upper-cased entry).
 inline constexpr const char* kCollectiveNames[] = {
-    "barrier",   "bcast",      "reduce",         "allreduce",
-    "gather",    "gatherv",    "scatter",        "scatterv",
-    "allgather", "allgatherv", "alltoall",       "alltoallv",
-    "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+    "barrier",        "bcast",
+    "reduce",         "allreduce",
+    "gather",         "gatherv",
+    "scatter",        "scatterv",
+    "allgather",      "allgatherv",
+    "alltoall",       "alltoallv",
+    "reduce_scatter", "reduce_scatter_block",
+    "scan",           "exscan"};
 
 struct SettingInfo {
-  std::string name;         // MINIMPI_...
-  std::string value;        // the value in force
+  std::string name;   // MINIMPI_...
+  std::string value;  // the value in force
   std::string default_value;
   std::string description;  // one line
 };

@@ -45,23 +45,23 @@ static inline void test_fail(const char* file, int line, const char* fmt, ...) {
 }
 
 /* CHECK(condition, printf-style explanation of what was wrong). */
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
     if (!(cond)) test_fail(__FILE__, __LINE__, __VA_ARGS__); \
   } while (0)
 
 /* Checks that an MPI call succeeded and names the call on failure. */
-#define MPI_CHECK(call)                                                     \
-  do {                                                                      \
-    int mpi_check_rc_ = (call);                                             \
-    if (mpi_check_rc_ != MPI_SUCCESS) {                                     \
-      char mpi_check_text_[MPI_MAX_ERROR_STRING];                           \
-      int mpi_check_len_ = 0;                                               \
-      mpi_check_text_[0] = '\0';                                            \
-      MPI_Error_string(mpi_check_rc_, mpi_check_text_, &mpi_check_len_);    \
-      test_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call,           \
-                mpi_check_rc_, mpi_check_text_);                            \
-    }                                                                       \
+#define MPI_CHECK(call)                                                  \
+  do {                                                                   \
+    int mpi_check_rc_ = (call);                                          \
+    if (mpi_check_rc_ != MPI_SUCCESS) {                                  \
+      char mpi_check_text_[MPI_MAX_ERROR_STRING];                        \
+      int mpi_check_len_ = 0;                                            \
+      mpi_check_text_[0] = '\0';                                         \
+      MPI_Error_string(mpi_check_rc_, mpi_check_text_, &mpi_check_len_); \
+      test_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call,        \
+                mpi_check_rc_, mpi_check_text_);                         \
+    }                                                                    \
   } while (0)
 
 /* Expected content of byte `index` of a message from `source` with `tag`.
@@ -84,36 +84,36 @@ static inline void test_fill(void* buffer, size_t bytes, int source, int tag) {
 }
 
 /* Verifies every byte; reports the first mismatch and how many differ. */
-#define CHECK_PATTERN(buffer, bytes, source, tag, what)                       \
-  do {                                                                        \
-    const unsigned char* check_p_ = (const unsigned char*)(buffer);           \
-    size_t check_bad_ = 0, check_first_ = 0;                                  \
-    for (size_t check_i_ = 0; check_i_ < (size_t)(bytes); ++check_i_) {       \
-      if (check_p_[check_i_] !=                                               \
-          test_pattern_byte((source), (tag), check_i_)) {                     \
-        if (check_bad_++ == 0) check_first_ = check_i_;                       \
-      }                                                                       \
-    }                                                                         \
-    if (check_bad_ != 0)                                                      \
-      test_fail(__FILE__, __LINE__,                                           \
-                "%s: %zu of %zu bytes wrong (from source %d tag %d); first "  \
-                "at byte %zu: got 0x%02x, expected 0x%02x",                   \
-                (what), check_bad_, (size_t)(bytes), (int)(source),           \
-                (int)(tag), check_first_, check_p_[check_first_],             \
-                test_pattern_byte((source), (tag), check_first_));            \
+#define CHECK_PATTERN(buffer, bytes, source, tag, what)                      \
+  do {                                                                       \
+    const unsigned char* check_p_ = (const unsigned char*)(buffer);          \
+    size_t check_bad_ = 0, check_first_ = 0;                                 \
+    for (size_t check_i_ = 0; check_i_ < (size_t)(bytes); ++check_i_) {      \
+      if (check_p_[check_i_] !=                                              \
+          test_pattern_byte((source), (tag), check_i_)) {                    \
+        if (check_bad_++ == 0) check_first_ = check_i_;                      \
+      }                                                                      \
+    }                                                                        \
+    if (check_bad_ != 0)                                                     \
+      test_fail(__FILE__, __LINE__,                                          \
+                "%s: %zu of %zu bytes wrong (from source %d tag %d); first " \
+                "at byte %zu: got 0x%02x, expected 0x%02x",                  \
+                (what), check_bad_, (size_t)(bytes), (int)(source),          \
+                (int)(tag), check_first_, check_p_[check_first_],            \
+                test_pattern_byte((source), (tag), check_first_));           \
   } while (0)
 
 /* Checks a status field by field, and the element count in `datatype`. */
-#define CHECK_STATUS(status, source, tag, datatype, count, what)              \
-  do {                                                                        \
-    int check_count_ = -12345;                                                \
-    MPI_Get_count(&(status), (datatype), &check_count_);                      \
-    CHECK((status).MPI_SOURCE == (source) && (status).MPI_TAG == (tag) &&     \
-              check_count_ == (count),                                        \
-          "%s: status source %d tag %d count %d, expected source %d tag %d "  \
-          "count %d",                                                         \
-          (what), (status).MPI_SOURCE, (status).MPI_TAG, check_count_,        \
-          (int)(source), (int)(tag), (int)(count));                           \
+#define CHECK_STATUS(status, source, tag, datatype, count, what)             \
+  do {                                                                       \
+    int check_count_ = -12345;                                               \
+    MPI_Get_count(&(status), (datatype), &check_count_);                     \
+    CHECK((status).MPI_SOURCE == (source) && (status).MPI_TAG == (tag) &&    \
+              check_count_ == (count),                                       \
+          "%s: status source %d tag %d count %d, expected source %d tag %d " \
+          "count %d",                                                        \
+          (what), (status).MPI_SOURCE, (status).MPI_TAG, check_count_,       \
+          (int)(source), (int)(tag), (int)(count));                          \
   } while (0)
 
 static inline void* test_malloc(size_t bytes) {

@@ -58,9 +58,9 @@ int BufferError(const char* call, Communicator* comm, const void* buffer,
 
 int PeerError(const char* call, Communicator* comm, bool is_source, int peer,
               int tag) {
-  const bool valid_rank =
-      (peer >= 0 && peer < comm->size) || peer == MPI_PROC_NULL ||
-      (is_source && peer == MPI_ANY_SOURCE);
+  const bool valid_rank = (peer >= 0 && peer < comm->size) ||
+                          peer == MPI_PROC_NULL ||
+                          (is_source && peer == MPI_ANY_SOURCE);
   if (!valid_rank) {
     return RaiseError(comm, call, MPI_ERR_RANK,
                       absl::StrFormat("invalid %s %d (communicator size %d)",

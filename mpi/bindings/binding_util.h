@@ -16,16 +16,16 @@
 
 // Every function is defined as PMPI_<name>; MPI_<name> is a weak alias, so a
 // profiling library that defines MPI_<name> itself wins and can call PMPI_.
-#define MINIMPI_EXPORT(name)                                 \
-  extern "C" __typeof__(PMPI_##name) MPI_##name              \
+#define MINIMPI_EXPORT(name)                    \
+  extern "C" __typeof__(PMPI_##name) MPI_##name \
       __attribute__((weak, alias("PMPI_" #name)));
 
-#define MINIMPI_REQUIRE_INIT(call)                                  \
-  do {                                                              \
-    if (::minimpi::Instance::state() !=                             \
-        ::minimpi::LibraryState::kInitialized) {                    \
-      return ::minimpi::RaiseNotInitialized(call);                  \
-    }                                                               \
+#define MINIMPI_REQUIRE_INIT(call)                 \
+  do {                                             \
+    if (::minimpi::Instance::state() !=            \
+        ::minimpi::LibraryState::kInitialized) {   \
+      return ::minimpi::RaiseNotInitialized(call); \
+    }                                              \
   } while (0)
 
 namespace minimpi {
@@ -87,22 +87,21 @@ p2p::Status ProcNullStatus();
                                              Communicator* comm,
                                              const void* buffer, int count,
                                              MPI_Datatype handle);
-[[gnu::cold, gnu::noinline]] int PeerError(const char* call,
-                                           Communicator* comm, bool is_source,
-                                           int peer, int tag);
+[[gnu::cold, gnu::noinline]] int PeerError(const char* call, Communicator* comm,
+                                           bool is_source, int peer, int tag);
 
 inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
 
 inline int CheckCommunicator(const char* call, MPI_Comm handle,
                              Communicator** comm) {
   *comm = ToCommunicator(handle);
-  if (*comm != nullptr) [[likely]] return MPI_SUCCESS;
+  if (*comm != nullptr) [[likely]]
+    return MPI_SUCCESS;
   return CommunicatorError(call, handle);
 }
 
-inline int CheckBuffer(const char* call, Communicator* comm,
-                       const void* buffer, int count, MPI_Datatype handle,
-                       const Datatype** type) {
+inline int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
+                       int count, MPI_Datatype handle, const Datatype** type) {
   *type = LookupDatatype(handle);
   if (*type != nullptr && count >= 0 &&
       (buffer != nullptr || count == 0 || (*type)->size == 0)) [[likely]] {
@@ -119,10 +118,10 @@ inline int CheckSend(const char* call, const void* buffer, int count,
   if (int error = CheckBuffer(call, *comm, buffer, count, datatype, type)) {
     return error;
   }
-  const bool valid_rank =
-      (destination >= 0 && destination < (*comm)->size) ||
-      destination == MPI_PROC_NULL;
-  if (valid_rank && ValidTag(tag)) [[likely]] return MPI_SUCCESS;
+  const bool valid_rank = (destination >= 0 && destination < (*comm)->size) ||
+                          destination == MPI_PROC_NULL;
+  if (valid_rank && ValidTag(tag)) [[likely]]
+    return MPI_SUCCESS;
   return PeerError(call, *comm, /*is_source=*/false, destination, tag);
 }
 

@@ -66,8 +66,8 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   Instance& instance = Instance::Get();
   int32_t my_id = instance.AllocateLocalId();
   std::vector<int32_t> ids(parent->size);
-  minimpi::coll::AllgatherBytes(instance.p2p(), *parent, &my_id,
-                                sizeof(my_id), ids.data());
+  minimpi::coll::AllgatherBytes(instance.p2p(), *parent, &my_id, sizeof(my_id),
+                                ids.data());
   std::vector<int> members(parent->size);
   for (int i = 0; i < parent->size; ++i) members[i] = i;
   *newcomm = minimpi::ToHandle(NewCommunicator(*parent, my_id, members, ids));
@@ -77,8 +77,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_split");
   Communicator* parent;
-  if (int error =
-          minimpi::CheckCommunicator("MPI_Comm_split", comm, &parent)) {
+  if (int error = minimpi::CheckCommunicator("MPI_Comm_split", comm, &parent)) {
     return error;
   }
   if (color < 0 && color != MPI_UNDEFINED) {

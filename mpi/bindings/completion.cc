@@ -21,9 +21,8 @@ namespace {
 
 bool IsActive(MPI_Request handle) {
   p2p::Request* r = minimpi::ToRequest(handle);
-  return r != nullptr &&
-         r->state.load(std::memory_order_acquire) !=
-             p2p::RequestState::kInactive;
+  return r != nullptr && r->state.load(std::memory_order_acquire) !=
+                             p2p::RequestState::kInactive;
 }
 
 bool IsDone(MPI_Request handle) {
@@ -65,12 +64,10 @@ int CheckRequestArray(const char* call, int count, const MPI_Request* array) {
                       absl::StrFormat("invalid count %d", count));
   }
   if (count > 0 && array == nullptr) {
-    return RaiseError(nullptr, call, MPI_ERR_REQUEST,
-                      "null array of requests");
+    return RaiseError(nullptr, call, MPI_ERR_REQUEST, "null array of requests");
   }
   for (int i = 0; i < count; ++i) {
-    if (array[i] != MPI_REQUEST_NULL &&
-        minimpi::IsPredefinedHandle(array[i])) {
+    if (array[i] != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(array[i])) {
       return RaiseError(nullptr, call, MPI_ERR_REQUEST,
                         absl::StrFormat("invalid request at index %d", i));
     }
@@ -122,8 +119,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Wait";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr ||
-      (*request != MPI_REQUEST_NULL &&
-       minimpi::IsPredefinedHandle(*request))) {
+      (*request != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(*request))) {
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
   }
   if (!IsActive(*request)) {
@@ -138,8 +134,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Test";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr ||
-      (*request != MPI_REQUEST_NULL &&
-       minimpi::IsPredefinedHandle(*request))) {
+      (*request != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(*request))) {
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
   }
   if (!IsActive(*request)) {

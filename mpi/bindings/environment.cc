@@ -25,9 +25,8 @@ int InitializeOrDie(const char* call) {
     // Calling MPI_Init twice, or after MPI_Finalize, is erroneous; there may
     // be no handler to raise on, so say it and stop.
     std::fprintf(stderr, "%s: MPI is already %s\n", call,
-                 Instance::state() == LibraryState::kInitialized
-                     ? "initialized"
-                     : "finalized");
+                 Instance::state() == LibraryState::kInitialized ? "initialized"
+                                                                 : "finalized");
     std::exit(1);
   }
   absl::Status status = Instance::Initialize();
@@ -43,8 +42,7 @@ int InitializeOrDie(const char* call) {
   return MPI_SUCCESS;
 }
 
-void CopyString(const std::string& from, char* to, int capacity,
-                int* length) {
+void CopyString(const std::string& from, char* to, int capacity, int* length) {
   size_t n = std::min(from.size(), static_cast<size_t>(capacity - 1));
   std::memcpy(to, from.data(), n);
   to[n] = '\0';
@@ -115,8 +113,8 @@ int PMPI_Get_version(int* version, int* subversion) {
 }
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
-  CopyString(absl::StrCat("minimpi ", MINIMPI_VERSION,
-                          " (MPI ", MPI_VERSION, ".", MPI_SUBVERSION,
+  CopyString(absl::StrCat("minimpi ", MINIMPI_VERSION, " (MPI ", MPI_VERSION,
+                          ".", MPI_SUBVERSION,
                           " subset; PMIx bootstrap; shm transport with "
                           "single-copy rendezvous; MPI_THREAD_MULTIPLE)"),
              version, MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
@@ -170,8 +168,8 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_set_errhandler");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_set_errhandler", comm,
-                                             &c)) {
+  if (int error =
+          minimpi::CheckCommunicator("MPI_Comm_set_errhandler", comm, &c)) {
     return error;
   }
   if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
@@ -186,8 +184,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_get_errhandler");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_get_errhandler", comm,
-                                             &c)) {
+  if (int error =
+          minimpi::CheckCommunicator("MPI_Comm_get_errhandler", comm, &c)) {
     return error;
   }
   *errhandler = c->errhandler.load(std::memory_order_acquire);

@@ -42,8 +42,8 @@ int PrepareReceive(const char* call, void* buf, int count,
                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                    MPI_Request* request, Communicator** c, size_t* bytes) {
   const Datatype* type;
-  if (int error = minimpi::CheckReceive(call, buf, count, datatype, source,
-                                        tag, comm, c, &type)) {
+  if (int error = minimpi::CheckReceive(call, buf, count, datatype, source, tag,
+                                        comm, c, &type)) {
     return error;
   }
   if (request == nullptr) {
@@ -165,14 +165,14 @@ int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
                    p2p::SendMode::kReady, request);
 }
 
-int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source,
-               int tag, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Request* request) {
   constexpr const char* kCall = "MPI_Irecv";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   size_t bytes;
-  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag,
-                                 comm, request, &c, &bytes)) {
+  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
+                                 request, &c, &bytes)) {
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
@@ -200,9 +200,8 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
     return MPI_SUCCESS;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r =
-      engine.Irecv(minimpi::MakeReceive(c, buf, Bytes(count, type), source,
-                                        tag));
+  p2p::Request* r = engine.Irecv(
+      minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
   int error = minimpi::RaiseRequestError(kCall, r, c);
@@ -223,9 +222,9 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                      sendtag, comm, &c, &send_type)) {
     return error;
   }
-  if (int error = minimpi::CheckReceive(kCall, recvbuf, recvcount, recvtype,
-                                        source, recvtag, comm, &c,
-                                        &receive_type)) {
+  if (int error =
+          minimpi::CheckReceive(kCall, recvbuf, recvcount, recvtype, source,
+                                recvtag, comm, &c, &receive_type)) {
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
@@ -252,15 +251,15 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return error;
 }
 
-int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype,
-                          int dest, int sendtag, int source, int recvtag,
-                          MPI_Comm comm, MPI_Status* status) {
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status* status) {
   constexpr const char* kCall = "MPI_Sendrecv_replace";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckSend(kCall, buf, count, datatype, dest,
-                                     sendtag, comm, &c, &type)) {
+  if (int error = minimpi::CheckSend(kCall, buf, count, datatype, dest, sendtag,
+                                     comm, &c, &type)) {
     return error;
   }
   if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
@@ -383,8 +382,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   p2p::PointToPoint& engine = Instance::Get().p2p();
   if (*message == MPI_MESSAGE_NO_PROC) {
     const Datatype* type;
-    if (int error = minimpi::CheckBuffer(kCall, nullptr, buf, count, datatype,
-                                         &type)) {
+    if (int error =
+            minimpi::CheckBuffer(kCall, nullptr, buf, count, datatype, &type)) {
       return error;
     }
     *request = minimpi::ToHandle(
@@ -395,8 +394,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   auto* record = reinterpret_cast<p2p::UnexpectedRecord*>(*message);
   auto* c = static_cast<Communicator*>(record->owner);
   const Datatype* type;
-  if (int error =
-          minimpi::CheckBuffer(kCall, c, buf, count, datatype, &type)) {
+  if (int error = minimpi::CheckBuffer(kCall, c, buf, count, datatype, &type)) {
     return error;
   }
   p2p::Request* r = engine.Imrecv(record, buf, Bytes(count, type), c);
@@ -416,8 +414,8 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
   p2p::PointToPoint& engine = Instance::Get().p2p();
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
-  int error = minimpi::RaiseRequestError(
-      "MPI_Mrecv", r, static_cast<Communicator*>(r->owner));
+  int error = minimpi::RaiseRequestError("MPI_Mrecv", r,
+                                         static_cast<Communicator*>(r->owner));
   engine.Retire(r);
   return error;
 }
@@ -428,14 +426,14 @@ int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                             comm, p2p::SendMode::kStandard, request);
 }
 
-int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                    int tag, MPI_Comm comm, MPI_Request* request) {
   return MakePersistentSend("MPI_Ssend_init", buf, count, datatype, dest, tag,
                             comm, p2p::SendMode::kSynchronous, request);
 }
 
-int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype,
-                    int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                    int tag, MPI_Comm comm, MPI_Request* request) {
   return MakePersistentSend("MPI_Rsend_init", buf, count, datatype, dest, tag,
                             comm, p2p::SendMode::kReady, request);
 }
@@ -446,15 +444,14 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   size_t bytes;
-  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag,
-                                 comm, request, &c, &bytes)) {
+  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
+                                 request, &c, &bytes)) {
     return error;
   }
-  p2p::Request* r =
-      source == MPI_PROC_NULL
-          ? NewProcNullPersistent(c)
-          : Instance::Get().p2p().NewPersistentReceive(
-                minimpi::MakeReceive(c, buf, bytes, source, tag));
+  p2p::Request* r = source == MPI_PROC_NULL
+                        ? NewProcNullPersistent(c)
+                        : Instance::Get().p2p().NewPersistentReceive(
+                              minimpi::MakeReceive(c, buf, bytes, source, tag));
   r->owner = c;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;

@@ -27,8 +27,7 @@ const CollectiveAlgorithms& Entry(Collective collective) {
     }
     for (size_t i = 0; i < kCollectives; ++i) {
       if ((*table)[i] == nullptr) {
-        std::fprintf(stderr, "minimpi: collective %zu has no algorithms\n",
-                     i);
+        std::fprintf(stderr, "minimpi: collective %zu has no algorithms\n", i);
         std::abort();
       }
     }
@@ -84,9 +83,9 @@ absl::Status ConfigureAlgorithms(
       for (const Algorithm& a : entry->algorithms) names.push_back(a.name);
       std::string upper = collective_name;
       for (char& c : upper) c = static_cast<char>(std::toupper(c));
-      return absl::InvalidArgumentError(absl::StrCat(
-          "MINIMPI_COLL_", upper, "=", algorithm_name,
-          " is not one of: ", absl::StrJoin(names, ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("MINIMPI_COLL_", upper, "=", algorithm_name,
+                       " is not one of: ", absl::StrJoin(names, ", ")));
     }
     chosen[index] = algorithm;
   }

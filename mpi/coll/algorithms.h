@@ -66,9 +66,9 @@ struct Arguments {
   int receive_count = 0;
   MPI_Datatype receive_type = nullptr;
   size_t receive_extent = 0;
-  const int* send_counts = nullptr;          // scatterv, alltoallv
-  const int* send_displacements = nullptr;   // in items of send_type
-  const int* receive_counts = nullptr;       // gatherv, allgatherv,
+  const int* send_counts = nullptr;            // scatterv, alltoallv
+  const int* send_displacements = nullptr;     // in items of send_type
+  const int* receive_counts = nullptr;         // gatherv, allgatherv,
   const int* receive_displacements = nullptr;  // alltoallv, reduce_scatter
 };
 
@@ -82,8 +82,8 @@ struct Algorithm {
   // Whether the algorithm can serve these arguments (e.g. some need a
   // commutative operation); nullptr means always. A user's choice that
   // cannot serve a call falls back to the automatic choice.
-  bool (*serves)(const Communicator& comm, const Arguments& arguments) =
-      nullptr;
+  bool (*serves)(const Communicator& comm,
+                 const Arguments& arguments) = nullptr;
 };
 
 struct CollectiveAlgorithms {

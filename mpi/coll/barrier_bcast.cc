@@ -112,18 +112,18 @@ const char* ChooseBcast(const Communicator& comm, const Arguments& arguments) {
   // The pipeline of pieces pays off once the message dwarfs the n - 1
   // extra message latencies of the ring.
   return comm.size > 2 && bytes >= (size_t{256} << 10) ? "scatter_allgather"
-                                                      : "binomial";
+                                                       : "binomial";
 }
 
 }  // namespace
 
 void AddBarrierAndBcast(std::vector<CollectiveAlgorithms>& registry) {
-  registry.push_back({Collective::kBarrier,
-                      "barrier",
-                      {{"dissemination",
-                        "ceil(log2 n) rounds of empty messages to rank + 2^k",
-                        DisseminationBarrier}},
-                      ChooseBarrier});
+  registry.push_back(
+      {Collective::kBarrier,
+       "barrier",
+       {{"dissemination", "ceil(log2 n) rounds of empty messages to rank + 2^k",
+         DisseminationBarrier}},
+       ChooseBarrier});
   registry.push_back(
       {Collective::kBcast,
        "bcast",

@@ -8,8 +8,8 @@ namespace minimpi::coll {
 
 void AllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                     const void* contribution, size_t bytes, void* gathered) {
-  auto schedule = std::make_unique<Schedule>(
-      comm, CollectiveKind::kCommCreate, bytes);
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kCommCreate, bytes);
   auto* out = static_cast<std::byte*>(gathered);
   schedule->Copy(contribution, out + comm.rank * bytes, bytes);
   // One round: every pair exchanges directly. Communicator creation is rare
@@ -24,8 +24,7 @@ void AllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
 }
 
 void Barrier(p2p::PointToPoint& p2p, Communicator& comm) {
-  auto schedule =
-      std::make_unique<Schedule>(comm, CollectiveKind::kBarrier, 0);
+  auto schedule = std::make_unique<Schedule>(comm, CollectiveKind::kBarrier, 0);
   for (int distance = 1; distance < comm.size; distance *= 2) {
     schedule->Send(nullptr, 0, (comm.rank + distance) % comm.size);
     schedule->Receive(nullptr, 0,

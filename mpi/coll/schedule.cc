@@ -39,8 +39,8 @@ void Schedule::Receive(void* buffer, size_t bytes, int peer) {
   steps_.push_back(step);
 }
 
-void Schedule::Reduce(const void* in, void* inout, int count,
-                      MPI_Datatype type, const Op* op) {
+void Schedule::Reduce(const void* in, void* inout, int count, MPI_Datatype type,
+                      const Op* op) {
   Step step{StepKind::kReduce};
   step.in = in;
   step.out = inout;
@@ -49,9 +49,8 @@ void Schedule::Reduce(const void* in, void* inout, int count,
   step.op = op;
   steps_.push_back(step);
   // The program may free a user operation while this schedule still runs.
-  if (!op->predefined() &&
-      std::find(retained_ops_.begin(), retained_ops_.end(), op) ==
-          retained_ops_.end()) {
+  if (!op->predefined() && std::find(retained_ops_.begin(), retained_ops_.end(),
+                                     op) == retained_ops_.end()) {
     op->Retain();
     retained_ops_.push_back(op);
   }
@@ -87,8 +86,7 @@ p2p::Request* Schedule::Start(p2p::PointToPoint& p2p) {
   return p2p.StartCollective(this, comm_.vci);
 }
 
-bool Schedule::Run(std::unique_ptr<Schedule> schedule,
-                   p2p::PointToPoint& p2p) {
+bool Schedule::Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p) {
   // From Start on, the request owns the schedule and deletes it at Retire.
   p2p::Request* request = schedule.release()->Start(p2p);
   p2p.Wait(request);

@@ -33,8 +33,7 @@ class ScheduleTest : public ::testing::Test {
 
 TEST_F(ScheduleTest, RoundsRunInOrder) {
   char first[8] = "abcdefg", hop[8] = {}, copied[8] = {}, last[8] = {};
-  auto schedule =
-      std::make_unique<Schedule>(Self(), CollectiveKind::kBcast, 8);
+  auto schedule = std::make_unique<Schedule>(Self(), CollectiveKind::kBcast, 8);
   schedule->Send(first, 8, 0);
   schedule->Receive(hop, 8, 0);
   schedule->EndRound();
@@ -174,7 +173,8 @@ TEST_F(ScheduleTest, ThreadsOnTheirOwnCommunicators) {
     });
   }
   for (auto& thread : threads) thread.join();
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
   for (auto& comm : comms) MPI_Comm_free(&comm);
 }
 

@@ -1,6 +1,8 @@
 // Every engine is driven with random post/arrive/probe/cancel traffic and
 // compared, operation by operation, with a reference that is correct by
 // inspection: two plain vectors searched from the front.
+#include "mpi/match/match_engine.h"
+
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "mpi/match/match_engine.h"
 
 namespace minimpi::match {
 namespace {
@@ -50,8 +51,9 @@ class ReferenceEngine {
                      [id](const auto& entry) { return entry.first == id; }));
   }
   bool Cancel(int id) {
-    auto it = std::find_if(posted_.begin(), posted_.end(),
-                           [id](const auto& entry) { return entry.first == id; });
+    auto it =
+        std::find_if(posted_.begin(), posted_.end(),
+                     [id](const auto& entry) { return entry.first == id; });
     if (it == posted_.end()) return false;
     posted_.erase(it);
     return true;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <string>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -73,9 +73,8 @@ PointToPoint::PointToPoint(net::Transport* transport,
                            const runtime::Settings& settings,
                            bool oversubscribed)
     : transport_(transport),
-      eager_max_(std::min(settings.eager_max,
-                          transport->max_message_size() -
-                              sizeof(MessageHeader))),
+      eager_max_(std::min(settings.eager_max, transport->max_message_size() -
+                                                  sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
       spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
 
@@ -226,9 +225,8 @@ void PointToPoint::SendMessageLocked(int vci, int peer,
                                      size_t payload_length) {
   // While the peer's ring is full, drain our own: the peer may be stuck
   // sending to us, and draining is what lets both sides move on.
-  const size_t header_bytes = header.type == MessageType::kEager
-                                  ? kEagerHeaderBytes
-                                  : sizeof(header);
+  const size_t header_bytes =
+      header.type == MessageType::kEager ? kEagerHeaderBytes : sizeof(header);
   while (transport_->Send(vci, peer, &header, header_bytes, payload,
                           payload_length) == net::PostResult::kRetry) {
     if (!PollLocked(vci) && spin_before_yield_ == 0) sched_yield();
@@ -362,9 +360,9 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
     }
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
-      SendControlLocked(request->vci, message->source_world_rank,
-                        MakeControl(MessageType::kSyncAck,
-                                    header.sender_request));
+      SendControlLocked(
+          request->vci, message->source_world_rank,
+          MakeControl(MessageType::kSyncAck, header.sender_request));
     }
     Complete(request);
   }
@@ -378,14 +376,13 @@ void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
   request->rendezvous_peer = peer;
   request->rendezvous_sender_request = header.sender_request;
   if (delivered == 0) {
-    SendControlLocked(request->vci, peer,
-                      MakeControl(MessageType::kRendezvousDone,
-                                  header.sender_request));
+    SendControlLocked(
+        request->vci, peer,
+        MakeControl(MessageType::kRendezvousDone, header.sender_request));
     Complete(request);
     return;
   }
-  auto region =
-      transport_->RegisterMemory(request->receive_buffer, delivered);
+  auto region = transport_->RegisterMemory(request->receive_buffer, delivered);
   if (!region.ok()) {
     std::fprintf(stderr, "minimpi: cannot register a receive buffer: %s\n",
                  std::string(region.status().message()).c_str());
@@ -441,11 +438,10 @@ void PointToPoint::PostCopyLocked(int vci, int peer,
   if (v.pending_copies.empty()) {
     const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
     net::PostResult result =
-        copy.write
-            ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
-                                    copy.remote, copy.length, context)
-            : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
-                                   copy.remote, copy.length, context);
+        copy.write ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
+                                           copy.remote, copy.length, context)
+                   : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
+                                          copy.remote, copy.length, context);
     if (result == net::PostResult::kOk) return;
   }
   v.pending_copies.push_back(copy);
@@ -556,9 +552,8 @@ void PointToPoint::Complete(Request* request) {
   }
   // The last touch of the request on this path: once kComplete is visible the
   // waiting thread may read the status and recycle it.
-  RequestState previous =
-      request->state.exchange(RequestState::kComplete,
-                              std::memory_order_acq_rel);
+  RequestState previous = request->state.exchange(RequestState::kComplete,
+                                                  std::memory_order_acq_rel);
   if (previous == RequestState::kActiveFreed) {
     // Nobody will retire it: do what Retire would. A collective's schedule
     // is deleted from inside its own last Advance, which returns at once.
@@ -586,9 +581,8 @@ void PointToPoint::Retire(Request* request) {
 
 void PointToPoint::Free(Request* request) {
   RequestState expected = RequestState::kActive;
-  if (request->state.compare_exchange_strong(expected,
-                                             RequestState::kActiveFreed,
-                                             std::memory_order_acq_rel)) {
+  if (request->state.compare_exchange_strong(
+          expected, RequestState::kActiveFreed, std::memory_order_acq_rel)) {
     return;  // released by Complete
   }
   request->pool->Release(request);  // inactive or already complete
@@ -625,11 +619,10 @@ bool PointToPoint::PollLocked(int vci) {
                                 : copy.request->rendezvous_peer;
     const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
     net::PostResult result =
-        copy.write
-            ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
-                                    copy.remote, copy.length, context)
-            : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
-                                   copy.remote, copy.length, context);
+        copy.write ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
+                                           copy.remote, copy.length, context)
+                   : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
+                                          copy.remote, copy.length, context);
     if (result == net::PostResult::kRetry) break;
     v.pending_copies.pop_front();
     progressed = true;
@@ -734,17 +727,15 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
     if (delivered > 0) std::memcpy(request->receive_buffer, payload, delivered);
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
-      SendControlLocked(vci, peer,
-                        MakeControl(MessageType::kSyncAck,
-                                    header.sender_request));
+      SendControlLocked(
+          vci, peer, MakeControl(MessageType::kSyncAck, header.sender_request));
     }
     Complete(request);
     return;
   }
   // Unexpected: keep the envelope, and the payload of an eager message.
-  size_t kept = header.type == MessageType::kRendezvousRequest
-                    ? 0
-                    : payload_length;
+  size_t kept =
+      header.type == MessageType::kRendezvousRequest ? 0 : payload_length;
   UnexpectedRecord* record = NewRecordLocked(v, kept);
   record->arrived = arrived;
   record->traffic = traffic;

@@ -114,8 +114,7 @@ class PointToPoint : public net::CompletionHandler {
   // For use inside Progressable::Advance (the VCI's lock is held): post a
   // step whose completion advances `parent`, and finish the collective.
   Request* IsendLocked(const SendArguments& arguments, Progressable* parent);
-  Request* IrecvLocked(const ReceiveArguments& arguments,
-                       Progressable* parent);
+  Request* IrecvLocked(const ReceiveArguments& arguments, Progressable* parent);
   void CompleteCollectiveLocked(Request* request);
 
   // Cancels a pending receive; true if it was cancelled (it then completes
@@ -165,8 +164,7 @@ class PointToPoint : public net::CompletionHandler {
   // The following run with vcis_[vci]->mutex held.
   bool PollLocked(int vci);
   Request* NewSendLocked(const SendArguments& arguments, bool persistent);
-  Request* NewReceiveLocked(const ReceiveArguments& arguments,
-                            bool persistent);
+  Request* NewReceiveLocked(const ReceiveArguments& arguments, bool persistent);
   void PostSendLocked(Request* request);
   void SendMessageLocked(int vci, int peer, const MessageHeader& header,
                          const void* payload, size_t payload_length);

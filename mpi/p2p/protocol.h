@@ -44,12 +44,12 @@ struct MessageHeader {
   int32_t context;  // the receiver's matching context
   int32_t source;   // the sender's rank in the communicator
   int32_t tag;
-  uint64_t length;  // payload bytes of the whole message
+  uint64_t length;          // payload bytes of the whole message
   uint64_t sender_request;  // echoed back in kSyncAck / kRendezvousDone
   // kRendezvousRequest: where the payload lives; kClearToSend: where the
   // receiver wants it.
   uint64_t sender_address;
-  uint32_t remote_key;      // key of the region at sender_address
+  uint32_t remote_key;  // key of the region at sender_address
   uint32_t reserved2;
   uint64_t receiver_request;  // kClearToSend, echoed back in kWriteDone
   uint64_t split_offset;      // kClearToSend: the sender writes from here

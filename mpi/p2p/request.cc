@@ -31,9 +31,8 @@ void RequestPool::Release(Request* request) {
   Request* head = returned_.load(std::memory_order_relaxed);
   do {
     request->next_free = head;
-  } while (!returned_.compare_exchange_weak(head, request,
-                                            std::memory_order_release,
-                                            std::memory_order_relaxed));
+  } while (!returned_.compare_exchange_weak(
+      head, request, std::memory_order_release, std::memory_order_relaxed));
 }
 
 }  // namespace minimpi::p2p

@@ -33,7 +33,7 @@ struct Status {
   int32_t tag = match::kAnyTag;
   Error error = Error::kNone;
   bool cancelled = false;
-  uint64_t bytes = 0;  // bytes delivered into the buffer
+  uint64_t bytes = 0;          // bytes delivered into the buffer
   uint64_t arrived_bytes = 0;  // bytes the sender sent (> bytes if truncated)
 };
 
@@ -69,10 +69,10 @@ struct ReceiveArguments {
 };
 
 enum class RequestState : uint8_t {
-  kInactive,      // persistent, not started (or finished and waited on)
-  kActive,        // in flight
-  kComplete,      // finished; status valid
-  kActiveFreed,   // in flight, and MPI_Request_free was called on it
+  kInactive,     // persistent, not started (or finished and waited on)
+  kActive,       // in flight
+  kComplete,     // finished; status valid
+  kActiveFreed,  // in flight, and MPI_Request_free was called on it
 };
 
 class RequestPool;
@@ -117,7 +117,7 @@ struct Request : match::PostedReceive {
   void* receive_buffer = nullptr;
   size_t capacity = 0;
   net::MemoryRegion receive_region;
-  int rendezvous_peer = -1;           // world rank whose buffer we read
+  int rendezvous_peer = -1;  // world rank whose buffer we read
   uint64_t rendezvous_sender_request = 0;
   // Rendezvous events still to come before the request completes (read or
   // write done, the peer's done). Guarded by the VCI lock.
@@ -149,8 +149,8 @@ class RequestPool {
 
  private:
   static constexpr size_t kChunk = 64;
-  Request* free_list_ = nullptr;               // guarded by the VCI lock
-  std::atomic<Request*> returned_{nullptr};    // lock-free stack
+  Request* free_list_ = nullptr;                    // guarded by the VCI lock
+  std::atomic<Request*> returned_{nullptr};         // lock-free stack
   std::vector<std::unique_ptr<Request[]>> chunks_;  // guarded by the VCI lock
 };
 
