@@ -25,6 +25,15 @@ bool IsActive(MPI_Request handle) {
                              p2p::RequestState::kInactive;
 }
 
+// Whether any of `count` requests is active (not null, not an inactive
+// persistent one): the "nothing to wait for" rule of Waitany/Waitsome.
+bool AnyActive(int count, const MPI_Request* requests) {
+  for (int i = 0; i < count; ++i) {
+    if (IsActive(requests[i])) return true;
+  }
+  return false;
+}
+
 bool IsDone(MPI_Request handle) {
   return p2p::PointToPoint::IsComplete(minimpi::ToRequest(handle));
 }
@@ -228,9 +237,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
   if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
     return error;
   }
-  bool any_active = false;
-  for (int i = 0; i < count; ++i) any_active |= IsActive(array_of_requests[i]);
-  if (!any_active) {
+  if (!AnyActive(count, array_of_requests)) {
     *index = MPI_UNDEFINED;
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
@@ -284,11 +291,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
   if (int error = CheckRequestArray(kCall, incount, array_of_requests)) {
     return error;
   }
-  bool any_active = false;
-  for (int i = 0; i < incount; ++i) {
-    any_active |= IsActive(array_of_requests[i]);
-  }
-  if (!any_active) {
+  if (!AnyActive(incount, array_of_requests)) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
@@ -311,11 +314,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
   if (int error = CheckRequestArray(kCall, incount, array_of_requests)) {
     return error;
   }
-  bool any_active = false;
-  for (int i = 0; i < incount; ++i) {
-    any_active |= IsActive(array_of_requests[i]);
-  }
-  if (!any_active) {
+  if (!AnyActive(incount, array_of_requests)) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
