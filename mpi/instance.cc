@@ -1,5 +1,6 @@
 #include "mpi/instance.h"
 
+#include <cstdio>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -47,8 +48,8 @@ absl::Status Instance::Setup() {
 
   const bool oversubscribed =
       static_cast<int>(bootstrap_->local_ranks().size()) > runtime::NumCores();
-  auto p2p =
-      p2p::PointToPoint::Create(transport_.get(), settings_, oversubscribed);
+  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_,
+                                       oversubscribed, bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
 
@@ -79,6 +80,13 @@ void Instance::Finalize() {
   state_.store(LibraryState::kFinalized, std::memory_order_release);
   Instance* instance = instance_;
   instance_ = nullptr;
+  if (instance->settings_.match_stats) {
+    // One write per rank, so ranks' blocks do not interleave.
+    const std::string text = absl::StrCat(
+        "minimpi: rank ", instance->world_rank_, " matching statistics\n",
+        instance->p2p_->MatchStatistics());
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  }
   instance->p2p_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();

@@ -60,7 +60,15 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
   status.Update(
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
-  status.Update(ReadChoice("MINIMPI_MATCH", {"ll"}, s.match));
+  status.Update(ReadChoice("MINIMPI_MATCH",
+                           {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"},
+                           s.match));
+  status.Update(ReadInt("MINIMPI_MATCH_THETA", 1, 1 << 30, s.match_theta));
+  status.Update(ReadInt("MINIMPI_MATCH_KC", 0, 1 << 16, s.match_kc));
+  status.Update(ReadInt("MINIMPI_MATCH_KP", 0, 1 << 16, s.match_kp));
+  std::string match_stats = s.match_stats ? "1" : "0";
+  status.Update(ReadChoice("MINIMPI_MATCH_STATS", {"0", "1"}, match_stats));
+  s.match_stats = match_stats == "1";
   status.Update(ReadChoice("MINIMPI_BIND_TO", {"none", "core"}, s.bind_to));
   std::string check = s.collective_check ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
@@ -100,7 +108,21 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.spin_before_yield),
        "polls a blocked call spins before yielding the core (0 when ranks "
        "outnumber cores)"},
-      {"MINIMPI_MATCH", s.match, d.match, "matching engine: ll"},
+      {"MINIMPI_MATCH", s.match, d.match,
+       "matching engine: colpnp, ll, perpeer, col+ll, ll+pnp (minimpi_info "
+       "describes them)"},
+      {"MINIMPI_MATCH_THETA", absl::StrCat(s.match_theta),
+       absl::StrCat(d.match_theta),
+       "PNP: length of a shared point-to-point queue that promotes its heavy "
+       "senders to partners"},
+      {"MINIMPI_MATCH_KC", absl::StrCat(s.match_kc), absl::StrCat(d.match_kc),
+       "COL: at most KC * sqrt(ranks) dedicated collective queues"},
+      {"MINIMPI_MATCH_KP", absl::StrCat(s.match_kp), absl::StrCat(d.match_kp),
+       "PNP: at most KP * sqrt(ranks) partner queues"},
+      {"MINIMPI_MATCH_STATS", s.match_stats ? "1" : "0",
+       d.match_stats ? "1" : "0",
+       "1: time queue searches and print matching statistics per rank at "
+       "MPI_Finalize"},
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
        "rank binding: none or core (mpiexec --bind-to sets it)"},
       {"MINIMPI_COLL_CHECK", s.collective_check ? "1" : "0",

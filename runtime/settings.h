@@ -34,8 +34,19 @@ struct Settings {
   // Polls a blocked call spins before it starts yielding the core. When
   // ranks outnumber cores it yields at once, whatever this says.
   int spin_before_yield = 4096;
-  // Matching engine by name ("ll").
-  std::string match = "ll";
+  // Matching engine by name: "colpnp" (COL+PNP), "ll", "perpeer", "col+ll"
+  // or "ll+pnp" (mpi/match).
+  std::string match = "colpnp";
+  // PNP: a shared point-to-point queue this long promotes heavy senders to
+  // partners with queues of their own.
+  int match_theta = 100;
+  // Dedicated queues are capped at (kc + kp) * sqrt(ranks): kc * sqrt(ranks)
+  // for collectives (COL), kp * sqrt(ranks) for partners (PNP).
+  int match_kc = 8;
+  int match_kp = 8;
+  // Time every queue search and print the engine's statistics per rank at
+  // MPI_Finalize.
+  bool match_stats = false;
   // Binding of each rank: "none" or "core" (set by mpiexec --bind-to).
   std::string bind_to = "none";
   // Before every blocking collective, check that all ranks passed the same

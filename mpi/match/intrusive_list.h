@@ -1,5 +1,6 @@
-// A doubly linked list threaded through an element's QueueLinks, so queueing
-// never allocates. T must have a `QueueLinks links` member.
+// A doubly linked list threaded through links inside the element, so
+// queueing never allocates. `kLinks` names the member that holds the links
+// (QueueLinks or OrderLinks); an element can sit on one list per member.
 #ifndef MINIMPI_MPI_MATCH_INTRUSIVE_LIST_H_
 #define MINIMPI_MPI_MATCH_INTRUSIVE_LIST_H_
 
@@ -7,44 +8,60 @@
 
 namespace minimpi::match {
 
-template <typename T>
+template <typename T, auto kLinks = &T::links>
 class IntrusiveList {
  public:
+  IntrusiveList() = default;
+  // Elements point back at their list: it must not move.
+  IntrusiveList(const IntrusiveList&) = delete;
+  IntrusiveList& operator=(const IntrusiveList&) = delete;
+
   T* front() const { return head_; }
   static T* next(const T* element) {
-    return static_cast<T*>(element->links.next);
+    return static_cast<T*>((element->*kLinks).next);
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Whether `element` is on this list.
+  bool Holds(const T* element) const {
+    return (element->*kLinks).queue == this;
+  }
+  // The list an element is on, or nullptr.
+  static IntrusiveList* Of(const T* element) {
+    return static_cast<IntrusiveList*>((element->*kLinks).queue);
+  }
 
   void PushBack(T* element) {
-    element->links.next = nullptr;
-    element->links.previous = tail_;
+    auto& links = element->*kLinks;
+    links.next = nullptr;
+    links.previous = tail_;
+    links.queue = this;
     if (tail_ != nullptr) {
-      tail_->links.next = element;
+      (tail_->*kLinks).next = element;
     } else {
       head_ = element;
     }
     tail_ = element;
-    element->links.queued = true;
+    if constexpr (requires { links.queued; }) links.queued = true;
     ++size_;
   }
 
   void Remove(T* element) {
-    T* previous = static_cast<T*>(element->links.previous);
-    T* following = static_cast<T*>(element->links.next);
+    auto& links = element->*kLinks;
+    T* previous = static_cast<T*>(links.previous);
+    T* following = static_cast<T*>(links.next);
     if (previous != nullptr) {
-      previous->links.next = following;
+      (previous->*kLinks).next = following;
     } else {
       head_ = following;
     }
     if (following != nullptr) {
-      following->links.previous = previous;
+      (following->*kLinks).previous = previous;
     } else {
       tail_ = previous;
     }
-    element->links.next = element->links.previous = nullptr;
-    element->links.queued = false;
+    links.next = links.previous = links.queue = nullptr;
+    if constexpr (requires { links.queued; }) links.queued = false;
     --size_;
   }
 

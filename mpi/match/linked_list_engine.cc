@@ -1,38 +1,40 @@
 #include "mpi/match/linked_list_engine.h"
 
+#include "mpi/match/search_stats.h"
+
 namespace minimpi::match {
 
 PostedReceive* LinkedListEngine::MatchArrival(const Envelope& arrived,
-                                              const TrafficKind& /*kind*/) {
-  for (PostedReceive* receive = posted_.front(); receive != nullptr;
-       receive = posted_.next(receive)) {
-    if (Matches(receive->wanted, arrived)) {
-      posted_.Remove(receive);
-      return receive;
-    }
-  }
-  return nullptr;
+                                              const TrafficKind& kind) {
+  PostedReceive* receive =
+      RecordSearch(StatsFor(kind).posted, timed_, [&](uint64_t& traversals) {
+        return FindFirst(posted_, arrived, kNoBound, traversals);
+      });
+  if (receive != nullptr) posted_.Remove(receive);
+  return receive;
 }
 
 void LinkedListEngine::AddUnexpected(UnexpectedMessage* message) {
   unexpected_.PushBack(message);
+  RecordInsert(StatsFor(message->traffic).unexpected, unexpected_.size());
 }
 
 UnexpectedMessage* LinkedListEngine::MatchPosted(PostedReceive* receive) {
-  if (UnexpectedMessage* message = Probe(receive->wanted)) {
+  if (UnexpectedMessage* message = Probe(receive->wanted, receive->traffic)) {
     unexpected_.Remove(message);
     return message;
   }
   posted_.PushBack(receive);
+  RecordInsert(StatsFor(receive->traffic).posted, posted_.size());
   return nullptr;
 }
 
-UnexpectedMessage* LinkedListEngine::Probe(const Envelope& wanted) {
-  for (UnexpectedMessage* message = unexpected_.front(); message != nullptr;
-       message = unexpected_.next(message)) {
-    if (Matches(wanted, message->arrived)) return message;
-  }
-  return nullptr;
+UnexpectedMessage* LinkedListEngine::Probe(const Envelope& wanted,
+                                           const TrafficKind& kind) {
+  return RecordSearch(
+      StatsFor(kind).unexpected, timed_, [&](uint64_t& traversals) {
+        return FindFirst(unexpected_, wanted, kNoBound, traversals);
+      });
 }
 
 void LinkedListEngine::RemoveUnexpected(UnexpectedMessage* message) {

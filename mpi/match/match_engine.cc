@@ -1,28 +1,105 @@
 #include "mpi/match/match_engine.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "mpi/match/collective_queues.h"
 #include "mpi/match/linked_list_engine.h"
+#include "mpi/match/partner_queues.h"
+#include "mpi/match/per_peer_queues.h"
+#include "mpi/match/single_queue.h"
+#include "mpi/match/split_engine.h"
 
 namespace minimpi::match {
 
-std::vector<std::string> MatchEngineNames() { return {"ll"}; }
+std::vector<std::string> MatchEngineNames() {
+  return {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"};
+}
 
 std::string MatchEngineDescription(std::string_view name) {
+  if (name == "colpnp") {
+    return "COL for collectives (profiled, hashed queue levels) and PNP for "
+           "point-to-point (partner queues); the default";
+  }
   if (name == "ll") {
     return "one posted and one unexpected list for all traffic, searched "
            "front to back (MPICH/MVAPICH style; the baseline)";
+  }
+  if (name == "perpeer") {
+    return "a queue per sender per communicator, plus a wildcard list (Open "
+           "MPI style)";
+  }
+  if (name == "col+ll") {
+    return "COL for collectives, one list for point-to-point";
+  }
+  if (name == "ll+pnp") {
+    return "one list for collectives, PNP for point-to-point";
   }
   return "unknown engine";
 }
 
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
-    std::string_view name) {
-  if (name == "ll") return std::make_unique<LinkedListEngine>();
+    std::string_view name, const MatchEngineOptions& options) {
+  const std::string engine_name(name);
+  if (name == "colpnp") {
+    return std::make_unique<SplitEngine<CollectiveQueues, PartnerQueues>>(
+        engine_name, options);
+  }
+  if (name == "ll") return std::make_unique<LinkedListEngine>(options);
+  if (name == "perpeer") {
+    return std::make_unique<SplitEngine<PerPeerQueues, PerPeerQueues>>(
+        engine_name, options);
+  }
+  if (name == "col+ll") {
+    return std::make_unique<SplitEngine<CollectiveQueues, SingleQueue>>(
+        engine_name, options);
+  }
+  if (name == "ll+pnp") {
+    return std::make_unique<SplitEngine<SingleQueue, PartnerQueues>>(
+        engine_name, options);
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown matching engine '", std::string(name),
+      absl::StrCat("unknown matching engine '", engine_name,
                    "'; known: ", absl::StrJoin(MatchEngineNames(), ", ")));
+}
+
+namespace {
+
+std::string FormatQueue(const char* label, const QueueStats& queue) {
+  const double per_search = queue.searches == 0
+                                ? 0.0
+                                : static_cast<double>(queue.traversals) /
+                                      static_cast<double>(queue.searches);
+  return absl::StrFormat(
+      "    %s: %d searches, %.2f traversals/search, %d matched, %.3f ms "
+      "searching, %d queued, longest %d\n",
+      label, queue.searches, per_search, queue.matches,
+      static_cast<double>(queue.search_ns) / 1e6, queue.inserted,
+      queue.longest);
+}
+
+}  // namespace
+
+std::string FormatMatchStats(std::string_view engine_name,
+                             const MatchStats& stats) {
+  std::string text =
+      absl::StrCat("matching engine ", std::string(engine_name), "\n");
+  for (const auto& [label, kind] :
+       {std::pair<const char*, const KindStats*>{"point-to-point",
+                                                 &stats.point_to_point},
+        {"collective", &stats.collective}}) {
+    absl::StrAppendFormat(
+        &text, "  %s: %d dedicated queues (%d bytes), %d partners, %d levels\n",
+        label, kind->dedicated_queues, kind->dedicated_queue_bytes,
+        kind->partners, kind->levels);
+    text += FormatQueue("PRQ", kind->posted);
+    text += FormatQueue("UMQ", kind->unexpected);
+  }
+  return text;
 }
 
 }  // namespace minimpi::match

@@ -77,8 +77,19 @@ inline bool Matches(const Envelope& wanted, const Envelope& arrived) {
 struct QueueLinks {
   void* next = nullptr;
   void* previous = nullptr;
-  uint64_t sequence = 0;
+  void* queue = nullptr;  // the list that holds the element, for O(1) removal
+  uint64_t sequence = 0;  // posting or arrival order, stamped by the engine
   bool queued = false;
+};
+
+// A second pair of links for unexpected messages: engines with several
+// queues also thread every unexpected message onto one arrival-ordered
+// list, so an MPI_ANY_SOURCE receive finds the earliest matching arrival
+// without merging queues.
+struct OrderLinks {
+  void* next = nullptr;
+  void* previous = nullptr;
+  void* queue = nullptr;
 };
 
 struct PostedReceive {
@@ -91,6 +102,49 @@ struct UnexpectedMessage {
   Envelope arrived;
   TrafficKind traffic;
   QueueLinks links;
+  OrderLinks arrival_order;
+};
+
+// What an engine has done so far, for MINIMPI_MATCH_STATS, tests and
+// benchmarks. Point-to-point and collective elements are counted apart, and
+// so are the posted-receive queue (PRQ: searched by arrivals) and the
+// unexpected-message queue (UMQ: searched by posted receives and probes).
+struct QueueStats {
+  uint64_t searches = 0;    // searches of this queue structure
+  uint64_t traversals = 0;  // elements inspected by those searches
+  uint64_t matches = 0;     // searches that found an element
+  uint64_t search_ns = 0;   // time spent searching (when timing is on)
+  uint64_t inserted = 0;    // elements queued
+  size_t longest = 0;       // the most elements held at once
+};
+
+struct KindStats {
+  QueueStats posted;      // PRQ
+  QueueStats unexpected;  // UMQ
+  // Queues given to single senders (PNP partners, perpeer) or to collective
+  // traffic (COL levels), over PRQ and UMQ together, and their bytes.
+  size_t dedicated_queues = 0;
+  size_t dedicated_queue_bytes = 0;
+  size_t partners = 0;  // PNP: senders with a queue of their own
+  size_t levels = 0;    // PNP: partner levels; COL: levels of queues
+};
+
+struct MatchStats {
+  KindStats point_to_point;
+  KindStats collective;
+};
+
+// Tunables of the adaptive engines (MINIMPI_MATCH_THETA, _KC, _KP).
+struct MatchEngineOptions {
+  // PNP: a shared queue this long triggers a new level of partners.
+  int theta = 100;
+  // Dedicated queues are capped at k * sqrt(ranks): kc for COL, kp for PNP.
+  int kc = 8;
+  int kp = 8;
+  // The number of ranks whose messages the engine may see (the job size).
+  int ranks = 1;
+  // Time every search (MINIMPI_MATCH_STATS): two clock reads per search.
+  bool time_searches = false;
 };
 
 class MatchEngine {
@@ -113,8 +167,10 @@ class MatchEngine {
   virtual UnexpectedMessage* MatchPosted(PostedReceive* receive) = 0;
 
   // The earliest-arrived unexpected message matching `wanted`, left queued;
-  // nullptr if none.
-  virtual UnexpectedMessage* Probe(const Envelope& wanted) = 0;
+  // nullptr if none. `kind` says which traffic to look through (probes from
+  // the API are point-to-point).
+  virtual UnexpectedMessage* Probe(const Envelope& wanted,
+                                   const TrafficKind& kind = {}) = 0;
 
   // Removes a message returned by Probe (MPI_Mprobe takes it out of reach of
   // every other receive).
@@ -130,6 +186,8 @@ class MatchEngine {
 
   virtual size_t posted_count() const = 0;
   virtual size_t unexpected_count() const = 0;
+
+  virtual MatchStats stats() const = 0;
 };
 
 // Names accepted by CreateMatchEngine (MINIMPI_MATCH).
@@ -138,7 +196,11 @@ std::vector<std::string> MatchEngineNames();
 std::string MatchEngineDescription(std::string_view name);
 
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
-    std::string_view name);
+    std::string_view name, const MatchEngineOptions& options = {});
+
+// The statistics as a few lines of text, for MINIMPI_MATCH_STATS.
+std::string FormatMatchStats(std::string_view engine_name,
+                             const MatchStats& stats);
 
 }  // namespace minimpi::match
 

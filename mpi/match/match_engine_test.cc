@@ -4,6 +4,8 @@
 #include "mpi/match/match_engine.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <random>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpi/match/queue_search.h"
 
 namespace minimpi::match {
 namespace {
@@ -118,38 +121,93 @@ TEST_P(MatchEngineTest, UnexpectedMessagesMatchInArrivalOrder) {
   EXPECT_EQ(engine->Probe({3, kAnySource, kAnyTag}), &b);
 }
 
-// Millions of random operations over a handful of contexts, sources and tags
-// (few values, so wildcards and collisions are common), compared against the
-// reference after every step.
-TEST_P(MatchEngineTest, AgreesWithReferenceOnRandomTraffic) {
-  auto engine = NewEngine();
+// How the random traffic leans: receives mostly posted before their
+// messages arrive (expected), mostly after (unexpected), or either.
+enum class Mode { kExpected, kUnexpected, kMixed };
+
+struct RandomTrafficCase {
+  std::string engine;
+  Mode mode;
+  // Small thresholds and budgets make PNP promote partners and COL open
+  // levels all the time, so structure changes happen under full queues.
+  bool churn;
+};
+
+std::string CaseName(const ::testing::TestParamInfo<RandomTrafficCase>& info) {
+  std::string name;
+  for (char c : info.param.engine) name += std::isalnum(c) ? c : '_';
+  name += info.param.mode == Mode::kExpected     ? "_expected"
+          : info.param.mode == Mode::kUnexpected ? "_unexpected"
+                                                 : "_mixed";
+  return name + (info.param.churn ? "_churn" : "");
+}
+
+class RandomTrafficTest : public ::testing::TestWithParam<RandomTrafficCase> {};
+
+// A million random operations per case over a few contexts, sources and
+// tags (few values, so wildcards and collisions are common), compared with
+// the reference after every step. Odd contexts carry collective traffic
+// with random hints (a message and its receive may disagree on the size,
+// as in a count mismatch); even ones point-to-point. Sources are skewed, so
+// some are heavy enough to become partners.
+TEST_P(RandomTrafficTest, AgreesWithReference) {
+  const RandomTrafficCase& test_case = GetParam();
+  MatchEngineOptions options;
+  options.ranks = 64;
+  if (test_case.churn) {
+    options.theta = 6;
+    options.kc = 2;
+    options.kp = 2;
+  }
+  auto created = CreateMatchEngine(test_case.engine, options);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<MatchEngine> engine = std::move(created).value();
   ReferenceEngine reference;
-  std::mt19937_64 random(12345);
+  std::mt19937_64 random(12345 + static_cast<int>(test_case.mode));
   std::deque<Receive> receives;  // deque: stable addresses
   std::deque<Message> messages;
   std::vector<int> queued_receives;
-  constexpr int kOperations = 400000;
+  constexpr int kOperations = 1000000;
+  constexpr size_t kLongest = 400;
   auto pick = [&](int n) {
     return static_cast<int>(random() % static_cast<uint64_t>(n));
   };
+  auto kind_for = [&](int context) {
+    TrafficKind kind;
+    if (context % 2 == 1) {
+      kind.collective = static_cast<TrafficKind::Collective>(1 + pick(3));
+      kind.message_size = 8u << pick(3);
+      kind.comm_size = 16;
+    }
+    return kind;
+  };
+  // Sources 0..15; source 0 and 1 send a third of everything.
+  auto source = [&] { return pick(3) == 0 ? pick(2) : pick(16); };
+  const int arrive_weight = test_case.mode == Mode::kExpected     ? 3
+                            : test_case.mode == Mode::kUnexpected ? 6
+                                                                  : 4;
   for (int step = 0; step < kOperations; ++step) {
     int op = pick(10);
-    Envelope e{pick(2), pick(4), pick(3)};
-    if (op < 4) {  // arrival
+    Envelope e{pick(4), source(), pick(3)};
+    const bool arrive = op < arrive_weight;
+    const bool post = !arrive && op < 8;
+    if (arrive && engine->unexpected_count() < kLongest) {
       Message& m = messages.emplace_back();
       m.id = static_cast<int>(messages.size()) - 1;
       m.arrived = e;
+      m.traffic = kind_for(e.context);
       PostedReceive* got = engine->MatchArrival(m.arrived, m.traffic);
       if (got == nullptr) engine->AddUnexpected(&m);
       int expected = reference.Arrive(m.id, e);
       ASSERT_EQ(got ? static_cast<Receive*>(got)->id : -1, expected)
           << "step " << step;
-    } else if (op < 8) {  // post, sometimes with wildcards
-      if (pick(3) == 0) e.source = kAnySource;
+    } else if (post && engine->posted_count() < kLongest) {
+      if (pick(4) == 0) e.source = kAnySource;
       if (pick(3) == 0) e.tag = kAnyTag;
       Receive& r = receives.emplace_back();
       r.id = static_cast<int>(receives.size()) - 1;
       r.wanted = e;
+      r.traffic = kind_for(e.context);
       UnexpectedMessage* got = engine->MatchPosted(&r);
       int expected = reference.Post(r.id, e);
       ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
@@ -158,7 +216,7 @@ TEST_P(MatchEngineTest, AgreesWithReferenceOnRandomTraffic) {
     } else if (op == 8) {  // probe, and sometimes take it (mprobe)
       if (pick(2) == 0) e.source = kAnySource;
       if (pick(2) == 0) e.tag = kAnyTag;
-      UnexpectedMessage* got = engine->Probe(e);
+      UnexpectedMessage* got = engine->Probe(e, kind_for(e.context));
       int expected = reference.Probe(e);
       ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
           << "step " << step;
@@ -166,24 +224,60 @@ TEST_P(MatchEngineTest, AgreesWithReferenceOnRandomTraffic) {
         engine->RemoveUnexpected(got);
         reference.Remove(expected);
       }
-    } else if (!queued_receives.empty()) {  // cancel
+    } else if (op == 9 && !queued_receives.empty()) {  // cancel
       size_t index = pick(static_cast<int>(queued_receives.size()));
       int id = queued_receives[index];
-      queued_receives.erase(queued_receives.begin() + index);
+      queued_receives[index] = queued_receives.back();
+      queued_receives.pop_back();
       ASSERT_EQ(engine->CancelPosted(&receives[id]), reference.Cancel(id))
           << "step " << step;
     }
     ASSERT_EQ(engine->posted_count(), reference.posted());
     ASSERT_EQ(engine->unexpected_count(), reference.unexpected());
-    // Keep queues bounded so the test stays fast but long-lived entries exist.
-    if (messages.size() > 20000 && engine->unexpected_count() == 0 &&
+    // Free memory now and then, once nothing is queued; long-lived entries
+    // still exist in between.
+    if (messages.size() > 50000 && engine->unexpected_count() == 0 &&
         engine->posted_count() == 0) {
       messages.clear();
       receives.clear();
       queued_receives.clear();
     }
   }
+  const MatchStats stats = engine->stats();
+  const size_t cap_pnp = QueueBudget(options.kp, options.ranks).limit();
+  const size_t cap_col = QueueBudget(options.kc, options.ranks).limit();
+  if (test_case.engine == "colpnp" || test_case.engine == "ll+pnp") {
+    EXPECT_LE(stats.point_to_point.dedicated_queues, cap_pnp);
+    if (test_case.churn) {
+      EXPECT_GT(stats.point_to_point.partners, 0u) << "no promotion happened";
+      EXPECT_GT(stats.point_to_point.levels, 0u);
+    }
+  }
+  if (test_case.engine == "colpnp" || test_case.engine == "col+ll") {
+    EXPECT_LE(stats.collective.dedicated_queues, cap_col);
+    EXPECT_GT(stats.collective.levels, 0u) << "no key finished profiling";
+  }
+  const uint64_t searches = stats.point_to_point.posted.searches +
+                            stats.point_to_point.unexpected.searches +
+                            stats.collective.posted.searches +
+                            stats.collective.unexpected.searches;
+  EXPECT_GT(searches, static_cast<uint64_t>(kOperations) / 2);
 }
+
+std::vector<RandomTrafficCase> AllRandomTrafficCases() {
+  std::vector<RandomTrafficCase> cases;
+  for (const std::string& engine : MatchEngineNames()) {
+    for (Mode mode : {Mode::kExpected, Mode::kUnexpected, Mode::kMixed}) {
+      cases.push_back({engine, mode, false});
+    }
+    cases.push_back({engine, Mode::kMixed, true});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEngines, RandomTrafficTest,
+                         ::testing::ValuesIn(AllRandomTrafficCases()),
+                         CaseName);
 
 TEST_P(MatchEngineTest, PopAnyUnexpectedDrainsEveryContext) {
   auto engine = NewEngine();

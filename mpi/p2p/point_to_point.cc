@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace minimpi::p2p {
 namespace {
@@ -56,12 +57,18 @@ inline void CpuRelax() {
 
 absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     net::Transport* transport, const runtime::Settings& settings,
-    bool oversubscribed) {
+    bool oversubscribed, int world_size) {
   std::unique_ptr<PointToPoint> p2p(
       new PointToPoint(transport, settings, oversubscribed));
+  match::MatchEngineOptions options;
+  options.theta = settings.match_theta;
+  options.kc = settings.match_kc;
+  options.kp = settings.match_kp;
+  options.ranks = world_size;
+  options.time_searches = settings.match_stats;
   for (int v = 0; v < transport->num_vcis(); ++v) {
     auto vci = std::make_unique<Vci>();
-    auto engine = match::CreateMatchEngine(settings.match);
+    auto engine = match::CreateMatchEngine(settings.match, options);
     if (!engine.ok()) return engine.status();
     vci->engine = std::move(engine).value();
     p2p->vcis_.push_back(std::move(vci));
@@ -77,6 +84,22 @@ PointToPoint::PointToPoint(net::Transport* transport,
                                                   sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
       spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
+
+std::string PointToPoint::MatchStatistics() {
+  std::string text;
+  for (size_t v = 0; v < vcis_.size(); ++v) {
+    std::lock_guard<std::mutex> lock(vcis_[v]->mutex);
+    const match::MatchStats stats = vcis_[v]->engine->stats();
+    const uint64_t searches = stats.point_to_point.posted.searches +
+                              stats.point_to_point.unexpected.searches +
+                              stats.collective.posted.searches +
+                              stats.collective.unexpected.searches;
+    if (searches == 0) continue;
+    absl::StrAppend(&text, "VCI ", v, ": ",
+                    match::FormatMatchStats(vcis_[v]->engine->name(), stats));
+  }
+  return text;
+}
 
 PointToPoint::~PointToPoint() {
   // Unexpected messages nobody received are the user's loss, not a leak of

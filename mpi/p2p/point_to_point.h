@@ -82,13 +82,18 @@ class PointToPoint : public net::CompletionHandler {
  public:
   // `oversubscribed`: more ranks (or threads) than cores on this node, so a
   // blocked call should yield the core at once rather than spin.
+  // `world_size` sizes the matching engines' dedicated-queue budget.
   static absl::StatusOr<std::unique_ptr<PointToPoint>> Create(
       net::Transport* transport, const runtime::Settings& settings,
-      bool oversubscribed);
+      bool oversubscribed, int world_size);
 
   ~PointToPoint() override;
 
   int num_vcis() const { return static_cast<int>(vcis_.size()); }
+
+  // The matching engines' statistics, one block per VCI that matched
+  // anything (MINIMPI_MATCH_STATS).
+  std::string MatchStatistics();
 
   // Blocking standard-mode send: returns when `buffer` may be reused. Small
   // messages complete without allocating a request.

@@ -1,0 +1,162 @@
+// An engine that never lets collective and point-to-point elements share a
+// queue: each kind of traffic has its own posted and unexpected structures,
+// chosen by template. colpnp = COL + PNP (the default), col+ll and ll+pnp
+// swap one side for a single list, and perpeer keeps a queue per sender on
+// both sides.
+//
+// Elements are routed by the TrafficKind hint (collective or not). Both ends
+// of a message derive it from the same call, and each kind lives in its own
+// contexts, so a message and its receive always meet on the same side.
+//
+// Owned by: mpi/match. Called by: CreateMatchEngine.
+#ifndef MINIMPI_MPI_MATCH_SPLIT_ENGINE_H_
+#define MINIMPI_MPI_MATCH_SPLIT_ENGINE_H_
+
+#include <string>
+#include <string_view>
+
+#include "mpi/match/match_engine.h"
+#include "mpi/match/queue_search.h"
+#include "mpi/match/search_stats.h"
+
+namespace minimpi::match {
+
+template <template <typename> class CollectiveStructure,
+          template <typename> class PointToPointStructure>
+class SplitEngine final : public MatchEngine {
+ public:
+  SplitEngine(std::string name, const MatchEngineOptions& options)
+      : name_(std::move(name)),
+        timed_(options.time_searches),
+        collective_budget_(options.kc, options.ranks),
+        point_to_point_budget_(options.kp, options.ranks),
+        collective_(options, &collective_budget_),
+        point_to_point_(options, &point_to_point_budget_) {}
+
+  std::string_view name() const override { return name_; }
+
+  PostedReceive* MatchArrival(const Envelope& arrived,
+                              const TrafficKind& kind) override {
+    return kind.is_collective()
+               ? MatchArrivalIn(collective_, arrived, kind)
+               : MatchArrivalIn(point_to_point_, arrived, kind);
+  }
+  void AddUnexpected(UnexpectedMessage* message) override {
+    message->links.sequence = ++arrivals_;
+    if (message->traffic.is_collective()) {
+      AddUnexpectedIn(collective_, message);
+    } else {
+      AddUnexpectedIn(point_to_point_, message);
+    }
+  }
+  UnexpectedMessage* MatchPosted(PostedReceive* receive) override {
+    return receive->traffic.is_collective()
+               ? MatchPostedIn(collective_, receive)
+               : MatchPostedIn(point_to_point_, receive);
+  }
+  UnexpectedMessage* Probe(const Envelope& wanted,
+                           const TrafficKind& kind) override {
+    return kind.is_collective() ? ProbeIn(collective_, wanted, kind)
+                                : ProbeIn(point_to_point_, wanted, kind);
+  }
+  void RemoveUnexpected(UnexpectedMessage* message) override {
+    if (!message->links.queued) return;
+    if (message->traffic.is_collective()) {
+      collective_.unexpected.Remove(message);
+    } else {
+      point_to_point_.unexpected.Remove(message);
+    }
+  }
+  UnexpectedMessage* PopAnyUnexpected() override {
+    UnexpectedMessage* message = point_to_point_.unexpected.PopAny();
+    return message != nullptr ? message : collective_.unexpected.PopAny();
+  }
+  bool CancelPosted(PostedReceive* receive) override {
+    if (!receive->links.queued) return false;
+    if (receive->traffic.is_collective()) {
+      collective_.posted.Remove(receive);
+    } else {
+      point_to_point_.posted.Remove(receive);
+    }
+    return true;
+  }
+  size_t posted_count() const override {
+    return collective_.posted.size() + point_to_point_.posted.size();
+  }
+  size_t unexpected_count() const override {
+    return collective_.unexpected.size() + point_to_point_.unexpected.size();
+  }
+  MatchStats stats() const override {
+    MatchStats stats;
+    collective_.Report(stats.collective);
+    point_to_point_.Report(stats.point_to_point);
+    return stats;
+  }
+
+ private:
+  template <template <typename> class Structure>
+  struct Side {
+    Side(const MatchEngineOptions& options, QueueBudget* budget)
+        : posted(options, budget), unexpected(options, budget) {}
+    void Report(KindStats& stats) const {
+      stats.posted = posted_stats;
+      stats.unexpected = unexpected_stats;
+      posted.AddStructureStats(stats);
+      unexpected.AddStructureStats(stats);
+    }
+    Structure<PostedReceive> posted;
+    Structure<UnexpectedMessage> unexpected;
+    QueueStats posted_stats;
+    QueueStats unexpected_stats;
+  };
+
+  template <typename S>
+  PostedReceive* MatchArrivalIn(S& side, const Envelope& arrived,
+                                const TrafficKind& kind) {
+    PostedReceive* receive =
+        RecordSearch(side.posted_stats, timed_, [&](uint64_t& traversals) {
+          return side.posted.Find(arrived, kind, traversals);
+        });
+    if (receive != nullptr) side.posted.Remove(receive);
+    return receive;
+  }
+  template <typename S>
+  void AddUnexpectedIn(S& side, UnexpectedMessage* message) {
+    side.unexpected.Insert(message);
+    RecordInsert(side.unexpected_stats, side.unexpected.size());
+  }
+  template <typename S>
+  UnexpectedMessage* MatchPostedIn(S& side, PostedReceive* receive) {
+    UnexpectedMessage* message =
+        ProbeIn(side, receive->wanted, receive->traffic);
+    if (message != nullptr) {
+      side.unexpected.Remove(message);
+      return message;
+    }
+    receive->links.sequence = ++posts_;
+    side.posted.Insert(receive);
+    RecordInsert(side.posted_stats, side.posted.size());
+    return nullptr;
+  }
+  template <typename S>
+  UnexpectedMessage* ProbeIn(S& side, const Envelope& wanted,
+                             const TrafficKind& kind) {
+    return RecordSearch(side.unexpected_stats, timed_,
+                        [&](uint64_t& traversals) {
+                          return side.unexpected.Find(wanted, kind, traversals);
+                        });
+  }
+
+  const std::string name_;
+  const bool timed_;
+  uint64_t posts_ = 0;     // stamps posted receives in posting order
+  uint64_t arrivals_ = 0;  // stamps unexpected messages in arrival order
+  QueueBudget collective_budget_;
+  QueueBudget point_to_point_budget_;
+  Side<CollectiveStructure> collective_;
+  Side<PointToPointStructure> point_to_point_;
+};
+
+}  // namespace minimpi::match
+
+#endif  // MINIMPI_MPI_MATCH_SPLIT_ENGINE_H_
