@@ -9,6 +9,8 @@
 #                                        mpicxx; run it with no environment set
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun
+#   4b. every matching engine            tests/run_all.sh mpiexec once per
+#                                        non-default MINIMPI_MATCH engine
 #   5. bazel test --config=asan          unit tests (not tagged multirank)
 #   6. bazel test --config=tsan          unit tests tagged threaded
 #
@@ -156,27 +158,44 @@ check "minimpi_info reports an invalid setting" bash -c '
   _ "${prefix}"
 
 # --- 4 -----------------------------------------------------------------------
+# run_all NAME TIMEOUT ARGS...: tests/run_all.sh ARGS, its "N passed, N failed"
+# added to the totals and its failing cases listed under NAME.
+run_all() {
+  local name="$1" limit="$2"; shift 2
+  local log="${work}/${name//[^a-z0-9]/_}.log"
+  # run_all.sh builds the test programs with ${BAZEL}; the same limits apply.
+  BAZEL_BUILD_OPTIONS="${BAZEL_BUILD_OPTIONS:---local_cpu_resources=2 --jobs=2}" \
+    timeout "${limit}" tests/run_all.sh "$@" 2>&1 | tee "${log}"
+  local summary
+  summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${log}" | tail -n 1)"
+  if [ -z "${summary}" ]; then
+    fail "${name}: tests/run_all.sh printed no 'N passed, N failed' line"
+    return
+  fi
+  local run_passed run_failed
+  read -r run_passed _ run_failed _ <<<"${summary}"
+  passed=$((passed + run_passed))
+  failed=$((failed + run_failed))
+  while read -r line; do
+    failures+=("${name}: ${line}")
+  done < <(sed -nE 's/^(FAIL|FAILED)[: ]+(.*)$/\2/p' "${log}")
+}
+
 step "Slurm: tests/run_all.sh srun"
 if timeout 300 tools/slurm/start_slurm.sh; then
   pass "slurm: start"
-  srun_log="${work}/srun.log"
-  # run_all.sh builds the test programs with ${BAZEL}; the same limits apply.
-  BAZEL_BUILD_OPTIONS="${BAZEL_BUILD_OPTIONS:---local_cpu_resources=2 --jobs=2}" \
-    timeout 1200 tests/run_all.sh srun 2>&1 | tee "${srun_log}"
-  summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${srun_log}" | tail -n 1)"
-  if [ -z "${summary}" ]; then
-    fail "srun: tests/run_all.sh printed no 'N passed, N failed' line"
-  else
-    read -r srun_passed _ srun_failed _ <<<"${summary}"
-    passed=$((passed + srun_passed))
-    failed=$((failed + srun_failed))
-    while read -r line; do
-      failures+=("srun: ${line}")
-    done < <(sed -nE 's/^(FAIL|FAILED)[: ]+(.*)$/\2/p' "${srun_log}")
-  fi
+  run_all "srun" 1200 srun
 else
   fail "slurm: start"
 fi
+
+# --- 4b ----------------------------------------------------------------------
+# Step 2 ran every multi-rank test on the default matching engine (colpnp);
+# run them again on each other engine, so all five pass the whole suite.
+for engine in ll perpeer col+ll ll+pnp; do
+  step "MINIMPI_MATCH=${engine}: tests/run_all.sh mpiexec"
+  MINIMPI_MATCH="${engine}" run_all "match ${engine}" 1200 mpiexec
+done
 
 # --- 5, 6 --------------------------------------------------------------------
 # A platform suffix gives each sanitizer its own output directory, so the

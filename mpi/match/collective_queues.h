@@ -5,15 +5,22 @@
 //
 // The first call with a given key is profiled: its elements go to a shared
 // profiling queue, and the engine averages how many elements its searches
-// inspect. When that call's elements are gone (or after enough searches),
-// the average says how many queues would keep searches short: nq, a power
-// of two. Later elements of profiled keys go to the newest level of queues,
-// hashed by rank mod nq; a new level opens only when some key needs more
-// queues than the newest level has. A search looks at the profiling queue,
-// then at each level first to last, and takes the earliest-stamped match:
-// levels only receive elements while they are the newest, so they are in
-// stamping order, and the profiling queue is merged in by sequence number.
-// Wildcard receives sit in their own list.
+// inspect. When that call's elements are gone (or after a window of
+// searches), the average says how many queues would keep searches short:
+// nq, a power of two. Later elements of profiled keys go to the newest level
+// of queues, hashed by rank mod nq; a new level opens only when some key
+// needs more queues than the newest level has. The average keeps being
+// taken, window by window, so a key whose lists grow later (a gather whose
+// messages start arriving before their receives) still gets its queues.
+// Searches of an empty structure are not counted (the engine skips them).
+//
+// A search looks at the profiling queue, then at each level first to last,
+// and takes the earliest-stamped match: levels only receive elements while
+// they are the newest, so they are in stamping order, and the profiling
+// queue is merged in by sequence number. Wildcard receives sit in their own
+// list. An ANY_SOURCE search of unexpected messages (which mpi/coll never
+// makes) merges every queue by sequence number, so collective messages pay
+// for no arrival-ordered list.
 //
 // A message and its receive may disagree about the key (a count mismatch,
 // or a v-collective) without harm: the key decides where an element goes,
@@ -31,6 +38,8 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/node_hash_map.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/match/queue_search.h"
@@ -44,7 +53,6 @@ class CollectiveQueues {
       : budget_(budget) {}
 
   void Insert(T* element) {
-    arrival_.Add(element);
     ++size_;
     const Envelope& at = PlacementOf(*element);
     if (at.source == kAnySource) {
@@ -63,36 +71,39 @@ class CollectiveQueues {
   T* Find(const Envelope& probe, const TrafficKind& kind,
           uint64_t& traversals) {
     uint64_t inspected = 0;
-    T* best = probe.source == kAnySource ? arrival_.FindAny(probe, inspected)
+    T* best = probe.source == kAnySource ? FindFromAny(probe, inspected)
                                          : FindFromOne(probe, inspected);
     traversals += inspected;
     Profile& profile = ProfileOf(kind);
-    if (profile.profiling) {
-      ++profile.searches;
-      profile.traversals += inspected;
-      if (profile.searches >= SearchesToProfile(profile)) {
-        EndProfiling(profile);
-      }
-    }
+    ++profile.searches;
+    profile.traversals += inspected;
+    if (profile.searches >= SearchesPerWindow(profile)) Decide(profile);
     return best;
   }
 
   void Remove(T* element) {
     Queue<T>* queue = Queue<T>::Of(element);
     queue->Remove(element);
-    arrival_.Remove(element);
     --size_;
     if (queue == &profiling_) {
       Profile& profile = ProfileOf(element->traffic);
       if (profile.profiling && profile.live > 0 && --profile.live == 0 &&
           profile.searches > 0) {
-        EndProfiling(profile);  // the profiled call's elements are all gone
+        Decide(profile);  // the profiled call's elements are all gone
       }
     }
   }
+  // Teardown only: any element, in no particular order.
   T* PopAny() {
-    T* element = arrival_.front();
-    if (element != nullptr) Remove(element);
+    Queue<T>* queue = !profiling_.empty()   ? &profiling_
+                      : !wildcards_.empty() ? &wildcards_
+                                            : nullptr;
+    for (size_t l = 0; queue == nullptr && l < levels_.size(); ++l) {
+      queue = levels_[l]->AnyNonEmpty();
+    }
+    if (queue == nullptr) return nullptr;
+    T* element = queue->front();
+    Remove(element);
     return element;
   }
   size_t size() const { return size_; }
@@ -116,8 +127,13 @@ class CollectiveQueues {
     bool profiling = true;
     uint32_t comm_size = 0;
     uint64_t live = 0;  // elements in the profiling queue, while profiling
+    // The current window: searches for this key and elements they inspected.
     uint64_t searches = 0;
     uint64_t traversals = 0;
+  };
+  struct CachedProfile {
+    uint64_t key = ~uint64_t{0};
+    Profile* profile = nullptr;
   };
 
   class Level {
@@ -131,12 +147,14 @@ class CollectiveQueues {
     const Queue<T>& QueueFor(int32_t source) const {
       return queues_[static_cast<uint32_t>(source) & mask_];
     }
-    bool empty() const {
+    const Queue<T>& queue(size_t index) const { return queues_[index]; }
+    Queue<T>* AnyNonEmpty() const {
       for (size_t i = 0; i < count(); ++i) {
-        if (!queues_[i].empty()) return false;
+        if (!queues_[i].empty()) return &queues_[i];
       }
-      return true;
+      return nullptr;
     }
+    bool empty() const { return AnyNonEmpty() == nullptr; }
 
    private:
     size_t mask_;
@@ -149,21 +167,46 @@ class CollectiveQueues {
            static_cast<uint64_t>(std::bit_width(kind.message_size));
   }
 
-  Profile& ProfileOf(const TrafficKind& kind) {
+  // Collectives alternate between a few keys (an allreduce's rounds, then
+  // an alltoall's), so a small direct-mapped cache in front of the hash
+  // table answers almost every lookup.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Profile& ProfileOf(const TrafficKind& kind) {
     const uint64_t key = KeyOf(kind);
-    if (key != cached_key_) {
-      auto [it, inserted] = profiles_.try_emplace(key);
-      if (inserted) it->second.comm_size = kind.comm_size;
-      cached_key_ = key;
-      cached_profile_ = &it->second;
-    }
-    return *cached_profile_;
+    CachedProfile& cached =
+        profile_cache_[(key ^ (key >> 48) ^ (key >> 8)) % kProfileCacheSize];
+    if (ABSL_PREDICT_FALSE(cached.key != key)) Refill(cached, key, kind);
+    return *cached.profile;
   }
 
-  // A profile whose call never drains (calls overlapping without end) still
-  // ends after this many searches.
-  static uint64_t SearchesToProfile(const Profile& profile) {
+  ABSL_ATTRIBUTE_NOINLINE void Refill(CachedProfile& cached, uint64_t key,
+                                      const TrafficKind& kind) {
+    auto [it, inserted] = profiles_.try_emplace(key);
+    if (inserted) it->second.comm_size = kind.comm_size;
+    cached.key = key;
+    cached.profile = &it->second;
+  }
+
+  // How many searches make a window: the first decision comes at the latest
+  // after this many (a call that never drains, calls overlapping without
+  // end), and each later window may ask for more queues.
+  static uint64_t SearchesPerWindow(const Profile& profile) {
     return std::max<uint64_t>(64, 2 * uint64_t{profile.comm_size});
+  }
+
+  // ANY_SOURCE: the earliest match over every queue.
+  T* FindFromAny(const Envelope& probe, uint64_t& traversals) const {
+    T* best = nullptr;
+    auto consider = [&](const Queue<T>& queue) {
+      T* found = FindFirst(queue, probe, best ? best->links.sequence : kNoBound,
+                           traversals);
+      if (found != nullptr) best = found;
+    };
+    consider(profiling_);
+    consider(wildcards_);
+    for (const auto& level : levels_) {
+      for (size_t i = 0; i < level->count(); ++i) consider(level->queue(i));
+    }
+    return best;
   }
 
   T* FindFromOne(const Envelope& probe, uint64_t& traversals) const {
@@ -188,10 +231,14 @@ class CollectiveQueues {
     return best;
   }
 
-  void EndProfiling(Profile& profile) {
+  // Ends profiling or a window: the average search of this key says how
+  // many queues it needs, and a level that small or larger must exist.
+  void Decide(Profile& profile) {
     profile.profiling = false;
     const uint64_t average =
         (profile.traversals + profile.searches - 1) / profile.searches;
+    profile.searches = 0;
+    profile.traversals = 0;
     uint64_t needed = std::bit_ceil(std::max<uint64_t>(
         1, (average + kTraversalsPerQueue - 1) / kTraversalsPerQueue));
     needed = std::min<uint64_t>(
@@ -220,12 +267,11 @@ class CollectiveQueues {
   QueueBudget* budget_;
   Queue<T> profiling_;
   std::vector<std::unique_ptr<Level>> levels_;  // oldest first
-  // node_hash_map: profiles stay put, so the one-entry cache stays valid.
+  // node_hash_map: profiles stay put, so cached pointers stay valid.
   absl::node_hash_map<uint64_t, Profile> profiles_;
-  uint64_t cached_key_ = ~uint64_t{0};
-  Profile* cached_profile_ = nullptr;
+  static constexpr size_t kProfileCacheSize = 8;
+  CachedProfile profile_cache_[kProfileCacheSize];
   Queue<T> wildcards_;  // posted with MPI_ANY_SOURCE
-  ArrivalIndex<T> arrival_;
   size_t size_ = 0;
 };
 

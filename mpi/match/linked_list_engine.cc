@@ -4,8 +4,15 @@
 
 namespace minimpi::match {
 
+MatchStats LinkedListEngine::stats() const {
+  MatchStats stats = stats_;
+  if (timed_) TicksToNanoseconds(stats);
+  return stats;
+}
+
 PostedReceive* LinkedListEngine::MatchArrival(const Envelope& arrived,
                                               const TrafficKind& kind) {
+  if (posted_.empty()) return RecordEmptySearch(StatsFor(kind).posted);
   PostedReceive* receive =
       RecordSearch(StatsFor(kind).posted, timed_, [&](uint64_t& traversals) {
         return FindFirst(posted_, arrived, kNoBound, traversals);
@@ -31,6 +38,9 @@ UnexpectedMessage* LinkedListEngine::MatchPosted(PostedReceive* receive) {
 
 UnexpectedMessage* LinkedListEngine::Probe(const Envelope& wanted,
                                            const TrafficKind& kind) {
+  if (unexpected_.empty()) {
+    return RecordEmptySearch<UnexpectedMessage>(StatsFor(kind).unexpected);
+  }
   return RecordSearch(
       StatsFor(kind).unexpected, timed_, [&](uint64_t& traversals) {
         return FindFirst(unexpected_, wanted, kNoBound, traversals);

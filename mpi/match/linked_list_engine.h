@@ -27,7 +27,7 @@ class LinkedListEngine : public MatchEngine {
   bool CancelPosted(PostedReceive* receive) override;
   size_t posted_count() const override { return posted_.size(); }
   size_t unexpected_count() const override { return unexpected_.size(); }
-  MatchStats stats() const override { return stats_; }
+  MatchStats stats() const override;
 
  private:
   KindStats& StatsFor(const TrafficKind& kind) {

@@ -1,5 +1,6 @@
 #include "mpi/match/match_engine.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 
@@ -11,6 +12,7 @@
 #include "mpi/match/linked_list_engine.h"
 #include "mpi/match/partner_queues.h"
 #include "mpi/match/per_peer_queues.h"
+#include "mpi/match/search_stats.h"
 #include "mpi/match/single_queue.h"
 #include "mpi/match/split_engine.h"
 
@@ -45,6 +47,7 @@ std::string MatchEngineDescription(std::string_view name) {
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
     std::string_view name, const MatchEngineOptions& options) {
   const std::string engine_name(name);
+  if (options.time_searches) NanosecondsPerTick();  // calibrate now, not later
   if (name == "colpnp") {
     return std::make_unique<SplitEngine<CollectiveQueues, PartnerQueues>>(
         engine_name, options);
@@ -65,6 +68,33 @@ absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
   return absl::InvalidArgumentError(
       absl::StrCat("unknown matching engine '", engine_name,
                    "'; known: ", absl::StrJoin(MatchEngineNames(), ", ")));
+}
+
+double NanosecondsPerTick() {
+  static const double nanoseconds_per_tick = [] {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t start_ticks = ReadTicks();
+    auto now = start;
+    while (now - start < std::chrono::milliseconds(2)) {
+      now = std::chrono::steady_clock::now();
+    }
+    const uint64_t ticks = ReadTicks() - start_ticks;
+    const double nanoseconds = static_cast<double>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - start)
+            .count());
+    return ticks == 0 ? 1.0 : nanoseconds / static_cast<double>(ticks);
+  }();
+  return nanoseconds_per_tick;
+}
+
+void TicksToNanoseconds(MatchStats& stats) {
+  const double scale = NanosecondsPerTick();
+  for (KindStats* kind : {&stats.point_to_point, &stats.collective}) {
+    for (QueueStats* queue : {&kind->posted, &kind->unexpected}) {
+      queue->search_ns =
+          static_cast<uint64_t>(static_cast<double>(queue->search_ns) * scale);
+    }
+  }
 }
 
 namespace {
@@ -92,6 +122,7 @@ std::string FormatMatchStats(std::string_view engine_name,
        {std::pair<const char*, const KindStats*>{"point-to-point",
                                                  &stats.point_to_point},
         {"collective", &stats.collective}}) {
+    if (kind->posted.searches + kind->unexpected.searches == 0) continue;
     absl::StrAppendFormat(
         &text, "  %s: %d dedicated queues (%d bytes), %d partners, %d levels\n",
         label, kind->dedicated_queues, kind->dedicated_queue_bytes,

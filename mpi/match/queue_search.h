@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/base/attributes.h"
 #include "mpi/match/intrusive_list.h"
 #include "mpi/match/match_engine.h"
 
@@ -53,8 +54,9 @@ inline constexpr uint64_t kNoBound = std::numeric_limits<uint64_t>::max();
 // `bound` (the best candidate found in another queue) nothing further on can
 // win and the search stops. Counts inspected elements into `traversals`.
 template <typename T, auto kLinks>
-T* FindFirst(const IntrusiveList<T, kLinks>& queue, const Envelope& probe,
-             uint64_t bound, uint64_t& traversals) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline T* FindFirst(
+    const IntrusiveList<T, kLinks>& queue, const Envelope& probe,
+    uint64_t bound, uint64_t& traversals) {
   for (T* element = queue.front(); element != nullptr;
        element = queue.next(element)) {
     if (element->links.sequence > bound) return nullptr;
@@ -91,13 +93,16 @@ class ArrivalIndex<UnexpectedMessage> {
   ArrivalOrder order_;
 };
 
-// The dedicated queues one design may still create: k * sqrt(ranks) in all,
-// shared by an engine's posted and unexpected structures.
+// The dedicated queues one structure may still create. A design (COL or
+// PNP) may have k * sqrt(ranks) in all, half for its posted-receive
+// structure and half for its unexpected-message one, so that neither can
+// starve the other.
 class QueueBudget {
  public:
-  QueueBudget(int k, int ranks)
+  QueueBudget(int k, int ranks, int shares = 1)
       : limit_(static_cast<size_t>(
-            k * std::sqrt(static_cast<double>(ranks < 1 ? 1 : ranks)))) {}
+            k * std::sqrt(static_cast<double>(ranks < 1 ? 1 : ranks)) /
+            shares)) {}
   size_t limit() const { return limit_; }
   size_t available() const { return limit_ - used_; }
   void Take(size_t queues) { used_ += queues; }

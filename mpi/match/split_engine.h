@@ -28,10 +28,8 @@ class SplitEngine final : public MatchEngine {
   SplitEngine(std::string name, const MatchEngineOptions& options)
       : name_(std::move(name)),
         timed_(options.time_searches),
-        collective_budget_(options.kc, options.ranks),
-        point_to_point_budget_(options.kp, options.ranks),
-        collective_(options, &collective_budget_),
-        point_to_point_(options, &point_to_point_budget_) {}
+        collective_(options, options.kc),
+        point_to_point_(options, options.kp) {}
 
   std::string_view name() const override { return name_; }
 
@@ -90,20 +88,27 @@ class SplitEngine final : public MatchEngine {
     MatchStats stats;
     collective_.Report(stats.collective);
     point_to_point_.Report(stats.point_to_point);
+    if (timed_) TicksToNanoseconds(stats);
     return stats;
   }
 
  private:
   template <template <typename> class Structure>
   struct Side {
-    Side(const MatchEngineOptions& options, QueueBudget* budget)
-        : posted(options, budget), unexpected(options, budget) {}
+    // `k`: the design's share of dedicated queues, k * sqrt(ranks).
+    Side(const MatchEngineOptions& options, int k)
+        : posted_budget(k, options.ranks, 2),
+          unexpected_budget(k, options.ranks, 2),
+          posted(options, &posted_budget),
+          unexpected(options, &unexpected_budget) {}
     void Report(KindStats& stats) const {
       stats.posted = posted_stats;
       stats.unexpected = unexpected_stats;
       posted.AddStructureStats(stats);
       unexpected.AddStructureStats(stats);
     }
+    QueueBudget posted_budget;
+    QueueBudget unexpected_budget;
     Structure<PostedReceive> posted;
     Structure<UnexpectedMessage> unexpected;
     QueueStats posted_stats;
@@ -113,6 +118,7 @@ class SplitEngine final : public MatchEngine {
   template <typename S>
   PostedReceive* MatchArrivalIn(S& side, const Envelope& arrived,
                                 const TrafficKind& kind) {
+    if (side.posted.size() == 0) return RecordEmptySearch(side.posted_stats);
     PostedReceive* receive =
         RecordSearch(side.posted_stats, timed_, [&](uint64_t& traversals) {
           return side.posted.Find(arrived, kind, traversals);
@@ -141,6 +147,9 @@ class SplitEngine final : public MatchEngine {
   template <typename S>
   UnexpectedMessage* ProbeIn(S& side, const Envelope& wanted,
                              const TrafficKind& kind) {
+    if (side.unexpected.size() == 0) {
+      return RecordEmptySearch<UnexpectedMessage>(side.unexpected_stats);
+    }
     return RecordSearch(side.unexpected_stats, timed_,
                         [&](uint64_t& traversals) {
                           return side.unexpected.Find(wanted, kind, traversals);
@@ -151,8 +160,6 @@ class SplitEngine final : public MatchEngine {
   const bool timed_;
   uint64_t posts_ = 0;     // stamps posted receives in posting order
   uint64_t arrivals_ = 0;  // stamps unexpected messages in arrival order
-  QueueBudget collective_budget_;
-  QueueBudget point_to_point_budget_;
   Side<CollectiveStructure> collective_;
   Side<PointToPointStructure> point_to_point_;
 };
