@@ -54,7 +54,10 @@ scope = {}
 exec(open(bzl).read(), scope)
 tests_dir = os.path.dirname(bzl)
 for program, spec in scope["MPI_TEST_PROGRAMS"].items():
-    srcs = [os.path.join(tests_dir, s) for s in spec["srcs"]]
+    # "//pkg:file" names a file another package exports (a Bazel label).
+    srcs = [os.path.join(os.path.dirname(tests_dir), *s[2:].split(":", 1))
+            if s.startswith("//") else os.path.join(tests_dir, s)
+            for s in spec["srcs"]]
     is_c = all(s.endswith(".c") for s in srcs)
     command = ([cc, "-std=c11"] if is_c else [cxx, "-std=c++17"]) + [
         # MPICH's header makes GCC misread MPI_STATUSES_IGNORE as a

@@ -40,6 +40,9 @@ MPI_TEST_PROGRAMS = {
     "collectives_threads": {"srcs": ["collectives_threads.cc"], "threaded": True},
     "collectives_errors": {"srcs": ["collectives_errors.c"], "threaded": False},
     "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
+    # The matching benchmark's own source (exported by apps/bench), so the
+    # benchmark and its correctness run never drift apart.
+    "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -227,4 +230,7 @@ MPI_TEST_CASES = [
         "timeout": 30,
     },
     {"name": "miniamr_like", "program": "miniamr_like", "ranks": [1, 2, 4, 8]},
+    # Gather/gatherv hot spot and a deep unexpected queue, small and short
+    # (--quick), every byte checked.
+    {"name": "match_hotspot", "program": "match_hotspot", "ranks": [4], "args": ["--quick"]},
 ]
