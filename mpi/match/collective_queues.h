@@ -222,13 +222,7 @@ class CollectiveQueues {
         break;
       }
     }
-    if (!wildcards_.empty()) {
-      T* wildcard =
-          FindFirst(wildcards_, probe, best ? best->links.sequence : kNoBound,
-                    traversals);
-      if (wildcard != nullptr) best = wildcard;
-    }
-    return best;
+    return EarlierOfWildcard(best, wildcards_, probe, traversals);
   }
 
   // Ends profiling or a window: the average search of this key says how

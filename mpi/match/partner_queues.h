@@ -80,13 +80,7 @@ class PartnerQueues {
     if (best == nullptr && own != nullptr) {
       best = FindFirst(*own, probe, kNoBound, traversals);
     }
-    if (!wildcards_.empty()) {
-      T* wildcard =
-          FindFirst(wildcards_, probe, best ? best->links.sequence : kNoBound,
-                    traversals);
-      if (wildcard != nullptr) best = wildcard;
-    }
-    return best;
+    return EarlierOfWildcard(best, wildcards_, probe, traversals);
   }
 
   void Remove(T* element) {

@@ -43,13 +43,7 @@ class PerPeerQueues {
     if (it != peers_.end()) {
       best = FindFirst(*it->second, probe, kNoBound, traversals);
     }
-    if (!wildcards_.empty()) {
-      T* wildcard =
-          FindFirst(wildcards_, probe, best ? best->links.sequence : kNoBound,
-                    traversals);
-      if (wildcard != nullptr) best = wildcard;
-    }
-    return best;
+    return EarlierOfWildcard(best, wildcards_, probe, traversals);
   }
 
   void Remove(T* element) {

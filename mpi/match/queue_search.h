@@ -66,6 +66,17 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline T* FindFirst(
   return nullptr;
 }
 
+// The earlier-posted of `best` (or none) and the first receive in
+// `wildcards` (ANY_SOURCE receives, in posting order) that accepts `probe`.
+template <typename T>
+T* EarlierOfWildcard(T* best, const Queue<T>& wildcards, const Envelope& probe,
+                     uint64_t& traversals) {
+  if (wildcards.empty()) return best;
+  T* wildcard = FindFirst(wildcards, probe,
+                          best ? best->links.sequence : kNoBound, traversals);
+  return wildcard != nullptr ? wildcard : best;
+}
+
 // For structures with several queues: unexpected messages are also kept in
 // arrival order, for MPI_ANY_SOURCE receives and probes and for teardown.
 // Posted receives need no such list (an arrival never has a wildcard).
