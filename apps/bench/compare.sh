@@ -40,24 +40,13 @@ while [ $# -gt 0 ]; do
 done
 case "${bind_to}" in core | none) ;; *) echo "--bind-to core|none" >&2; exit 2 ;; esac
 
-work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
-if [ -z "${raw_dir}" ]; then raw_dir="${work}"; fi
-mkdir -p "${raw_dir}"
-
 status=0
 note() { echo "compare: $*" >&2; }
+# shellcheck source=apps/bench/bench_setup.sh
+source "${repo}/apps/bench/bench_setup.sh"
 
 # --- minimpi -----------------------------------------------------------------
-if [ -z "${prefix}" ]; then
-  prefix="${work}/minimpi"
-  note "installing minimpi into a temporary prefix"
-  if ! (cd "${repo}" && "${bazel[@]}" run //:install -- "${prefix}") \
-      >"${work}/install.log" 2>&1; then
-    tail -n 20 "${work}/install.log" >&2
-    note "minimpi install failed; its column will read n/a"
-  fi
-fi
+install_minimpi || note "minimpi install failed; its column will read n/a"
 
 # build LABEL COMPILER... ; run LABEL LAUNCHER...
 build() {

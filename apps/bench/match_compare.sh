@@ -58,19 +58,12 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
-work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
-[ -n "${raw_dir}" ] || raw_dir="${work}"
-mkdir -p "${raw_dir}"
 status=0
 note() { echo "match_compare: $*" >&2; }
+# shellcheck source=apps/bench/bench_setup.sh
+source "${repo}/apps/bench/bench_setup.sh"
 
-if [ -z "${prefix}" ]; then
-  prefix="${work}/minimpi"
-  note "installing minimpi into a temporary prefix"
-  (cd "${repo}" && "${bazel[@]}" run //:install -- "${prefix}") >"${work}/install.log" 2>&1 ||
-    { tail -n 20 "${work}/install.log" >&2; note "minimpi install failed"; exit 1; }
-fi
+install_minimpi || { note "minimpi install failed"; exit 1; }
 program="${work}/match_hotspot"
 "${prefix}/bin/mpicc" -O2 -o "${program}" "${source_file}" >"${raw_dir}/build.log" 2>&1 ||
   { cat "${raw_dir}/build.log" >&2; note "build failed"; exit 1; }
