@@ -138,7 +138,7 @@ int main() {
 
   PrintSection("Matching engines (MINIMPI_MATCH):");
   for (const std::string& name : minimpi::match::MatchEngineNames()) {
-    std::printf("  %-6s %s\n", name.c_str(),
+    std::printf("  %-8s %s\n", name.c_str(),
                 minimpi::match::MatchEngineDescription(name).c_str());
   }
 
