@@ -10,7 +10,7 @@
 
 namespace minimpi::match {
 
-class LinkedListEngine : public MatchEngine {
+class LinkedListEngine final : public MatchEngine {
  public:
   explicit LinkedListEngine(const MatchEngineOptions& options)
       : timed_(options.time_searches) {}
