@@ -13,17 +13,34 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <string>
 #include <vector>
 
+#include "mpi/errhandler.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
 
 class Communicator {
  public:
-  static constexpr uint32_t kMagic = 0x636f6d6d;  // "comm"
+  Communicator();
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
 
-  uint32_t magic = kMagic;
+  // Communicators are reference counted: the handle holds one reference and
+  // every collective in flight holds another, because MPI_Comm_free lets
+  // pending operations finish. The last release gives the local id back.
+  // Predefined communicators ignore both calls (the instance owns them).
+  void Retain();
+  void Release();
+
+  // The error handler in force, with a reference the caller must release.
+  Errhandler* AcquireErrhandler();
+  // Replaces the error handler; takes over the caller's reference to it.
+  void SetErrhandler(Errhandler* handler);
+
   int32_t local_id = 0;
   int rank = 0;
   int size = 0;
@@ -31,7 +48,12 @@ class Communicator {
   std::vector<int32_t> remote_ids;  // by communicator rank
   int vci = 0;
   bool predefined = false;  // MPI_COMM_WORLD / MPI_COMM_SELF
-  std::atomic<MPI_Errhandler> errhandler{MPI_ERRORS_ARE_FATAL};
+  // The handle that names this communicator (a predefined constant, or what
+  // the handle table issued).
+  MPI_Comm handle = MPI_COMM_NULL;
+  // Whether a program chose this communicator's handler (MPI_COMM_SELF's
+  // then receives errors tied to no communicator; see RaiseError).
+  std::atomic<bool> errhandler_set_by_user{false};
   // Counts the collectives started on this communicator. Every member starts
   // them in the same order (MPI requires it), so the count names one
   // collective consistently everywhere and becomes its messages' tag. Only
@@ -51,6 +73,11 @@ class Communicator {
   int32_t remote_collective_context(int peer) const {
     return 2 * remote_ids[peer] + 1;
   }
+
+ private:
+  std::atomic<int> references_{1};
+  std::mutex errhandler_mutex_;
+  Errhandler* errhandler_ = Errhandler::Fatal();  // guarded by the mutex
 };
 
 }  // namespace minimpi

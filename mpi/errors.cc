@@ -1,7 +1,11 @@
 #include "mpi/errors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "mpi/instance.h"
@@ -141,20 +145,226 @@ const char* ErrorClassDescription(int error_class) {
   }
 }
 
+namespace {
+
+constexpr int kClassBits = 14;
+constexpr int kClassMask = (1 << kClassBits) - 1;
+constexpr int kFirstUserClass = MPI_ERR_ERRHANDLER + 1;
+constexpr int kMessageSlots = 4096;  // recent errors whose text is kept
+constexpr int kUserCodeFlag = 1 << 30;
+constexpr int kMaxUserCodes = (1 << 16) - 1;
+
+// Everything an error code can point to, under one mutex: errors are rare,
+// and a program may raise them from many threads.
+struct ErrorRegistry {
+  std::mutex mutex;
+  // The ring of recent messages; `codes[slot]` is the code that owns the
+  // slot now, so a reused slot is not mistaken for an older code's.
+  std::vector<std::string> messages;
+  std::vector<int> codes;
+  uint32_t next_slot = 0;
+  // MPI_Add_error_class / _code / _string and their removal: which user
+  // classes exist (by class - kFirstUserClass), the class of each user code
+  // (by number - 1; -1 when removed), and the strings a program gave.
+  std::vector<bool> user_classes;
+  std::vector<int> user_code_classes;
+  std::map<int, std::string> user_strings;  // class or code -> text
+};
+
+ErrorRegistry& Registry() {
+  static ErrorRegistry* registry = new ErrorRegistry();  // never destroyed
+  return *registry;
+}
+
+int MakeErrorCode(int error_class, const std::string& message) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (registry.messages.empty()) {
+    registry.messages.resize(kMessageSlots);
+    registry.codes.assign(kMessageSlots, 0);
+  }
+  const uint32_t slot = registry.next_slot;
+  registry.next_slot = (slot + 1) % kMessageSlots;
+  const int code = static_cast<int>(((slot + 1) << kClassBits) | error_class);
+  registry.messages[slot] = message;
+  registry.codes[slot] = code;
+  return code;
+}
+
+bool IsUserClass(int error_class, const ErrorRegistry& registry) {
+  const int index = error_class - kFirstUserClass;
+  return index >= 0 && index < static_cast<int>(registry.user_classes.size()) &&
+         registry.user_classes[index];
+}
+
+// The class of `code`, with the registry locked; -1 if it is none.
+int ClassOfLocked(int code, const ErrorRegistry& registry) {
+  if (code < 0) return -1;
+  if (code & kUserCodeFlag) {
+    const int number = (code & ~kUserCodeFlag) >> kClassBits;
+    if (number < 1 ||
+        number > static_cast<int>(registry.user_code_classes.size())) {
+      return -1;
+    }
+    const int error_class = registry.user_code_classes[number - 1];
+    return error_class >= 0 && (code & kClassMask) == error_class ? error_class
+                                                                  : -1;
+  }
+  const int error_class = code & kClassMask;
+  const bool valid = ErrorClassDescription(error_class) != nullptr ||
+                     IsUserClass(error_class, registry);
+  return valid ? error_class : -1;
+}
+
+}  // namespace
+
+int ErrorClassOf(int code) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return ClassOfLocked(code, registry);
+}
+
+bool ErrorStringOf(int code, std::string* text) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  const int error_class = ClassOfLocked(code, registry);
+  if (error_class < 0) return false;
+  if (auto it = registry.user_strings.find(code);
+      it != registry.user_strings.end()) {
+    *text = it->second;
+    return true;
+  }
+  const char* description = ErrorClassDescription(error_class);
+  std::string class_text;
+  if (description != nullptr) {
+    class_text = description;
+  } else if (auto it = registry.user_strings.find(error_class);
+             it != registry.user_strings.end()) {
+    class_text = it->second;
+  }  // else a user class with no string: the empty string, as MPICH says
+  const int slot = (code >> kClassBits) - 1;
+  if ((code & kUserCodeFlag) == 0 && slot >= 0 && slot < kMessageSlots &&
+      !registry.codes.empty() && registry.codes[slot] == code) {
+    *text = absl::StrCat(class_text, ": ", registry.messages[slot]);
+  } else {
+    *text = class_text;
+  }
+  return true;
+}
+
+int AddErrorClass() {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto& classes = registry.user_classes;
+  size_t index = 0;
+  while (index < classes.size() && classes[index]) ++index;
+  if (kFirstUserClass + static_cast<int>(index) > MPI_ERR_LASTCODE) return -1;
+  if (index == classes.size()) classes.push_back(false);
+  classes[index] = true;
+  return kFirstUserClass + static_cast<int>(index);
+}
+
+int AddErrorCode(int error_class) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (ClassOfLocked(error_class, registry) != error_class) return -1;
+  auto& classes = registry.user_code_classes;
+  size_t index = 0;
+  while (index < classes.size() && classes[index] >= 0) ++index;
+  if (index == kMaxUserCodes) return -1;
+  if (index == classes.size()) classes.push_back(-1);
+  classes[index] = error_class;
+  const int number = static_cast<int>(index) + 1;
+  return kUserCodeFlag | (number << kClassBits) | error_class;
+}
+
+bool AddErrorString(int code, const std::string& text) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  const int error_class = ClassOfLocked(code, registry);
+  if (error_class < 0) return false;
+  // Only what a program added may be named; predefined classes keep the
+  // standard's words.
+  const bool user_class =
+      code == error_class && IsUserClass(error_class, registry);
+  if (!user_class && (code & kUserCodeFlag) == 0) return false;
+  registry.user_strings[code] = text;
+  return true;
+}
+
+bool RemoveErrorClass(int error_class) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (!IsUserClass(error_class, registry)) return false;
+  for (int code_class : registry.user_code_classes) {
+    if (code_class == error_class) return false;  // codes still use it
+  }
+  registry.user_classes[error_class - kFirstUserClass] = false;
+  registry.user_strings.erase(error_class);
+  return true;
+}
+
+bool RemoveErrorCode(int code) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if ((code & kUserCodeFlag) == 0 || ClassOfLocked(code, registry) < 0) {
+    return false;
+  }
+  const int number = (code & ~kUserCodeFlag) >> kClassBits;
+  registry.user_code_classes[number - 1] = -1;
+  registry.user_strings.erase(code);
+  return true;
+}
+
+bool RemoveErrorString(int code) {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return registry.user_strings.erase(code) > 0;
+}
+
+int LastUsedCode() {
+  ErrorRegistry& registry = Registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  int last = MPI_ERR_LASTCODE;
+  const int numbers = static_cast<int>(registry.user_code_classes.size());
+  if (numbers > 0) {
+    last = std::max(last, kUserCodeFlag | (numbers << kClassBits) | kClassMask);
+  }
+  return last;
+}
+
 int RaiseError(Communicator* comm, const char* call, int error_class,
                const std::string& problem) {
   Instance& instance = Instance::Get();
-  if (comm == nullptr) comm = instance.self();
-  MPI_Errhandler handler = comm->errhandler.load(std::memory_order_acquire);
-  if (handler == MPI_ERRORS_RETURN) return error_class;
+  if (comm == nullptr) {
+    Communicator* self = instance.self();
+    comm = self->errhandler_set_by_user.load(std::memory_order_acquire)
+               ? self
+               : instance.world();
+  }
   std::string line =
       absl::StrCat(call, "(rank ", instance.world_rank(), "): ", problem);
+  int code = MakeErrorCode(error_class, line);
+  Errhandler* handler = comm->AcquireErrhandler();
+  switch (handler->action()) {
+    case Errhandler::Action::kReturn:
+      handler->Release();
+      return code;
+    case Errhandler::Action::kUser: {
+      MPI_Comm handle = comm->handle;
+      handler->function()(&handle, &code);
+      handler->Release();
+      return code;
+    }
+    case Errhandler::Action::kFatal:
+    case Errhandler::Action::kAbort:
+      break;
+  }
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
   instance.bootstrap().Abort(error_class, line);
   std::abort();  // Abort does not return; this keeps compilers sure of it
 }
-
 int RaiseNotInitialized(const char* call) {
   const bool finalized = Instance::state() == LibraryState::kFinalized;
   std::fprintf(stderr, "%s: called %s\n", call,

@@ -1,9 +1,21 @@
-// Error classes, their strings, and raising an error on a communicator's
-// error handler: MPI_ERRORS_RETURN hands the class back to the caller;
-// MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print one line naming the call,
-// the rank and the problem, e.g.
+// Error classes and codes, their strings, and raising an error on a
+// communicator's error handler: MPI_ERRORS_RETURN hands the code back to the
+// caller; MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT print one line naming the
+// call, the rank and the problem, e.g.
 //   MPI_Send(rank 3): invalid destination 7 (communicator size 4)
-// and end the job through the launcher.
+// and end the job through the launcher; a user handler is called with the
+// code and may return.
+//
+// An error code is not just its class: it also names that line, so that
+// MPI_Error_string tells a program which argument was wrong and how, as the
+// fatal handler would have printed it. Code layout (always positive):
+//   bits 0..13   the error class (predefined 0..61, MPI_Add_error_class's
+//                from 62 up to MPI_ERR_LASTCODE)
+//   bits 14..29  1 + the slot of the message in a ring of recent errors
+//                (0: no message, the code is the class itself)
+//   bit 30       a code made by MPI_Add_error_code (bits 14..29: its number)
+// A code whose ring slot has since been reused still maps to its class;
+// its string then says only what the class says.
 //
 // Owned by: mpi/. Called by: the bindings.
 #ifndef MINIMPI_MPI_ERRORS_H_
@@ -16,12 +28,36 @@
 
 namespace minimpi {
 
-// The standard's description of an error class; nullptr for unknown codes.
+// The standard's description of a predefined error class; nullptr for
+// anything else.
 const char* ErrorClassDescription(int error_class);
 
-// Raises `error_class` on `comm`'s error handler (MPI_COMM_SELF's when comm
-// is nullptr: an error tied to no valid communicator). Returns the class
-// when the handler returns.
+// The class of an error code (MPI_Error_class), or -1 for a value that is no
+// code of this library.
+int ErrorClassOf(int code);
+// What MPI_Error_string says about `code`; false for an invalid code.
+bool ErrorStringOf(int code, std::string* text);
+
+// MPI_Add_error_class, MPI_Add_error_code, MPI_Add_error_string and their
+// MPI-4.1 removal (MPI_Remove_error_*). Each returns -1 (or false) when no
+// room is left, or the class or code is not one a program may add to or
+// remove (a class that still has codes cannot be removed).
+int AddErrorClass();
+int AddErrorCode(int error_class);
+bool AddErrorString(int code, const std::string& text);
+bool RemoveErrorClass(int error_class);
+bool RemoveErrorCode(int code);
+bool RemoveErrorString(int code);
+// The value of MPI_LASTUSEDCODE: at least MPI_ERR_LASTCODE, and above every
+// class and code a program added.
+int LastUsedCode();
+
+// Raises `error_class` on `comm`'s error handler and returns the code made
+// for it when the handler returns. An error tied to no valid communicator
+// (comm == nullptr) goes to MPI_COMM_WORLD's handler, unless the program set
+// one on MPI_COMM_SELF, the handler MPI-4 names for such errors: so a
+// program that sets MPI_ERRORS_RETURN on either gets the code back, as it
+// would from MPICH and Open MPI.
 int RaiseError(Communicator* comm, const char* call, int error_class,
                const std::string& problem);
 

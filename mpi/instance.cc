@@ -63,6 +63,7 @@ absl::Status Instance::Setup() {
   world_->remote_ids.assign(size, kWorldId);
   world_->vci = 0;
   world_->predefined = true;
+  world_->handle = MPI_COMM_WORLD;
 
   self_ = std::make_unique<Communicator>();
   self_->local_id = kSelfId;
@@ -72,6 +73,7 @@ absl::Status Instance::Setup() {
   self_->remote_ids = {kSelfId};
   self_->vci = VciFor(kSelfId);
   self_->predefined = true;
+  self_->handle = MPI_COMM_SELF;
   next_id_ = kSelfId + 1;
   return absl::OkStatus();
 }
@@ -95,9 +97,11 @@ void Instance::Finalize() {
 
 int32_t Instance::AllocateLocalId() {
   std::lock_guard<std::mutex> lock(ids_mutex_);
-  if (!free_ids_.empty()) {
-    int32_t id = free_ids_.back();
-    free_ids_.pop_back();
+  // Keep a few freed ids aside before reusing any (see ReleaseLocalId).
+  constexpr size_t kReuseAfter = 16;
+  if (free_ids_.size() > kReuseAfter) {
+    int32_t id = free_ids_.front();
+    free_ids_.pop_front();
     return id;
   }
   return next_id_++;

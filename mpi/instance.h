@@ -7,6 +7,7 @@
 #define MINIMPI_MPI_INSTANCE_H_
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -14,12 +15,16 @@
 
 #include "absl/status/status.h"
 #include "mpi/comm.h"
+#include "mpi/errhandler.h"
+#include "mpi/handle_table.h"
 #include "mpi/p2p/point_to_point.h"
 #include "net/transport.h"
 #include "runtime/bootstrap.h"
 #include "runtime/settings.h"
 
 namespace minimpi {
+
+class Op;
 
 enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
 
@@ -43,7 +48,16 @@ class Instance {
   int world_rank() const { return world_rank_; }
   std::thread::id main_thread() const { return main_thread_; }
 
+  // The tables that turn object handles into objects (mpi/handle_table.h).
+  // Predefined handles never reach them.
+  HandleTable<Communicator>& communicators() { return communicators_; }
+  HandleTable<Errhandler>& errhandlers() { return errhandlers_; }
+  HandleTable<Op>& ops() { return ops_; }
+  HandleTable<p2p::UnexpectedRecord>& messages() { return messages_; }
+
   int32_t AllocateLocalId();
+  // Ids are reused oldest first, so a message still in flight for a freed
+  // communicator is unlikely to meet a new one that took its id.
   void ReleaseLocalId(int32_t id);
   // The VCI a new communicator uses, from an id every member agrees on.
   int VciFor(int32_t agreed_id) const {
@@ -66,9 +80,14 @@ class Instance {
   int world_rank_ = 0;
   std::thread::id main_thread_;
 
+  HandleTable<Communicator> communicators_{HandleKind::kCommunicator};
+  HandleTable<Errhandler> errhandlers_{HandleKind::kErrhandler};
+  HandleTable<Op> ops_{HandleKind::kOp};
+  HandleTable<p2p::UnexpectedRecord> messages_{HandleKind::kMessage};
+
   std::mutex ids_mutex_;
-  std::vector<int32_t> free_ids_;  // guarded by ids_mutex_
-  int32_t next_id_ = 0;            // guarded by ids_mutex_
+  std::deque<int32_t> free_ids_;  // guarded by ids_mutex_
+  int32_t next_id_ = 0;           // guarded by ids_mutex_
 };
 
 }  // namespace minimpi

@@ -273,6 +273,9 @@ enum {
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
 
+/* A user error handler: called with the communicator and the error code. */
+typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
+
 /* The largest tag minimpi accepts (the MPI_TAG_UB attribute's value). */
 #define MINIMPI_TAG_UB 2147483647
 
@@ -280,6 +283,10 @@ typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
 #define MINIMPI_DECLARE(ret, name, params) \
   ret MPI_##name params;                   \
   ret PMPI_##name params;
+/* The same for the extensions MPIX_<name> / PMPIX_<name>. */
+#define MINIMPIX_DECLARE(ret, name, params) \
+  ret MPIX_##name params;                   \
+  ret PMPIX_##name params;
 
 /* Environment. */
 MINIMPI_DECLARE(int, Init, (int* argc, char*** argv))
@@ -306,6 +313,20 @@ MINIMPI_DECLARE(int, Comm_set_errhandler,
 MINIMPI_DECLARE(int, Comm_get_errhandler,
                 (MPI_Comm comm, MPI_Errhandler* errhandler))
 MINIMPI_DECLARE(int, Errhandler_free, (MPI_Errhandler * errhandler))
+MINIMPI_DECLARE(int, Comm_create_errhandler,
+                (MPI_Comm_errhandler_function * comm_errhandler_fn,
+                 MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+MINIMPI_DECLARE(int, Add_error_class, (int* errorclass))
+MINIMPI_DECLARE(int, Add_error_code, (int errorclass, int* errorcode))
+MINIMPI_DECLARE(int, Add_error_string, (int errorcode, const char* string))
+MINIMPI_DECLARE(int, Remove_error_class, (int errorclass))
+MINIMPI_DECLARE(int, Remove_error_code, (int errorcode))
+MINIMPI_DECLARE(int, Remove_error_string, (int errorcode))
+/* MPICH 4.0's names for the MPI-4.1 removals above. */
+MINIMPIX_DECLARE(int, Delete_error_class, (int errorclass))
+MINIMPIX_DECLARE(int, Delete_error_code, (int errorcode))
+MINIMPIX_DECLARE(int, Delete_error_string, (int errorcode))
 
 /* Communicators. */
 MINIMPI_DECLARE(int, Comm_rank, (MPI_Comm comm, int* rank))
@@ -552,6 +573,7 @@ MINIMPI_DECLARE(int, Type_get_extent,
                 (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
 
 #undef MINIMPI_DECLARE
+#undef MINIMPIX_DECLARE
 
 #ifdef __cplusplus
 }

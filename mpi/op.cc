@@ -12,6 +12,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "mpi/instance.h"
+
 namespace minimpi {
 namespace {
 
@@ -507,19 +509,24 @@ const Op* LookupOp(MPI_Op handle) {
     return kPredefinedOps.by_handle[value - kFirstOpHandle];
   }
   if (value <= kLargestPredefinedHandle) return nullptr;
-  const Op* op = reinterpret_cast<const Op*>(handle);
-  return op->magic == Op::kMagic ? op : nullptr;
+  return Instance::Get().ops().Lookup(value);
 }
 
 Op* NewUserOp(MPI_User_function* function, bool commutative) {
   return new UserOp(function, commutative);
 }
 
-void DeleteUserOp(Op* op) {
-  // A stale handle used after MPI_Op_free then fails the magic check
-  // (as long as the memory was not reused) instead of calling a dead op.
-  op->magic = 0;
+MPI_Op RegisterUserOp(Op* op) {
+  return reinterpret_cast<MPI_Op>(Instance::Get().ops().Insert(op));
+}
+
+bool FreeUserOp(MPI_Op handle) {
+  // Every copy of the handle stops working now; schedules still using the
+  // operation keep it alive until they finish.
+  Op* op = Instance::Get().ops().Remove(reinterpret_cast<uintptr_t>(handle));
+  if (op == nullptr) return false;
   op->Release();
+  return true;
 }
 
 void Op::Retain() const {

@@ -21,8 +21,6 @@ namespace minimpi {
 
 class Op {
  public:
-  static constexpr uint32_t kMagic = 0x6f706572;  // "oper"
-
   virtual ~Op() = default;
   virtual const char* name() const = 0;
   virtual bool commutative() const = 0;
@@ -33,8 +31,6 @@ class Op {
   // when Supports(type).
   virtual void Apply(const void* in, void* inout, int count,
                      MPI_Datatype type) const = 0;
-
-  uint32_t magic = kMagic;
 
   // User operations are reference counted: the handle holds one reference
   // and every schedule that will apply the operation holds another, because
@@ -50,10 +46,13 @@ class Op {
 // The operation a handle names, or nullptr (invalid handle, MPI_OP_NULL).
 const Op* LookupOp(MPI_Op handle);
 
-// A user operation (MPI_Op_create). DeleteUserOp drops the handle's
-// reference (MPI_Op_free); the operation lives on while schedules use it.
+// A user operation (MPI_Op_create) and the handle that names it. FreeUserOp
+// (MPI_Op_free) invalidates the handle and drops its reference; the
+// operation lives on while schedules use it. False for a handle that names
+// no user operation.
 Op* NewUserOp(MPI_User_function* function, bool commutative);
-void DeleteUserOp(Op* op);
+MPI_Op RegisterUserOp(Op* op);
+bool FreeUserOp(MPI_Op handle);
 
 }  // namespace minimpi
 

@@ -9,6 +9,7 @@
 #include "mpi/comm.h"
 #include "mpi/datatype.h"
 #include "mpi/errors.h"
+#include "mpi/handle_table.h"
 #include "mpi/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/op.h"
@@ -20,6 +21,10 @@
   extern "C" __typeof__(PMPI_##name) MPI_##name \
       __attribute__((weak, alias("PMPI_" #name)));
 
+#define MINIMPIX_EXPORT(name)                     \
+  extern "C" __typeof__(PMPIX_##name) MPIX_##name \
+      __attribute__((weak, alias("PMPIX_" #name)));
+
 #define MINIMPI_REQUIRE_INIT(call)                 \
   do {                                             \
     if (::minimpi::Instance::state() !=            \
@@ -30,36 +35,62 @@
 
 namespace minimpi {
 
-// Handles below this value are predefined constants, never object pointers.
+// Handles below this value are predefined constants, never object handles
+// (mpi/handle_table.h).
 inline constexpr uintptr_t kLargestPredefinedHandle = 0xfff;
 
 inline bool IsPredefinedHandle(const void* handle) {
   return reinterpret_cast<uintptr_t>(handle) <= kLargestPredefinedHandle;
 }
 
-// The communicator a handle names, or nullptr.
+inline uintptr_t HandleValue(const void* handle) {
+  return reinterpret_cast<uintptr_t>(handle);
+}
+
+// The communicator a handle names, or nullptr (MPI_COMM_NULL, freed,
+// garbage).
 inline Communicator* ToCommunicator(MPI_Comm handle) {
-  if (handle == MPI_COMM_WORLD) return Instance::Get().world();
-  if (handle == MPI_COMM_SELF) return Instance::Get().self();
-  if (IsPredefinedHandle(handle)) return nullptr;
-  auto* comm = reinterpret_cast<Communicator*>(handle);
-  return comm->magic == Communicator::kMagic ? comm : nullptr;
-}
-
-inline MPI_Comm ToHandle(Communicator* comm) {
   Instance& instance = Instance::Get();
-  if (comm == instance.world()) return MPI_COMM_WORLD;
-  if (comm == instance.self()) return MPI_COMM_SELF;
-  return reinterpret_cast<MPI_Comm>(comm);
+  if (handle == MPI_COMM_WORLD) return instance.world();
+  if (handle == MPI_COMM_SELF) return instance.self();
+  return instance.communicators().Lookup(HandleValue(handle));
 }
 
+inline MPI_Comm ToHandle(Communicator* comm) { return comm->handle; }
+
+// A request handle holds the request's VCI and index in that VCI's pool
+// (RequestPool::kMaxRequests fits below bit 22) and the pool slot's
+// generation, so a handle to a request that completed or was freed no longer
+// resolves.
+inline constexpr int kRequestVciShift = 22;
+static_assert(p2p::RequestPool::kMaxRequests <= (1u << kRequestVciShift));
+
+// The request a handle names, or nullptr (MPI_REQUEST_NULL, completed and
+// collected, freed, garbage).
 inline p2p::Request* ToRequest(MPI_Request handle) {
-  if (IsPredefinedHandle(handle)) return nullptr;
-  return reinterpret_cast<p2p::Request*>(handle);
+  const uintptr_t value = HandleValue(handle);
+  if (!HandleIsKind(value, HandleKind::kRequest)) return nullptr;
+  const uint32_t index = HandleIndex(value);
+  return Instance::Get().p2p().LookupRequest(
+      index >> kRequestVciShift, index & ((1u << kRequestVciShift) - 1),
+      HandleGeneration(value));
 }
 
 inline MPI_Request ToHandle(p2p::Request* request) {
-  return reinterpret_cast<MPI_Request>(request);
+  return reinterpret_cast<MPI_Request>(EncodeHandle(
+      HandleKind::kRequest, request->generation.load(std::memory_order_relaxed),
+      (static_cast<uint32_t>(request->vci) << kRequestVciShift) |
+          request->index));
+}
+
+// The communicator a request's owner field names; nullptr once freed.
+inline Communicator* OwnerOf(const p2p::Request* request) {
+  return request->owner == 0
+             ? nullptr
+             : ToCommunicator(reinterpret_cast<MPI_Comm>(request->owner));
+}
+inline uintptr_t OwnerValue(Communicator* comm) {
+  return HandleValue(comm->handle);
 }
 
 // Status helpers. internal[0..1] hold the byte count, internal[2] the

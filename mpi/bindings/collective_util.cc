@@ -151,7 +151,7 @@ int RunCollective(const char* call, Communicator* comm,
       coll::Build(collective, *comm, arguments);
   if (request != nullptr) {
     p2p::Request* started = schedule.release()->Start(p2p);
-    started->owner = comm;
+    started->owner = OwnerValue(comm);
     *request = ToHandle(started);
     return MPI_SUCCESS;
   }

@@ -29,8 +29,11 @@ Communicator* NewCommunicator(const Communicator& parent, int32_t my_id,
   }
   // Every member sees the same ids, so every member picks the same VCI.
   comm->vci = instance.VciFor(ids[0]);
-  comm->errhandler.store(parent.errhandler.load());
-  return comm.release();
+  comm->SetErrhandler(const_cast<Communicator&>(parent).AcquireErrhandler());
+  Communicator* created = comm.release();
+  created->handle =
+      reinterpret_cast<MPI_Comm>(instance.communicators().Insert(created));
+  return created;
 }
 
 }  // namespace
@@ -128,9 +131,10 @@ int PMPI_Comm_free(MPI_Comm* comm) {
     return RaiseError(c, "MPI_Comm_free", MPI_ERR_COMM,
                       "cannot free a predefined communicator");
   }
-  Instance::Get().ReleaseLocalId(c->local_id);
-  c->magic = 0;  // a later use of the stale handle is caught, not obeyed
-  delete c;
+  // Every copy of the handle stops working now; the communicator itself
+  // lives on while collectives in flight still use it.
+  Instance::Get().communicators().Remove(minimpi::HandleValue(*comm));
+  c->Release();
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }

@@ -6,82 +6,114 @@
 // handle becomes MPI_REQUEST_NULL) and turn a persistent one inactive;
 // Waitany/Testany report MPI_UNDEFINED when no request is active;
 // Waitsome/Testsome report outcount MPI_UNDEFINED then.
+//
+// Every handle is translated once, up front: a handle that names no request
+// (freed, already completed and collected, or garbage) is MPI_ERR_REQUEST
+// before anything waits.
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;
+using minimpi::OwnerOf;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
 
 namespace {
 
-bool IsActive(MPI_Request handle) {
-  p2p::Request* r = minimpi::ToRequest(handle);
+// The requests an array of handles names; nullptr for MPI_REQUEST_NULL.
+using RequestList = absl::InlinedVector<p2p::Request*, 16>;
+
+bool IsActive(const p2p::Request* r) {
   return r != nullptr && r->state.load(std::memory_order_acquire) !=
                              p2p::RequestState::kInactive;
 }
 
-// Whether any of `count` requests is active (not null, not an inactive
-// persistent one): the "nothing to wait for" rule of Waitany/Waitsome.
-bool AnyActive(int count, const MPI_Request* requests) {
+bool IsDone(const p2p::Request* r) { return p2p::PointToPoint::IsComplete(r); }
+
+[[gnu::cold]] int InvalidRequest(const char* call, const char* what) {
+  return RaiseError(nullptr, call, MPI_ERR_REQUEST, what);
+}
+
+constexpr const char kStaleRequest[] =
+    "invalid request handle (already completed, freed, or never a request)";
+
+// Translates one handle; MPI_REQUEST_NULL gives nullptr and success.
+int Translate(const char* call, MPI_Request handle, p2p::Request** r) {
+  if (handle == MPI_REQUEST_NULL) {
+    *r = nullptr;
+    return MPI_SUCCESS;
+  }
+  *r = minimpi::ToRequest(handle);
+  if (*r != nullptr) [[likely]]
+    return MPI_SUCCESS;
+  return InvalidRequest(call, kStaleRequest);
+}
+
+int TranslateArray(const char* call, int count, const MPI_Request* array,
+                   RequestList* requests) {
+  if (count < 0) {
+    return RaiseError(nullptr, call, MPI_ERR_COUNT,
+                      absl::StrFormat("invalid count %d", count));
+  }
+  if (count > 0 && array == nullptr) {
+    return InvalidRequest(call, "null array of requests");
+  }
+  requests->resize(count);
   for (int i = 0; i < count; ++i) {
-    if (IsActive(requests[i])) return true;
+    if (array[i] == MPI_REQUEST_NULL) {
+      (*requests)[i] = nullptr;
+      continue;
+    }
+    (*requests)[i] = minimpi::ToRequest(array[i]);
+    if ((*requests)[i] == nullptr) {
+      return InvalidRequest(
+          call, absl::StrFormat("invalid request handle at index %d (already "
+                                "completed, freed, or never a request)",
+                                i)
+                    .c_str());
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+// Whether any request is active: the "nothing to wait for" rule of
+// Waitany/Waitsome.
+bool AnyActive(const RequestList& requests) {
+  for (const p2p::Request* r : requests) {
+    if (IsActive(r)) return true;
   }
   return false;
 }
 
-bool IsDone(MPI_Request handle) {
-  return p2p::PointToPoint::IsComplete(minimpi::ToRequest(handle));
-}
-
-Communicator* OwnerOf(p2p::Request* r) {
-  return static_cast<Communicator*>(r->owner);
-}
-
-// Hands a finished request's status to the user and retires the request.
-// Returns true when it carried an error (truncation).
-bool Collect(MPI_Request* handle, MPI_Status* status, Communicator** owner) {
-  p2p::Request* r = minimpi::ToRequest(*handle);
+// Hands a finished request's status to the user and retires the request
+// (the handle becomes MPI_REQUEST_NULL unless it is persistent). Returns
+// true when it carried an error (truncation).
+bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
+             Communicator** owner) {
   minimpi::ToMpiStatus(r->status, status);
-  bool failed = r->status.error != p2p::Error::kNone;
+  const bool failed = r->status.error != p2p::Error::kNone;
   *owner = OwnerOf(r);
-  bool persistent = r->persistent;
+  const bool persistent = r->persistent;
   Instance::Get().p2p().Retire(r);
   if (!persistent) *handle = MPI_REQUEST_NULL;
   return failed;
 }
 
 // Like Collect, and raises the error on the request's communicator.
-int CollectOne(const char* call, MPI_Request* handle, MPI_Status* status) {
-  p2p::Request* r = minimpi::ToRequest(*handle);
+int CollectOne(const char* call, p2p::Request* r, MPI_Request* handle,
+               MPI_Status* status) {
   Communicator* owner = OwnerOf(r);
   minimpi::ToMpiStatus(r->status, status);
-  int error = minimpi::RaiseRequestError(call, r, owner);
-  bool persistent = r->persistent;
+  const int error = minimpi::RaiseRequestError(call, r, owner);
+  const bool persistent = r->persistent;
   Instance::Get().p2p().Retire(r);
   if (!persistent) *handle = MPI_REQUEST_NULL;
   return error;
-}
-
-int CheckRequestArray(const char* call, int count, const MPI_Request* array) {
-  if (count < 0) {
-    return RaiseError(nullptr, call, MPI_ERR_COUNT,
-                      absl::StrFormat("invalid count %d", count));
-  }
-  if (count > 0 && array == nullptr) {
-    return RaiseError(nullptr, call, MPI_ERR_REQUEST, "null array of requests");
-  }
-  for (int i = 0; i < count; ++i) {
-    if (array[i] != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(array[i])) {
-      return RaiseError(nullptr, call, MPI_ERR_REQUEST,
-                        absl::StrFormat("invalid request at index %d", i));
-    }
-  }
-  return MPI_SUCCESS;
 }
 
 MPI_Status* StatusAt(MPI_Status* statuses, int i) {
@@ -100,19 +132,44 @@ int RaiseInStatus(const char* call, Communicator* owner, int failed_index) {
 
 // The end of Waitall/Testall once every request is done: statuses for all,
 // empty ones for null or inactive requests.
-int CollectAll(const char* call, int count, MPI_Request array_of_requests[],
+int CollectAll(const char* call, const RequestList& requests,
+               MPI_Request array_of_requests[],
                MPI_Status array_of_statuses[]) {
   int failed_index = -1;
   Communicator* failed_owner = nullptr;
-  for (int i = 0; i < count; ++i) {
-    MPI_Status* status = StatusAt(array_of_statuses, i);
-    if (!IsActive(array_of_requests[i])) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    MPI_Status* status = StatusAt(array_of_statuses, static_cast<int>(i));
+    if (!IsActive(requests[i])) {
       minimpi::SetEmptyStatus(status);
       continue;
     }
     Communicator* owner;
-    if (Collect(&array_of_requests[i], status, &owner) && failed_index < 0) {
-      failed_index = i;
+    if (Collect(requests[i], &array_of_requests[i], status, &owner) &&
+        failed_index < 0) {
+      failed_index = static_cast<int>(i);
+      failed_owner = owner;
+    }
+  }
+  if (failed_index >= 0) return RaiseInStatus(call, failed_owner, failed_index);
+  return MPI_SUCCESS;
+}
+
+// Shared by Waitsome and Testsome: collects every finished request.
+int CollectSome(const char* call, const RequestList& requests,
+                MPI_Request array_of_requests[], int* outcount,
+                int array_of_indices[], MPI_Status array_of_statuses[]) {
+  int failed_index = -1;
+  Communicator* failed_owner = nullptr;
+  *outcount = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!IsActive(requests[i]) || !IsDone(requests[i])) continue;
+    MPI_Status* status = StatusAt(array_of_statuses, *outcount);
+    array_of_indices[*outcount] = static_cast<int>(i);
+    ++*outcount;
+    Communicator* owner;
+    if (Collect(requests[i], &array_of_requests[i], status, &owner) &&
+        failed_index < 0) {
+      failed_index = static_cast<int>(i);
       failed_owner = owner;
     }
   }
@@ -127,101 +184,97 @@ extern "C" {
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Wait";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request == nullptr ||
-      (*request != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(*request))) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
-  }
-  if (!IsActive(*request)) {
+  if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  p2p::Request* r;
+  if (int error = Translate(kCall, *request, &r)) return error;
+  if (!IsActive(r)) {
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
-  Instance::Get().p2p().Wait(minimpi::ToRequest(*request));
-  return CollectOne(kCall, request, status);
+  Instance::Get().p2p().Wait(r);
+  return CollectOne(kCall, r, request, status);
 }
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Test";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request == nullptr ||
-      (*request != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(*request))) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
-  }
-  if (!IsActive(*request)) {
+  if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  p2p::Request* r;
+  if (int error = Translate(kCall, *request, &r)) return error;
+  if (!IsActive(r)) {
     *flag = 1;
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r = minimpi::ToRequest(*request);
-  if (!p2p::PointToPoint::IsComplete(r)) {
+  if (!IsDone(r)) {
     engine.TryProgress(r->vci);
-    if (!p2p::PointToPoint::IsComplete(r)) engine.ProgressAll();
+    if (!IsDone(r)) engine.ProgressAll();
   }
-  *flag = p2p::PointToPoint::IsComplete(r);
+  *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;
-  return CollectOne(kCall, request, status);
+  return CollectOne(kCall, r, request, status);
 }
 
 int PMPI_Waitall(int count, MPI_Request array_of_requests[],
                  MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Waitall";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  p2p::PointToPoint& engine = Instance::Get().p2p();
   // One VCI for all of them lets the wait progress just that VCI.
   int vci = -2;
-  for (int i = 0; i < count; ++i) {
-    if (!IsActive(array_of_requests[i])) continue;
-    int v = minimpi::ToRequest(array_of_requests[i])->vci;
-    vci = (vci == -2 || vci == v) ? v : -1;
+  for (const p2p::Request* r : requests) {
+    if (!IsActive(r)) continue;
+    vci = (vci == -2 || vci == r->vci) ? r->vci : -1;
   }
-  engine.WaitUntil(vci < 0 ? -1 : vci, [&] {
-    for (int i = 0; i < count; ++i) {
-      if (IsActive(array_of_requests[i]) && !IsDone(array_of_requests[i])) {
-        return false;
-      }
+  Instance::Get().p2p().WaitUntil(vci < 0 ? -1 : vci, [&] {
+    for (const p2p::Request* r : requests) {
+      if (IsActive(r) && !IsDone(r)) return false;
     }
     return true;
   });
-  return CollectAll(kCall, count, array_of_requests, array_of_statuses);
+  return CollectAll(kCall, requests, array_of_requests, array_of_statuses);
 }
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
                  MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Testall";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
   Instance::Get().p2p().ProgressAll();
-  for (int i = 0; i < count; ++i) {
-    if (IsActive(array_of_requests[i]) && !IsDone(array_of_requests[i])) {
+  for (const p2p::Request* r : requests) {
+    if (IsActive(r) && !IsDone(r)) {
       *flag = 0;
       return MPI_SUCCESS;
     }
   }
   *flag = 1;
-  return CollectAll(kCall, count, array_of_requests, array_of_statuses);
+  return CollectAll(kCall, requests, array_of_requests, array_of_statuses);
 }
 
 int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index,
                  int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Testany";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
   Instance::Get().p2p().ProgressAll();
   bool any_active = false;
   for (int i = 0; i < count; ++i) {
-    if (!IsActive(array_of_requests[i])) continue;
+    if (!IsActive(requests[i])) continue;
     any_active = true;
-    if (IsDone(array_of_requests[i])) {
+    if (IsDone(requests[i])) {
       *flag = 1;
       *index = i;
-      return CollectOne(kCall, &array_of_requests[i], status);
+      return CollectOne(kCall, requests[i], &array_of_requests[i], status);
     }
   }
   *index = MPI_UNDEFINED;
@@ -234,10 +287,11 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
                  MPI_Status* status) {
   constexpr const char* kCall = "MPI_Waitany";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  if (!AnyActive(count, array_of_requests)) {
+  if (!AnyActive(requests)) {
     *index = MPI_UNDEFINED;
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
@@ -245,7 +299,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
   int done = -1;
   Instance::Get().p2p().WaitUntil(-1, [&] {
     for (int i = 0; i < count; ++i) {
-      if (IsActive(array_of_requests[i]) && IsDone(array_of_requests[i])) {
+      if (IsActive(requests[i]) && IsDone(requests[i])) {
         done = i;
         return true;
       }
@@ -253,57 +307,29 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
     return false;
   });
   *index = done;
-  return CollectOne(kCall, &array_of_requests[done], status);
+  return CollectOne(kCall, requests[done], &array_of_requests[done], status);
 }
-
-namespace {
-
-// Shared by Waitsome and Testsome: collects every finished request.
-int CollectSome(const char* call, int incount, MPI_Request array_of_requests[],
-                int* outcount, int array_of_indices[],
-                MPI_Status array_of_statuses[]) {
-  int failed_index = -1;
-  Communicator* failed_owner = nullptr;
-  *outcount = 0;
-  for (int i = 0; i < incount; ++i) {
-    if (!IsActive(array_of_requests[i]) || !IsDone(array_of_requests[i])) {
-      continue;
-    }
-    MPI_Status* status = StatusAt(array_of_statuses, *outcount);
-    array_of_indices[*outcount] = i;
-    ++*outcount;
-    Communicator* owner;
-    if (Collect(&array_of_requests[i], status, &owner) && failed_index < 0) {
-      failed_index = i;
-      failed_owner = owner;
-    }
-  }
-  if (failed_index >= 0) return RaiseInStatus(call, failed_owner, failed_index);
-  return MPI_SUCCESS;
-}
-
-}  // namespace
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Waitsome";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, incount, array_of_requests)) {
+  RequestList requests;
+  if (int error =
+          TranslateArray(kCall, incount, array_of_requests, &requests)) {
     return error;
   }
-  if (!AnyActive(incount, array_of_requests)) {
+  if (!AnyActive(requests)) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
   Instance::Get().p2p().WaitUntil(-1, [&] {
-    for (int i = 0; i < incount; ++i) {
-      if (IsActive(array_of_requests[i]) && IsDone(array_of_requests[i])) {
-        return true;
-      }
+    for (const p2p::Request* r : requests) {
+      if (IsActive(r) && IsDone(r)) return true;
     }
     return false;
   });
-  return CollectSome(kCall, incount, array_of_requests, outcount,
+  return CollectSome(kCall, requests, array_of_requests, outcount,
                      array_of_indices, array_of_statuses);
 }
 
@@ -311,15 +337,17 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Testsome";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, incount, array_of_requests)) {
+  RequestList requests;
+  if (int error =
+          TranslateArray(kCall, incount, array_of_requests, &requests)) {
     return error;
   }
-  if (!AnyActive(incount, array_of_requests)) {
+  if (!AnyActive(requests)) {
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
   Instance::Get().p2p().ProgressAll();
-  return CollectSome(kCall, incount, array_of_requests, outcount,
+  return CollectSome(kCall, requests, array_of_requests, outcount,
                      array_of_indices, array_of_statuses);
 }
 
@@ -327,17 +355,15 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
                             MPI_Status* status) {
   constexpr const char* kCall = "MPI_Request_get_status";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request != MPI_REQUEST_NULL && minimpi::IsPredefinedHandle(request)) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
-  }
-  if (!IsActive(request)) {
+  p2p::Request* r;
+  if (int error = Translate(kCall, request, &r)) return error;
+  if (!IsActive(r)) {
     *flag = 1;
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
-  p2p::Request* r = minimpi::ToRequest(request);
-  if (!p2p::PointToPoint::IsComplete(r)) Instance::Get().p2p().ProgressAll();
-  *flag = p2p::PointToPoint::IsComplete(r);
+  if (!IsDone(r)) Instance::Get().p2p().ProgressAll();
+  *flag = IsDone(r);
   if (*flag) minimpi::ToMpiStatus(r->status, status);  // the request stays
   return MPI_SUCCESS;
 }
@@ -345,11 +371,13 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
 int PMPI_Request_free(MPI_Request* request) {
   constexpr const char* kCall = "MPI_Request_free";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request == nullptr || minimpi::IsPredefinedHandle(*request)) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
-                      "invalid request (MPI_REQUEST_NULL or not a request)");
+  if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  if (*request == MPI_REQUEST_NULL) {
+    return InvalidRequest(kCall, "cannot free MPI_REQUEST_NULL");
   }
-  Instance::Get().p2p().Free(minimpi::ToRequest(*request));
+  p2p::Request* r = minimpi::ToRequest(*request);
+  if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
+  Instance::Get().p2p().Free(r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
 }
@@ -357,11 +385,13 @@ int PMPI_Request_free(MPI_Request* request) {
 int PMPI_Cancel(MPI_Request* request) {
   constexpr const char* kCall = "MPI_Cancel";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request == nullptr || minimpi::IsPredefinedHandle(*request)) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "invalid request");
+  if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  if (*request == MPI_REQUEST_NULL) {
+    return InvalidRequest(kCall, "cannot cancel MPI_REQUEST_NULL");
   }
   p2p::Request* r = minimpi::ToRequest(*request);
-  if (!IsActive(*request)) {
+  if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
+  if (!IsActive(r)) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "cannot cancel an inactive persistent request");
   }
@@ -376,16 +406,17 @@ int PMPI_Cancel(MPI_Request* request) {
 int PMPI_Start(MPI_Request* request) {
   constexpr const char* kCall = "MPI_Start";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (request == nullptr || minimpi::IsPredefinedHandle(*request)) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
-                      "invalid request (MPI_REQUEST_NULL or not a request)");
+  if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  if (*request == MPI_REQUEST_NULL) {
+    return InvalidRequest(kCall, "invalid request (MPI_REQUEST_NULL)");
   }
   p2p::Request* r = minimpi::ToRequest(*request);
+  if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
   if (!r->persistent) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "request is not persistent");
   }
-  if (IsActive(*request)) {
+  if (IsActive(r)) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "request is already active");
   }
@@ -396,7 +427,8 @@ int PMPI_Start(MPI_Request* request) {
 int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
   constexpr const char* kCall = "MPI_Startall";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = CheckRequestArray(kCall, count, array_of_requests)) {
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
   for (int i = 0; i < count; ++i) {

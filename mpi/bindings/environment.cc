@@ -140,68 +140,6 @@ double PMPI_Wtick(void) {
   return static_cast<double>(resolution.tv_sec) + 1e-9 * resolution.tv_nsec;
 }
 
-int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
-  const char* description = minimpi::ErrorClassDescription(errorcode);
-  if (description == nullptr) {
-    if (Instance::state() == LibraryState::kInitialized) {
-      return RaiseError(nullptr, "MPI_Error_string", MPI_ERR_ARG,
-                        absl::StrFormat("invalid error code %d", errorcode));
-    }
-    return MPI_ERR_ARG;
-  }
-  CopyString(description, string, MPI_MAX_ERROR_STRING, resultlen);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Error_class(int errorcode, int* errorclass) {
-  if (minimpi::ErrorClassDescription(errorcode) == nullptr) {
-    if (Instance::state() == LibraryState::kInitialized) {
-      return RaiseError(nullptr, "MPI_Error_class", MPI_ERR_ARG,
-                        absl::StrFormat("invalid error code %d", errorcode));
-    }
-    return MPI_ERR_ARG;
-  }
-  *errorclass = errorcode;  // minimpi's error codes are its error classes
-  return MPI_SUCCESS;
-}
-
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  MINIMPI_REQUIRE_INIT("MPI_Comm_set_errhandler");
-  Communicator* c;
-  if (int error =
-          minimpi::CheckCommunicator("MPI_Comm_set_errhandler", comm, &c)) {
-    return error;
-  }
-  if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-      errhandler != MPI_ERRORS_ABORT) {
-    return RaiseError(c, "MPI_Comm_set_errhandler", MPI_ERR_ARG,
-                      "invalid error handler");
-  }
-  c->errhandler.store(errhandler, std::memory_order_release);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  MINIMPI_REQUIRE_INIT("MPI_Comm_get_errhandler");
-  Communicator* c;
-  if (int error =
-          minimpi::CheckCommunicator("MPI_Comm_get_errhandler", comm, &c)) {
-    return error;
-  }
-  *errhandler = c->errhandler.load(std::memory_order_acquire);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
-  MINIMPI_REQUIRE_INIT("MPI_Errhandler_free");
-  if (errhandler == nullptr || *errhandler == MPI_ERRHANDLER_NULL) {
-    return RaiseError(nullptr, "MPI_Errhandler_free", MPI_ERR_ARG,
-                      "invalid error handler");
-  }
-  *errhandler = MPI_ERRHANDLER_NULL;  // predefined handlers live forever
-  return MPI_SUCCESS;
-}
-
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   MINIMPI_REQUIRE_INIT("MPI_Type_size");
   const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
@@ -296,11 +234,6 @@ MINIMPI_EXPORT(Get_library_version)
 MINIMPI_EXPORT(Get_processor_name)
 MINIMPI_EXPORT(Wtime)
 MINIMPI_EXPORT(Wtick)
-MINIMPI_EXPORT(Error_string)
-MINIMPI_EXPORT(Error_class)
-MINIMPI_EXPORT(Comm_set_errhandler)
-MINIMPI_EXPORT(Comm_get_errhandler)
-MINIMPI_EXPORT(Errhandler_free)
 MINIMPI_EXPORT(Type_size)
 MINIMPI_EXPORT(Type_get_extent)
 MINIMPI_EXPORT(Get_count)

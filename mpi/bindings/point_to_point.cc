@@ -53,6 +53,13 @@ int PrepareReceive(const char* call, void* buf, int count,
   return MPI_SUCCESS;
 }
 
+// A handle for a message a matched probe took out of the matching engine.
+MPI_Message NewMessageHandle(p2p::UnexpectedRecord* record, Communicator* c) {
+  record->owner = minimpi::OwnerValue(c);
+  return reinterpret_cast<MPI_Message>(
+      Instance::Get().messages().Insert(record));
+}
+
 // A persistent request for a PROC_NULL peer: completes at once each start.
 p2p::Request* NewProcNullPersistent(Communicator* c) {
   p2p::Request* r = Instance::Get().p2p().NewCompletedRequest(
@@ -77,7 +84,7 @@ int StartSend(const char* call, const void* buf, int count,
       dest == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
           : engine.Isend(minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
-  r->owner = c;
+  r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
 }
@@ -120,7 +127,7 @@ int MakePersistentSend(const char* call, const void* buf, int count,
           ? NewProcNullPersistent(c)
           : Instance::Get().p2p().NewPersistentSend(
                 minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
-  r->owner = c;
+  r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
 }
@@ -180,7 +187,7 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
       source == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
           : engine.Irecv(minimpi::MakeReceive(c, buf, bytes, source, tag));
-  r->owner = c;
+  r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
 }
@@ -332,8 +339,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
   p2p::Status found;
   p2p::UnexpectedRecord* record = Instance::Get().p2p().Mprobe(
       minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
-  record->owner = c;
-  *message = reinterpret_cast<MPI_Message>(record);
+  *message = NewMessageHandle(record, c);
   minimpi::ToMpiStatus(found, status);
   return MPI_SUCCESS;
 }
@@ -361,8 +367,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
     engine.ProgressAll();
     return MPI_SUCCESS;
   }
-  record->owner = c;
-  *message = reinterpret_cast<MPI_Message>(record);
+  *message = NewMessageHandle(record, c);
   minimpi::ToMpiStatus(found, status);
   return MPI_SUCCESS;
 }
@@ -371,10 +376,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
                 MPI_Message* message, MPI_Request* request) {
   constexpr const char* kCall = "MPI_Imrecv";
   MINIMPI_REQUIRE_INIT(kCall);
-  if (message == nullptr || *message == MPI_MESSAGE_NULL ||
-      (minimpi::IsPredefinedHandle(*message) &&
-       *message != MPI_MESSAGE_NO_PROC)) {
-    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "invalid message handle");
+  if (message == nullptr) {
+    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "null message pointer");
   }
   if (request == nullptr) {
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "null request pointer");
@@ -391,13 +394,28 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
     *message = MPI_MESSAGE_NULL;
     return MPI_SUCCESS;
   }
-  auto* record = reinterpret_cast<p2p::UnexpectedRecord*>(*message);
-  auto* c = static_cast<Communicator*>(record->owner);
+  // The message leaves the table here: a second receive of the same handle
+  // (or a copy of it) finds nothing.
+  p2p::UnexpectedRecord* record =
+      *message == MPI_MESSAGE_NULL
+          ? nullptr
+          : Instance::Get().messages().Lookup(minimpi::HandleValue(*message));
+  if (record == nullptr) {
+    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
+                      *message == MPI_MESSAGE_NULL
+                          ? "invalid message (MPI_MESSAGE_NULL)"
+                          : "invalid message handle (already received, or "
+                            "never a message)");
+  }
+  Communicator* c =
+      minimpi::ToCommunicator(reinterpret_cast<MPI_Comm>(record->owner));
   const Datatype* type;
   if (int error = minimpi::CheckBuffer(kCall, c, buf, count, datatype, &type)) {
     return error;
   }
-  p2p::Request* r = engine.Imrecv(record, buf, Bytes(count, type), c);
+  Instance::Get().messages().Remove(minimpi::HandleValue(*message));
+  p2p::Request* r =
+      engine.Imrecv(record, buf, Bytes(count, type), record->owner);
   *message = MPI_MESSAGE_NULL;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -414,8 +432,7 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
   p2p::PointToPoint& engine = Instance::Get().p2p();
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
-  int error = minimpi::RaiseRequestError("MPI_Mrecv", r,
-                                         static_cast<Communicator*>(r->owner));
+  int error = minimpi::RaiseRequestError("MPI_Mrecv", r, minimpi::OwnerOf(r));
   engine.Retire(r);
   return error;
 }
@@ -452,7 +469,7 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
                         ? NewProcNullPersistent(c)
                         : Instance::Get().p2p().NewPersistentReceive(
                               minimpi::MakeReceive(c, buf, bytes, source, tag));
-  r->owner = c;
+  r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
 }

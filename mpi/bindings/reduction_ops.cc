@@ -31,7 +31,7 @@ int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
     return RaiseError(nullptr, "MPI_Op_create", MPI_ERR_ARG,
                       "null pointer for the new operation");
   }
-  *op = reinterpret_cast<MPI_Op>(minimpi::NewUserOp(user_fn, commute != 0));
+  *op = minimpi::RegisterUserOp(minimpi::NewUserOp(user_fn, commute != 0));
   return MPI_SUCCESS;
 }
 
@@ -48,9 +48,7 @@ int PMPI_Op_free(MPI_Op* op) {
         nullptr, "MPI_Op_free", MPI_ERR_OP,
         absl::StrCat("cannot free the predefined operation ", found->name()));
   }
-  // LookupOp hands out const objects; a user operation is owned by its
-  // handle, and freeing the handle is what ends it.
-  minimpi::DeleteUserOp(const_cast<Op*>(found));
+  minimpi::FreeUserOp(*op);
   *op = MPI_OP_NULL;
   return MPI_SUCCESS;
 }

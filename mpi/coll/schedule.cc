@@ -13,7 +13,10 @@ Schedule::Schedule(Communicator& comm, CollectiveKind kind,
             static_cast<uint32_t>(std::min<size_t>(
                 message_bytes, std::numeric_limits<uint32_t>::max())),
             static_cast<uint32_t>(comm.size)},
-      tag_(comm.NextCollectiveTag()) {}
+      tag_(comm.NextCollectiveTag()) {
+  // A nonblocking collective may outlive the user's MPI_Comm_free.
+  comm.Retain();
+}
 
 // Small enough for the allocator's per-thread cache (1 KiB in glibc), which
 // keeps a small collective's one allocation cheap.
@@ -21,6 +24,7 @@ static_assert(sizeof(Schedule) <= 1024);
 
 Schedule::~Schedule() {
   for (const Op* op : retained_ops_) op->Release();
+  const_cast<Communicator&>(comm_).Release();
 }
 
 void Schedule::Send(const void* buffer, size_t bytes, int peer) {

@@ -128,7 +128,7 @@ UnexpectedRecord* PointToPoint::NewRecordLocked(Vci& vci,
     UnexpectedRecord* record = vci.spare_records.back();
     vci.spare_records.pop_back();
     record->links = {};
-    record->owner = nullptr;
+    record->owner = 0;
     return record;
   }
   const size_t capacity =
@@ -537,7 +537,7 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
 }
 
 Request* PointToPoint::Imrecv(UnexpectedRecord* message, void* buffer,
-                              size_t capacity, void* owner) {
+                              size_t capacity, uintptr_t owner) {
   Vci& vci = *vcis_[message->vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = vci.requests.Allocate();
@@ -549,6 +549,12 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message, void* buffer,
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   DeliverUnexpectedLocked(request, message);
   return request;
+}
+
+void PointToPoint::FreeProbedMessage(UnexpectedRecord* message) {
+  Vci& vci = *vcis_[message->vci];
+  std::lock_guard<std::mutex> lock(vci.mutex);
+  FreeRecordLocked(vci, message);
 }
 
 bool PointToPoint::CancelReceive(Request* request) {
@@ -603,6 +609,9 @@ void PointToPoint::Retire(Request* request) {
 }
 
 void PointToPoint::Free(Request* request) {
+  // The user's handle dies now, even when the request lives on until it
+  // completes.
+  RequestPool::Invalidate(request);
   RequestState expected = RequestState::kActive;
   if (request->state.compare_exchange_strong(
           expected, RequestState::kActiveFreed, std::memory_order_acq_rel)) {

@@ -44,7 +44,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
   size_t payload_capacity = 0;
   int source_world_rank = -1;
   int vci = 0;
-  void* owner = nullptr;  // opaque to p2p: the bindings keep the communicator
+  uintptr_t owner = 0;  // opaque to p2p: the bindings keep the communicator
   std::byte* payload() { return reinterpret_cast<std::byte*>(this + 1); }
 };
 
@@ -91,6 +91,16 @@ class PointToPoint : public net::CompletionHandler {
 
   int num_vcis() const { return static_cast<int>(vcis_.size()); }
 
+  // The request a handle's parts name (see RequestPool::Lookup), or nullptr.
+  // Any thread, lock-free.
+  Request* LookupRequest(uint32_t vci, uint32_t index,
+                         uint32_t generation) const {
+    if (vci >= vcis_.size()) return nullptr;
+    return vcis_[vci]->requests.Lookup(index, generation);
+  }
+  // Frees an unexpected message a matched probe took and nobody received.
+  void FreeProbedMessage(UnexpectedRecord* message);
+
   // The matching engines' statistics, one block per VCI that matched
   // anything (MINIMPI_MATCH_STATS).
   std::string MatchStatistics();
@@ -136,7 +146,7 @@ class PointToPoint : public net::CompletionHandler {
                            Status* status);
   // Receives a message taken by a matched probe.
   Request* Imrecv(UnexpectedRecord* message, void* buffer, size_t capacity,
-                  void* owner);
+                  uintptr_t owner);
 
   static bool IsComplete(const Request* request) {
     return request->state.load(std::memory_order_acquire) ==

@@ -1,38 +1,87 @@
 #include "mpi/p2p/request.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace minimpi::p2p {
 
-RequestPool::~RequestPool() = default;
+RequestPool::RequestPool()
+    : chunks_(static_cast<std::atomic<Request*>*>(
+          std::calloc(kMaxChunks, sizeof(std::atomic<Request*>)))) {
+  static_assert(sizeof(std::atomic<Request*>) == sizeof(Request*));
+  if (chunks_ == nullptr) {
+    std::fprintf(stderr, "minimpi: out of memory creating a request pool\n");
+    std::abort();
+  }
+}
+
+RequestPool::~RequestPool() {
+  for (uint32_t c = 0; c < num_chunks_; ++c) {
+    delete[] chunks_[c].load(std::memory_order_relaxed);
+  }
+  std::free(chunks_);
+}
 
 Request* RequestPool::Allocate() {
   if (free_list_ == nullptr) {
     free_list_ = returned_.exchange(nullptr, std::memory_order_acquire);
   }
   if (free_list_ == nullptr) {
-    auto chunk = std::make_unique<Request[]>(kChunk);
-    for (size_t i = 0; i < kChunk; ++i) {
+    if (num_chunks_ == kMaxChunks) {
+      std::fprintf(stderr,
+                   "minimpi: more than %u requests in flight on one VCI\n",
+                   kMaxRequests);
+      std::abort();
+    }
+    Request* chunk = new Request[kChunk];
+    const uint32_t first = num_chunks_ * kChunk;
+    for (uint32_t i = kChunk; i-- > 0;) {
       chunk[i].pool = this;
+      chunk[i].index = first + i;
       chunk[i].next_free = free_list_;
       free_list_ = &chunk[i];
     }
-    chunks_.push_back(std::move(chunk));
+    // Release: a reader that finds the chunk sees its initialised requests.
+    chunks_[num_chunks_++].store(chunk, std::memory_order_release);
   }
   Request* request = free_list_;
   free_list_ = request->next_free;
-  // Reset everything a previous use may have left behind.
-  RequestPool* pool = request->pool;
+  // Reset everything a previous use may have left behind, except where the
+  // request lives and its slot's generation.
+  const uint32_t index = request->index;
+  const uint32_t generation =
+      request->generation.load(std::memory_order_relaxed);
   request->~Request();
   new (request) Request();
-  request->pool = pool;
+  request->pool = this;
+  request->index = index;
+  request->generation.store(generation, std::memory_order_relaxed);
   return request;
 }
 
+void RequestPool::Invalidate(Request* request) {
+  request->generation.fetch_add(1, std::memory_order_relaxed);
+}
+
 void RequestPool::Release(Request* request) {
+  Invalidate(request);
   Request* head = returned_.load(std::memory_order_relaxed);
   do {
     request->next_free = head;
   } while (!returned_.compare_exchange_weak(
       head, request, std::memory_order_release, std::memory_order_relaxed));
+}
+
+Request* RequestPool::Lookup(uint32_t index, uint32_t generation) const {
+  if (index >= kMaxRequests) return nullptr;
+  Request* chunk = chunks_[index >> kChunkBits].load(std::memory_order_acquire);
+  if (chunk == nullptr) return nullptr;
+  Request* request = &chunk[index & (kChunk - 1)];
+  if (((request->generation.load(std::memory_order_relaxed) ^ generation) &
+       kGenerationMask) != 0) {
+    return nullptr;
+  }
+  return request;
 }
 
 }  // namespace minimpi::p2p

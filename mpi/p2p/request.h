@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "mpi/match/match_engine.h"
 #include "net/transport.h"
@@ -124,8 +123,9 @@ struct Request : match::PostedReceive {
   int pending_events = 0;
 
   Status status;
-  // Opaque to p2p: the bindings keep the communicator here (for errors).
-  void* owner = nullptr;
+  // Opaque to p2p: the bindings keep the communicator's handle here, to
+  // raise a completed request's error on its handler.
+  uintptr_t owner = 0;
   // A step of a collective: told when this request completes.
   Progressable* parent = nullptr;
   // A collective request owns its schedule; deleted when the request is.
@@ -133,25 +133,48 @@ struct Request : match::PostedReceive {
 
   RequestPool* pool = nullptr;
   Request* next_free = nullptr;
+  // Where the request lives in its pool, and how many times the slot has
+  // been handed back: the bindings build the user's handle from both, so a
+  // stale copy of a handle stops resolving once the request is released.
+  uint32_t index = 0;
+  std::atomic<uint32_t> generation{0};
 };
 
 class RequestPool {
  public:
-  RequestPool() = default;
+  // Requests come in chunks of kChunk; a pool holds at most kMaxRequests at
+  // once (the bindings give the index 22 bits of a handle).
+  static constexpr uint32_t kChunkBits = 6;
+  static constexpr uint32_t kChunk = 1u << kChunkBits;
+  static constexpr uint32_t kMaxChunks = 1u << 16;
+  static constexpr uint32_t kMaxRequests = kChunk * kMaxChunks;
+  // Generations are compared modulo 2^24, the room a handle has for them.
+  static constexpr uint32_t kGenerationMask = (1u << 24) - 1;
+
+  RequestPool();
   RequestPool(const RequestPool&) = delete;
   RequestPool& operator=(const RequestPool&) = delete;
   ~RequestPool();
 
-  // Caller holds the owning VCI's lock.
+  // Caller holds the owning VCI's lock. Aborts when the pool is exhausted.
   Request* Allocate();
-  // Any thread, any time.
+  // Any thread, any time. Invalidates every handle of the request.
   void Release(Request* request);
+  // Invalidates the request's handles without releasing it (MPI_Request_free
+  // of a request still in flight, which is released when it completes).
+  static void Invalidate(Request* request);
+
+  // The request at `index` if its generation is `generation` (its handle is
+  // still valid), else nullptr. Any thread, lock-free.
+  Request* Lookup(uint32_t index, uint32_t generation) const;
 
  private:
-  static constexpr size_t kChunk = 64;
-  Request* free_list_ = nullptr;                    // guarded by the VCI lock
-  std::atomic<Request*> returned_{nullptr};         // lock-free stack
-  std::vector<std::unique_ptr<Request[]>> chunks_;  // guarded by the VCI lock
+  Request* free_list_ = nullptr;             // guarded by the VCI lock
+  std::atomic<Request*> returned_{nullptr};  // lock-free stack
+  uint32_t num_chunks_ = 0;                  // guarded by the VCI lock
+  // kMaxChunks entries, zero-filled by calloc so that untouched pages cost
+  // no memory; readers load them lock-free.
+  std::atomic<Request*>* chunks_ = nullptr;
 };
 
 }  // namespace minimpi::p2p

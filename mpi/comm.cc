@@ -1,0 +1,41 @@
+#include "mpi/comm.h"
+
+#include "mpi/instance.h"
+
+namespace minimpi {
+
+Communicator::Communicator() = default;
+
+Communicator::~Communicator() { errhandler_->Release(); }
+
+void Communicator::Retain() {
+  if (!predefined) references_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Communicator::Release() {
+  if (predefined) return;
+  if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Nothing uses the id any more: a later communicator may take it.
+  if (Instance::state() == LibraryState::kInitialized) {
+    Instance::Get().ReleaseLocalId(local_id);
+  }
+  delete this;
+}
+
+Errhandler* Communicator::AcquireErrhandler() {
+  std::lock_guard<std::mutex> lock(errhandler_mutex_);
+  errhandler_->Retain();
+  return errhandler_;
+}
+
+void Communicator::SetErrhandler(Errhandler* handler) {
+  Errhandler* previous;
+  {
+    std::lock_guard<std::mutex> lock(errhandler_mutex_);
+    previous = errhandler_;
+    errhandler_ = handler;
+  }
+  previous->Release();
+}
+
+}  // namespace minimpi

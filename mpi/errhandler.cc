@@ -1,0 +1,40 @@
+#include "mpi/errhandler.h"
+
+#include "mpi/instance.h"
+
+namespace minimpi {
+
+Errhandler* Errhandler::Fatal() {
+  static Errhandler handler(Action::kFatal, nullptr, MPI_ERRORS_ARE_FATAL);
+  return &handler;
+}
+
+Errhandler* Errhandler::Abort() {
+  static Errhandler handler(Action::kAbort, nullptr, MPI_ERRORS_ABORT);
+  return &handler;
+}
+
+Errhandler* Errhandler::Return() {
+  static Errhandler handler(Action::kReturn, nullptr, MPI_ERRORS_RETURN);
+  return &handler;
+}
+
+Errhandler* Errhandler::NewUser(MPI_Comm_errhandler_function* function) {
+  return new Errhandler(Action::kUser, function, MPI_ERRHANDLER_NULL);
+}
+
+void Errhandler::Retain() {
+  if (!predefined()) references_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Errhandler::Release() {
+  if (predefined()) return;
+  if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // The last reference: every copy of the handle stops working.
+  if (Instance::state() == LibraryState::kInitialized) {
+    Instance::Get().errhandlers().Remove(reinterpret_cast<uintptr_t>(handle_));
+  }
+  delete this;
+}
+
+}  // namespace minimpi
