@@ -572,6 +572,270 @@ MINIMPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int* size))
 MINIMPI_DECLARE(int, Type_get_extent,
                 (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
 
+/* ---- Groups, communicator creation, topologies, attributes, info -------
+ * (issue 8; one block so it merges as a whole). Constant values are those
+ * of the MPI-5 standard ABI (mpi_abi.h). */
+
+/* MPI_Topo_test. */
+enum { MPI_GRAPH = 201, MPI_DIST_GRAPH = 202, MPI_CART = 203 };
+
+/* MPI_Comm_split_type. */
+enum {
+  MPI_COMM_TYPE_SHARED = 1001,
+  MPI_COMM_TYPE_HW_UNGUIDED = 1002,
+  MPI_COMM_TYPE_HW_GUIDED = 1003
+};
+
+/* Predefined attribute keys of MPI_COMM_WORLD. */
+enum {
+  MPI_TAG_UB = 10001,
+  MPI_IO = 10002,
+  MPI_HOST = 10003,
+  MPI_WTIME_IS_GLOBAL = 10004,
+  MPI_APPNUM = 10005,
+  MPI_LASTUSEDCODE = 10006,
+  MPI_UNIVERSE_SIZE = 10007
+};
+
+/* Attribute callbacks. attribute_val_out is the address of a void*. */
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval,
+                                        void* extra_state,
+                                        void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval,
+                                          void* attribute_val,
+                                          void* extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval,
+                                        void* extra_state,
+                                        void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype,
+                                          int type_keyval, void* attribute_val,
+                                          void* extra_state);
+/* The MPI-1 names (deprecated; old programs and test suites use them). */
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+
+/* Predefined callbacks: sentinels the library recognizes (never called).
+ * NULL_COPY: the attribute is not copied; DUP: its value is copied as is;
+ * NULL_DELETE: nothing to do. */
+#define MPI_NULL_COPY_FN ((MPI_Copy_function*)0x0)
+#define MPI_DUP_FN ((MPI_Copy_function*)0x1)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0x0)
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function*)0x0)
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function*)0x1)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function*)0x0)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function*)0x0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function*)0x1)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function*)0x0)
+
+/* Groups. */
+MINIMPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group* group))
+MINIMPI_DECLARE(int, Group_size, (MPI_Group group, int* size))
+MINIMPI_DECLARE(int, Group_rank, (MPI_Group group, int* rank))
+MINIMPI_DECLARE(int, Group_translate_ranks,
+                (MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                 int ranks2[]))
+MINIMPI_DECLARE(int, Group_compare,
+                (MPI_Group group1, MPI_Group group2, int* result))
+MINIMPI_DECLARE(int, Group_union,
+                (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_intersection,
+                (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_difference,
+                (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_incl,
+                (MPI_Group group, int n, const int ranks[],
+                 MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_excl,
+                (MPI_Group group, int n, const int ranks[],
+                 MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_range_incl,
+                (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_range_excl,
+                (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Group_free, (MPI_Group * group))
+
+/* Communicator creation and inquiry. */
+MINIMPI_DECLARE(int, Comm_create,
+                (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_create_group,
+                (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_split_type,
+                (MPI_Comm comm, int split_type, int key, MPI_Info info,
+                 MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_dup_with_info,
+                (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_idup,
+                (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request))
+MINIMPI_DECLARE(int, Comm_idup_with_info,
+                (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char* comm_name))
+MINIMPI_DECLARE(int, Comm_get_name,
+                (MPI_Comm comm, char* comm_name, int* resultlen))
+MINIMPI_DECLARE(int, Comm_test_inter, (MPI_Comm comm, int* flag))
+MINIMPI_DECLARE(int, Comm_remote_size, (MPI_Comm comm, int* size))
+MINIMPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))
+MINIMPI_DECLARE(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+MINIMPI_DECLARE(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used))
+
+/* Process topologies. */
+MINIMPI_DECLARE(int, Dims_create, (int nnodes, int ndims, int dims[]))
+MINIMPI_DECLARE(int, Cart_create,
+                (MPI_Comm comm_old, int ndims, const int dims[],
+                 const int periods[], int reorder, MPI_Comm* comm_cart))
+MINIMPI_DECLARE(int, Cart_coords,
+                (MPI_Comm comm, int rank, int maxdims, int coords[]))
+MINIMPI_DECLARE(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank))
+MINIMPI_DECLARE(int, Cart_shift,
+                (MPI_Comm comm, int direction, int disp, int* rank_source,
+                 int* rank_dest))
+MINIMPI_DECLARE(int, Cart_sub,
+                (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Cart_get,
+                (MPI_Comm comm, int maxdims, int dims[], int periods[],
+                 int coords[]))
+MINIMPI_DECLARE(int, Cart_map,
+                (MPI_Comm comm, int ndims, const int dims[],
+                 const int periods[], int* newrank))
+MINIMPI_DECLARE(int, Cartdim_get, (MPI_Comm comm, int* ndims))
+MINIMPI_DECLARE(int, Topo_test, (MPI_Comm comm, int* status))
+MINIMPI_DECLARE(int, Graph_create,
+                (MPI_Comm comm_old, int nnodes, const int index[],
+                 const int edges[], int reorder, MPI_Comm* comm_graph))
+MINIMPI_DECLARE(int, Graph_get,
+                (MPI_Comm comm, int maxindex, int maxedges, int index[],
+                 int edges[]))
+MINIMPI_DECLARE(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges))
+MINIMPI_DECLARE(int, Graph_neighbors,
+                (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+MINIMPI_DECLARE(int, Graph_neighbors_count,
+                (MPI_Comm comm, int rank, int* nneighbors))
+MINIMPI_DECLARE(int, Graph_map,
+                (MPI_Comm comm, int nnodes, const int index[],
+                 const int edges[], int* newrank))
+MINIMPI_DECLARE(int, Dist_graph_create_adjacent,
+                (MPI_Comm comm_old, int indegree, const int sources[],
+                 const int sourceweights[], int outdegree,
+                 const int destinations[], const int destweights[],
+                 MPI_Info info, int reorder, MPI_Comm* comm_dist_graph))
+MINIMPI_DECLARE(int, Dist_graph_create,
+                (MPI_Comm comm_old, int n, const int sources[],
+                 const int degrees[], const int destinations[],
+                 const int weights[], MPI_Info info, int reorder,
+                 MPI_Comm* comm_dist_graph))
+MINIMPI_DECLARE(int, Dist_graph_neighbors,
+                (MPI_Comm comm, int maxindegree, int sources[],
+                 int sourceweights[], int maxoutdegree, int destinations[],
+                 int destweights[]))
+MINIMPI_DECLARE(int, Dist_graph_neighbors_count,
+                (MPI_Comm comm, int* indegree, int* outdegree, int* weighted))
+
+/* Neighbourhood collectives (blocking and nonblocking). */
+MINIMPI_DECLARE(int, Neighbor_allgather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Neighbor_allgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Neighbor_alltoall,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Neighbor_alltoallv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Neighbor_alltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_allgather,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ineighbor_allgatherv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ineighbor_alltoall,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ineighbor_alltoallv,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ineighbor_alltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Request* request))
+
+/* Attributes on communicators, and the MPI-1 names. */
+MINIMPI_DECLARE(int, Comm_create_keyval,
+                (MPI_Comm_copy_attr_function * comm_copy_attr_fn,
+                 MPI_Comm_delete_attr_function* comm_delete_attr_fn,
+                 int* comm_keyval, void* extra_state))
+MINIMPI_DECLARE(int, Comm_free_keyval, (int* comm_keyval))
+MINIMPI_DECLARE(int, Comm_set_attr,
+                (MPI_Comm comm, int comm_keyval, void* attribute_val))
+MINIMPI_DECLARE(int, Comm_get_attr,
+                (MPI_Comm comm, int comm_keyval, void* attribute_val,
+                 int* flag))
+MINIMPI_DECLARE(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+MINIMPI_DECLARE(int, Keyval_create,
+                (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn,
+                 int* keyval, void* extra_state))
+MINIMPI_DECLARE(int, Keyval_free, (int* keyval))
+MINIMPI_DECLARE(int, Attr_put, (MPI_Comm comm, int keyval, void* attribute_val))
+MINIMPI_DECLARE(int, Attr_get,
+                (MPI_Comm comm, int keyval, void* attribute_val, int* flag))
+MINIMPI_DECLARE(int, Attr_delete, (MPI_Comm comm, int keyval))
+
+/* Info objects (valid before MPI_Init and after MPI_Finalize). */
+MINIMPI_DECLARE(int, Info_create, (MPI_Info * info))
+MINIMPI_DECLARE(int, Info_set,
+                (MPI_Info info, const char* key, const char* value))
+MINIMPI_DECLARE(int, Info_get,
+                (MPI_Info info, const char* key, int valuelen, char* value,
+                 int* flag))
+MINIMPI_DECLARE(int, Info_get_string,
+                (MPI_Info info, const char* key, int* buflen, char* value,
+                 int* flag))
+MINIMPI_DECLARE(int, Info_get_valuelen,
+                (MPI_Info info, const char* key, int* valuelen, int* flag))
+MINIMPI_DECLARE(int, Info_delete, (MPI_Info info, const char* key))
+MINIMPI_DECLARE(int, Info_dup, (MPI_Info info, MPI_Info* newinfo))
+MINIMPI_DECLARE(int, Info_free, (MPI_Info * info))
+MINIMPI_DECLARE(int, Info_get_nkeys, (MPI_Info info, int* nkeys))
+MINIMPI_DECLARE(int, Info_get_nthkey, (MPI_Info info, int n, char* key))
+MINIMPI_DECLARE(int, Info_create_env, (int argc, char* argv[], MPI_Info* info))
+
+/* Memory and status objects. */
+MINIMPI_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr))
+MINIMPI_DECLARE(int, Free_mem, (void* base))
+MINIMPI_DECLARE(int, Status_set_elements,
+                (MPI_Status * status, MPI_Datatype datatype, int count))
+MINIMPI_DECLARE(int, Status_set_elements_x,
+                (MPI_Status * status, MPI_Datatype datatype, MPI_Count count))
+MINIMPI_DECLARE(int, Status_set_cancelled, (MPI_Status * status, int flag))
+MINIMPI_DECLARE(int, Status_set_source, (MPI_Status * status, int source))
+MINIMPI_DECLARE(int, Status_set_tag, (MPI_Status * status, int tag))
+MINIMPI_DECLARE(int, Status_set_error, (MPI_Status * status, int error))
+MINIMPI_DECLARE(int, Status_get_source, (const MPI_Status* status, int* source))
+MINIMPI_DECLARE(int, Status_get_tag, (const MPI_Status* status, int* tag))
+MINIMPI_DECLARE(int, Status_get_error, (const MPI_Status* status, int* error))
+/* ---- end of issue 8's block --------------------------------------------- */
+
 #undef MINIMPI_DECLARE
 #undef MINIMPIX_DECLARE
 
