@@ -22,6 +22,26 @@ void Communicator::Release() {
   delete this;
 }
 
+std::string Communicator::name() const {
+  std::lock_guard<std::mutex> lock(description_mutex_);
+  return name_;
+}
+
+void Communicator::set_name(std::string name) {
+  std::lock_guard<std::mutex> lock(description_mutex_);
+  name_ = std::move(name);
+}
+
+Communicator::Hints Communicator::hints() const {
+  std::lock_guard<std::mutex> lock(description_mutex_);
+  return hints_;
+}
+
+void Communicator::set_hints(Hints hints) {
+  std::lock_guard<std::mutex> lock(description_mutex_);
+  hints_ = std::move(hints);
+}
+
 Errhandler* Communicator::AcquireErrhandler() {
   std::lock_guard<std::mutex> lock(errhandler_mutex_);
   errhandler_->Retain();

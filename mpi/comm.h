@@ -13,12 +13,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "mpi/attributes.h"
 #include "mpi/errhandler.h"
 #include "mpi/mpi.h"
+#include "mpi/topo/topology.h"
 
 namespace minimpi {
 
@@ -65,6 +69,26 @@ class Communicator {
     return static_cast<int32_t>(collective_sequence++ & 0x3fffffffu);
   }
 
+  // --- Issue 8: what a communicator carries besides its group.
+  // Its process topology (MPI_Cart_create, ...), nullptr for none. Set
+  // before the handle is handed out and never changed, so read unlocked.
+  // MPI_Comm_dup copies it; split and create do not.
+  std::unique_ptr<topo::Topology> topology;
+  // Cached attributes (MPI_Comm_set_attr).
+  AttributeStore attributes{&ProcessKeyvals()};
+  // Set while MPI_Comm_idup is still filling this communicator in: using it
+  // then is erroneous, and the bindings say so instead of reading half-made
+  // state.
+  std::atomic<bool> awaiting_idup{false};
+
+  // MPI_Comm_set_name / get_name (empty for a new communicator).
+  std::string name() const;
+  void set_name(std::string name);
+  // The info hints in force, as (key, value) pairs (MPI_Comm_get_info).
+  using Hints = std::vector<std::pair<std::string, std::string>>;
+  Hints hints() const;
+  void set_hints(Hints hints);
+
   int32_t point_to_point_context() const { return 2 * local_id; }
   int32_t collective_context() const { return 2 * local_id + 1; }
   int32_t remote_point_to_point_context(int peer) const {
@@ -78,6 +102,9 @@ class Communicator {
   std::atomic<int> references_{1};
   std::mutex errhandler_mutex_;
   Errhandler* errhandler_ = Errhandler::Fatal();  // guarded by the mutex
+  mutable std::mutex description_mutex_;
+  std::string name_;  // guarded by description_mutex_
+  Hints hints_;       // guarded by description_mutex_
 };
 
 }  // namespace minimpi

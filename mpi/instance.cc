@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "mpi/group.h"
 #include "runtime/topology.h"
 
 namespace minimpi {
@@ -64,6 +65,7 @@ absl::Status Instance::Setup() {
   world_->vci = 0;
   world_->predefined = true;
   world_->handle = MPI_COMM_WORLD;
+  world_->set_name("MPI_COMM_WORLD");
 
   self_ = std::make_unique<Communicator>();
   self_->local_id = kSelfId;
@@ -74,6 +76,7 @@ absl::Status Instance::Setup() {
   self_->vci = VciFor(kSelfId);
   self_->predefined = true;
   self_->handle = MPI_COMM_SELF;
+  self_->set_name("MPI_COMM_SELF");
   next_id_ = kSelfId + 1;
   return absl::OkStatus();
 }
@@ -89,6 +92,8 @@ void Instance::Finalize() {
         instance->p2p_->MatchStatistics());
     std::fwrite(text.data(), 1, text.size(), stderr);
   }
+  // Groups the program did not free (issue 8).
+  instance->groups_.ForEach([](Group* group) { delete group; });
   instance->p2p_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();

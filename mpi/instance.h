@@ -25,6 +25,7 @@
 namespace minimpi {
 
 class Op;
+class Group;  // issue 8
 
 enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
 
@@ -54,6 +55,10 @@ class Instance {
   HandleTable<Errhandler>& errhandlers() { return errhandlers_; }
   HandleTable<Op>& ops() { return ops_; }
   HandleTable<p2p::UnexpectedRecord>& messages() { return messages_; }
+  // Issue 8: group handles (MPI_GROUP_EMPTY never enters the table; info
+  // handles are process-wide, see mpi/info.h). Groups left at MPI_Finalize
+  // are deleted there.
+  HandleTable<Group>& groups() { return groups_; }
 
   int32_t AllocateLocalId();
   // Ids are reused oldest first, so a message still in flight for a freed
@@ -84,6 +89,7 @@ class Instance {
   HandleTable<Errhandler> errhandlers_{HandleKind::kErrhandler};
   HandleTable<Op> ops_{HandleKind::kOp};
   HandleTable<p2p::UnexpectedRecord> messages_{HandleKind::kMessage};
+  HandleTable<Group> groups_{HandleKind::kGroup};  // issue 8
 
   std::mutex ids_mutex_;
   std::deque<int32_t> free_ids_;  // guarded by ids_mutex_

@@ -126,7 +126,9 @@ inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
 inline int CheckCommunicator(const char* call, MPI_Comm handle,
                              Communicator** comm) {
   *comm = ToCommunicator(handle);
-  if (*comm != nullptr) [[likely]]
+  // A communicator MPI_Comm_idup has not finished yet is not usable.
+  if (*comm != nullptr &&
+      !(*comm)->awaiting_idup.load(std::memory_order_acquire)) [[likely]]
     return MPI_SUCCESS;
   return CommunicatorError(call, handle);
 }

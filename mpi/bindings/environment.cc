@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/comm_util.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
 
@@ -68,10 +69,23 @@ int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required,
 int PMPI_Finalize(void) {
   MINIMPI_REQUIRE_INIT("MPI_Finalize");
   Instance& instance = Instance::Get();
+  // First of all, MPI_COMM_SELF's attributes are deleted, most recently set
+  // first, as if it were freed (MPI-4.1 11.2.4): programs use that as a
+  // finalize hook, so MPI is still fully usable in the callbacks. Then
+  // MPI_COMM_WORLD's. A failing callback is reported, and MPI still ends.
+  int result = MPI_SUCCESS;
+  for (Communicator* comm : {instance.self(), instance.world()}) {
+    const minimpi::AttributeFailure failure =
+        comm->attributes.DeleteAll(minimpi::HandleValue(comm->handle));
+    if (!failure.ok() && result == MPI_SUCCESS) {
+      result = minimpi::RaiseAttributeFailure("MPI_Finalize", comm, failure,
+                                              "delete");
+    }
+  }
   // No rank leaves while another may still read its memory or send to it.
   minimpi::coll::Barrier(instance.p2p(), *instance.world());
   Instance::Finalize();
-  return MPI_SUCCESS;
+  return result;
 }
 
 int PMPI_Initialized(int* flag) {

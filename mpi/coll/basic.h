@@ -9,6 +9,9 @@
 #define MINIMPI_MPI_COLL_BASIC_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "mpi/comm.h"
 #include "mpi/p2p/point_to_point.h"
@@ -22,6 +25,41 @@ void AllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
 
 // Dissemination barrier: ceil(log2 size) rounds of empty messages.
 void Barrier(p2p::PointToPoint& p2p, Communicator& comm);
+
+// --- Communicator creation and topologies (issue 8).
+
+// Rank i contributes counts[i] bytes; `gathered` receives them back to back
+// in rank order (MPI_Dist_graph_create's edge exchange).
+void AllgathervBytes(p2p::PointToPoint& p2p, Communicator& comm,
+                     const void* contribution,
+                     const std::vector<size_t>& counts, void* gathered);
+
+// The tag of an exchange among the members of a group, from
+// MPI_Comm_create_group's tag (0..MINIMPI_TAG_UB): a one-to-one map onto
+// tags that no collective sequence number takes (those are 0..2^30-1) and
+// that are not the wildcard (-1). So the exchange never meets a collective
+// on the parent, nor an exchange with another tag among overlapping
+// members.
+int32_t GroupExchangeTag(int tag);
+
+// Allgather among some members of `comm` only: `members` are their ranks in
+// comm in order, this process is members[my_index], and every message
+// carries `tag` (GroupExchangeTag); comm's collective sequence is not
+// touched. `gathered` receives members.size() * bytes.
+void AllgatherBytesAmong(p2p::PointToPoint& p2p, Communicator& comm,
+                         const std::vector<int>& members, int my_index,
+                         int32_t tag, const void* contribution, size_t bytes,
+                         void* gathered);
+
+// A nonblocking AllgatherBytes (comm's next collective): returns its
+// request at once. `on_complete` runs as the schedule's completion hook
+// (Schedule::OnComplete: VCI lock held, no p2p, no user code), and owns
+// whatever must outlive the exchange; `contribution` and `gathered` must
+// stay valid until it runs (MPI_Comm_idup).
+p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
+                                  const void* contribution, size_t bytes,
+                                  void* gathered,
+                                  std::function<void(bool intact)> on_complete);
 
 }  // namespace minimpi::coll
 

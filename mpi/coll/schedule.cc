@@ -18,6 +18,17 @@ Schedule::Schedule(Communicator& comm, CollectiveKind kind,
   comm.Retain();
 }
 
+Schedule::Schedule(Communicator& comm, CollectiveKind kind,
+                   size_t message_bytes, int32_t tag)
+    : comm_(comm),
+      hint_{kind,
+            static_cast<uint32_t>(std::min<size_t>(
+                message_bytes, std::numeric_limits<uint32_t>::max())),
+            static_cast<uint32_t>(comm.size)},
+      tag_(tag) {
+  comm.Retain();
+}
+
 // Small enough for the allocator's per-thread cache (1 KiB in glibc), which
 // keeps a small collective's one allocation cheap.
 static_assert(sizeof(Schedule) <= 1024);
@@ -163,6 +174,7 @@ void Schedule::Advance(p2p::PointToPoint& p2p, int /*vci*/) {
   while (RoundDone(p2p)) {
     if (round_ == round_ends_.size()) {
       if (truncated_) request->status.error = p2p::Error::kTruncated;
+      if (on_complete_) on_complete_(!truncated_);
       in_advance = false;
       p2p.CompleteCollectiveLocked(request);  // may delete `this` (waiter)
       return;

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -36,6 +37,13 @@ class Schedule : public p2p::Progressable {
   // `kind` names the collective for the matching hint; `message_bytes` is
   // the size of the whole call (each message's hint carries its own size).
   Schedule(Communicator& comm, CollectiveKind kind, size_t message_bytes);
+  // The same with an explicit tag instead of the communicator's next
+  // sequence number, for an exchange among some members only
+  // (MPI_Comm_create_group): it must not advance a sequence the other
+  // members never see. The caller picks a tag no sequence number can take
+  // (coll::GroupExchangeTag).
+  Schedule(Communicator& comm, CollectiveKind kind, size_t message_bytes,
+           int32_t tag);
   ~Schedule() override;
 
   const Communicator& comm() const { return comm_; }
@@ -53,6 +61,13 @@ class Schedule : public p2p::Progressable {
   void EndRound();
   // Scratch memory that lives as long as the schedule.
   std::byte* Scratch(size_t bytes);
+  // Runs once when the last round has finished, just before the request
+  // completes, with the VCI's lock held: it must not call into p2p or run
+  // user code. `intact` is false if a message arrived truncated.
+  // MPI_Comm_idup fills in its new communicator here.
+  void OnComplete(std::function<void(bool intact)> hook) {
+    on_complete_ = std::move(hook);
+  }
 
   // --- Running.
   // Posts the first round; returns the request that completes at the end
@@ -99,6 +114,7 @@ class Schedule : public p2p::Progressable {
   size_t round_ = 0;
   absl::InlinedVector<p2p::Request*, 6> in_flight_;
   bool truncated_ = false;
+  std::function<void(bool intact)> on_complete_;
 };
 
 }  // namespace minimpi::coll

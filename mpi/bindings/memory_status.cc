@@ -1,0 +1,199 @@
+// MPI_Alloc_mem / MPI_Free_mem, and the status setters and getters that
+// generalized requests and layered libraries use (MPI_Status_set_elements,
+// _set_cancelled, and MPI-4.1's _set/_get_source, _tag, _error).
+//
+// Alloc_mem remembers what it handed out, so MPI_Free_mem of anything else
+// is MPI_ERR_BASE instead of a crash. Status_set_elements knows the
+// predefined datatypes only; derived datatypes (another package) will
+// extend it.
+#include <cstdlib>
+#include <mutex>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/comm_util.h"
+
+using minimpi::RaiseError;
+
+namespace {
+
+struct Allocations {
+  std::mutex mutex;
+  absl::flat_hash_set<void*> live;  // guarded by mutex
+};
+
+Allocations& LiveAllocations() {
+  static auto* allocations = new Allocations();  // never destroyed
+  return *allocations;
+}
+
+int CheckStatus(const char* call, const MPI_Status* status) {
+  if (status != nullptr) return MPI_SUCCESS;
+  // MPI_STATUS_IGNORE is a null pointer: no status to set or read.
+  return RaiseError(nullptr, call, MPI_ERR_ARG,
+                    "null status (MPI_STATUS_IGNORE is not a status)");
+}
+
+// The bytes `count` basic elements of `datatype` occupy, the inverse of
+// MPI_Get_elements: a pair type's elements come two per pair.
+int SetElements(const char* call, MPI_Status* status, MPI_Datatype datatype,
+                MPI_Count count) {
+  if (int error = CheckStatus(call, status)) return error;
+  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
+  if (type == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_TYPE,
+                      datatype == MPI_DATATYPE_NULL
+                          ? "invalid datatype (MPI_DATATYPE_NULL)"
+                          : "invalid or non-predefined datatype (only "
+                            "predefined datatypes are supported here yet)");
+  }
+  if (count < 0) {
+    return RaiseError(nullptr, call, MPI_ERR_COUNT,
+                      absl::StrFormat("invalid count %d", count));
+  }
+  uint64_t bytes;
+  if (type->basic_elements == 1) {
+    bytes = static_cast<uint64_t>(count) * type->size;
+  } else {
+    bytes = static_cast<uint64_t>(count / 2) * type->extent +
+            (count % 2 == 1 ? type->first_member_size : 0);
+  }
+  minimpi::SetStatusBytes(status, bytes);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  MINIMPI_REQUIRE_INIT("MPI_Alloc_mem");
+  constexpr const char* kCall = "MPI_Alloc_mem";
+  if (size < 0) {
+    return RaiseError(nullptr, kCall, MPI_ERR_SIZE,
+                      absl::StrFormat("invalid size %d", size));
+  }
+  minimpi::Info* hints;
+  if (int error = minimpi::CheckInfo(kCall, nullptr, info, true, &hints)) {
+    return error;
+  }
+  if (baseptr == nullptr) {
+    return minimpi::NullArgument(kCall, nullptr, "baseptr");
+  }
+  // Cache-line aligned, and never null (size 0 still gets its own block).
+  const size_t rounded = (static_cast<size_t>(size) + 63) / 64 * 64;
+  void* memory = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (memory == nullptr) {
+    return RaiseError(nullptr, kCall, MPI_ERR_NO_MEM,
+                      absl::StrFormat("cannot allocate %d bytes", size));
+  }
+  {
+    Allocations& allocations = LiveAllocations();
+    std::lock_guard<std::mutex> lock(allocations.mutex);
+    allocations.live.insert(memory);
+  }
+  // baseptr is really the address of a pointer.
+  *static_cast<void**>(baseptr) = memory;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Free_mem(void* base) {
+  MINIMPI_REQUIRE_INIT("MPI_Free_mem");
+  if (base == nullptr) return MPI_SUCCESS;  // nothing was allocated there
+  {
+    Allocations& allocations = LiveAllocations();
+    std::lock_guard<std::mutex> lock(allocations.mutex);
+    if (allocations.live.erase(base) == 0) {
+      return RaiseError(nullptr, "MPI_Free_mem", MPI_ERR_BASE,
+                        "not memory from MPI_Alloc_mem (or freed already)");
+    }
+  }
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype,
+                             int count) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_elements");
+  return SetElements("MPI_Status_set_elements", status, datatype, count);
+}
+
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
+                               MPI_Count count) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_elements_x");
+  return SetElements("MPI_Status_set_elements_x", status, datatype, count);
+}
+
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_cancelled");
+  if (int error = CheckStatus("MPI_Status_set_cancelled", status)) {
+    return error;
+  }
+  status->internal[2] = flag ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_source(MPI_Status* status, int source) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_source");
+  if (int error = CheckStatus("MPI_Status_set_source", status)) return error;
+  status->MPI_SOURCE = source;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_tag(MPI_Status* status, int tag) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_tag");
+  if (int error = CheckStatus("MPI_Status_set_tag", status)) return error;
+  status->MPI_TAG = tag;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_set_error(MPI_Status* status, int error_code) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_error");
+  if (int error = CheckStatus("MPI_Status_set_error", status)) return error;
+  status->MPI_ERROR = error_code;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_get_source(const MPI_Status* status, int* source) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_get_source");
+  if (int error = CheckStatus("MPI_Status_get_source", status)) return error;
+  if (source == nullptr) {
+    return minimpi::NullArgument("MPI_Status_get_source", nullptr, "source");
+  }
+  *source = status->MPI_SOURCE;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_get_tag(const MPI_Status* status, int* tag) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_get_tag");
+  if (int error = CheckStatus("MPI_Status_get_tag", status)) return error;
+  if (tag == nullptr) {
+    return minimpi::NullArgument("MPI_Status_get_tag", nullptr, "tag");
+  }
+  *tag = status->MPI_TAG;
+  return MPI_SUCCESS;
+}
+
+int PMPI_Status_get_error(const MPI_Status* status, int* error_code) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_get_error");
+  if (int error = CheckStatus("MPI_Status_get_error", status)) return error;
+  if (error_code == nullptr) {
+    return minimpi::NullArgument("MPI_Status_get_error", nullptr, "error");
+  }
+  *error_code = status->MPI_ERROR;
+  return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Alloc_mem)
+MINIMPI_EXPORT(Free_mem)
+MINIMPI_EXPORT(Status_set_elements)
+MINIMPI_EXPORT(Status_set_elements_x)
+MINIMPI_EXPORT(Status_set_cancelled)
+MINIMPI_EXPORT(Status_set_source)
+MINIMPI_EXPORT(Status_set_tag)
+MINIMPI_EXPORT(Status_set_error)
+MINIMPI_EXPORT(Status_get_source)
+MINIMPI_EXPORT(Status_get_tag)
+MINIMPI_EXPORT(Status_get_error)

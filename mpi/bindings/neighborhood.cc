@@ -1,0 +1,373 @@
+// Neighbourhood collectives, blocking and nonblocking, on Cartesian, graph
+// and distributed-graph communicators: the bindings check arguments,
+// describe each neighbour's block (coll::NeighborBlock) and run the
+// schedule mpi/coll/neighborhood builds. MPI_IN_PLACE has no meaning here
+// and is refused.
+#include "mpi/coll/neighborhood.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/collective_util.h"
+
+using minimpi::Communicator;
+using minimpi::RaiseError;
+namespace coll = minimpi::coll;
+namespace topo = minimpi::topo;
+
+namespace {
+
+// The communicator and its neighbours; MPI_ERR_TOPOLOGY without a
+// topology.
+int CheckNeighbors(const char* call, MPI_Comm comm, Communicator** c,
+                   topo::NeighborLists* neighbors) {
+  if (int error = minimpi::CheckCommunicator(call, comm, c)) return error;
+  if ((*c)->topology == nullptr) {
+    return RaiseError(*c, call, MPI_ERR_TOPOLOGY,
+                      "the communicator has no process topology");
+  }
+  *neighbors = (*c)->topology->NeighborsOf((*c)->rank);
+  return MPI_SUCCESS;
+}
+
+// One side's buffer: no MPI_IN_PLACE; type and count checked; the buffer
+// itself only when some neighbour on that side needs it.
+int CheckSide(const char* call, Communicator* c, const void* buffer, int count,
+              MPI_Datatype type, bool used, size_t* extent) {
+  if (buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
+  // An unused side may pass a null buffer; a negative count is wrong
+  // anyway.
+  return minimpi::CheckTypedCount(call, c, buffer,
+                                  used || count < 0 ? count : 0, type, extent);
+}
+
+// Counts (and displacements) for each of `degree` neighbours.
+int CheckCounts(const char* call, Communicator* c, const int* counts,
+                const void* displacements, size_t degree, const char* what) {
+  if (degree == 0) return MPI_SUCCESS;
+  if (counts == nullptr || displacements == nullptr) {
+    return RaiseError(c, call, MPI_ERR_ARG,
+                      absl::StrFormat("null %s counts or displacements", what));
+  }
+  for (size_t i = 0; i < degree; ++i) {
+    if (counts[i] < 0) {
+      return RaiseError(c, call, MPI_ERR_COUNT,
+                        absl::StrFormat("negative %s count %d for neighbour "
+                                        "%d",
+                                        what, counts[i], i));
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int RequestCheck(const char* call, Communicator* c, MPI_Request* request,
+                 bool nonblocking) {
+  return minimpi::CheckRequestPointer(call, c, request, nonblocking);
+}
+
+// Runs the exchange to the end, or starts it and hands back its request.
+int Run(const char* call, Communicator* c, coll::CollectiveKind kind,
+        const topo::NeighborLists& neighbors, const void* send_buffer,
+        const std::vector<coll::NeighborBlock>& send_blocks,
+        void* receive_buffer,
+        const std::vector<coll::NeighborBlock>& receive_blocks,
+        MPI_Request* request) {
+  minimpi::p2p::PointToPoint& p2p = minimpi::Instance::Get().p2p();
+  auto schedule =
+      coll::BuildNeighborExchange(*c, kind, neighbors, send_buffer, send_blocks,
+                                  receive_buffer, receive_blocks);
+  if (request != nullptr) {
+    minimpi::p2p::Request* started = schedule.release()->Start(p2p);
+    started->owner = minimpi::OwnerValue(c);
+    *request = minimpi::ToHandle(started);
+    return MPI_SUCCESS;
+  }
+  if (coll::Schedule::Run(std::move(schedule), p2p)) return MPI_SUCCESS;
+  return RaiseError(c, call, MPI_ERR_TRUNCATE,
+                    "message truncated: neighbours passed counts or types "
+                    "that do not match");
+}
+
+// Allgather: the same block to every destination; block i of the receive
+// buffer from source i (Allgatherv: at displs[i], recvcounts[i] items).
+int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      const int* recvcounts, const int* displs,
+                      MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request, bool nonblocking, bool variable) {
+  Communicator* c;
+  topo::NeighborLists neighbors;
+  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  const size_t in = neighbors.sources.size();
+  const size_t out = neighbors.destinations.size();
+  size_t send_extent, receive_extent;
+  if (int error = CheckSide(call, c, sendbuf, sendcount, sendtype, out > 0,
+                            &send_extent)) {
+    return error;
+  }
+  if (variable) {
+    if (int error = CheckCounts(call, c, recvcounts, displs, in, "receive")) {
+      return error;
+    }
+  }
+  int largest = recvcount;
+  if (variable) {
+    largest = 0;
+    for (size_t i = 0; i < in; ++i) largest = std::max(largest, recvcounts[i]);
+  }
+  if (int error = CheckSide(call, c, recvbuf, largest, recvtype, in > 0,
+                            &receive_extent)) {
+    return error;
+  }
+  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  std::vector<coll::NeighborBlock> send_blocks(out,
+                                               {0, sendcount, send_extent});
+  std::vector<coll::NeighborBlock> receive_blocks(in);
+  for (size_t i = 0; i < in; ++i) {
+    receive_blocks[i] =
+        variable
+            ? coll::NeighborBlock{static_cast<MPI_Aint>(displs[i]) *
+                                      static_cast<MPI_Aint>(receive_extent),
+                                  recvcounts[i], receive_extent}
+            : coll::NeighborBlock{static_cast<MPI_Aint>(i) * recvcount *
+                                      static_cast<MPI_Aint>(receive_extent),
+                                  recvcount, receive_extent};
+  }
+  return Run(call, c, coll::CollectiveKind::kAllgather, neighbors, sendbuf,
+             send_blocks, recvbuf, receive_blocks,
+             nonblocking ? request : nullptr);
+}
+
+// Alltoall and Alltoallv: block i of the send buffer to destination i,
+// block i of the receive buffer from source i.
+int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
+                     const int* sendcounts, const int* sdispls,
+                     MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     const int* recvcounts, const int* rdispls,
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
+                     bool nonblocking, bool variable) {
+  Communicator* c;
+  topo::NeighborLists neighbors;
+  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  const size_t in = neighbors.sources.size();
+  const size_t out = neighbors.destinations.size();
+  int largest_send = sendcount, largest_receive = recvcount;
+  if (variable) {
+    if (int error = CheckCounts(call, c, sendcounts, sdispls, out, "send")) {
+      return error;
+    }
+    if (int error = CheckCounts(call, c, recvcounts, rdispls, in, "receive")) {
+      return error;
+    }
+    largest_send = largest_receive = 0;
+    for (size_t i = 0; i < out; ++i) {
+      largest_send = std::max(largest_send, sendcounts[i]);
+    }
+    for (size_t i = 0; i < in; ++i) {
+      largest_receive = std::max(largest_receive, recvcounts[i]);
+    }
+  }
+  size_t send_extent, receive_extent;
+  if (int error = CheckSide(call, c, sendbuf, largest_send, sendtype, out > 0,
+                            &send_extent)) {
+    return error;
+  }
+  if (int error = CheckSide(call, c, recvbuf, largest_receive, recvtype, in > 0,
+                            &receive_extent)) {
+    return error;
+  }
+  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  auto block = [&](size_t i, int count, const int* counts, const int* displs,
+                   size_t extent) {
+    const MPI_Aint unit = static_cast<MPI_Aint>(extent);
+    return variable
+               ? coll::NeighborBlock{displs[i] * unit, counts[i], extent}
+               : coll::NeighborBlock{static_cast<MPI_Aint>(i) * count * unit,
+                                     count, extent};
+  };
+  std::vector<coll::NeighborBlock> send_blocks(out), receive_blocks(in);
+  for (size_t i = 0; i < out; ++i) {
+    send_blocks[i] = block(i, sendcount, sendcounts, sdispls, send_extent);
+  }
+  for (size_t i = 0; i < in; ++i) {
+    receive_blocks[i] =
+        block(i, recvcount, recvcounts, rdispls, receive_extent);
+  }
+  return Run(call, c, coll::CollectiveKind::kAlltoall, neighbors, sendbuf,
+             send_blocks, recvbuf, receive_blocks,
+             nonblocking ? request : nullptr);
+}
+
+// One side of Alltoallw: per-neighbour counts, byte displacements and
+// datatypes.
+int AlltoallwSide(const char* call, Communicator* c, const void* buffer,
+                  const int* counts, const MPI_Aint* displacements,
+                  const MPI_Datatype* types, size_t degree, const char* what,
+                  std::vector<coll::NeighborBlock>* blocks) {
+  if (buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
+  if (int error = CheckCounts(call, c, counts, displacements, degree, what)) {
+    return error;
+  }
+  if (degree > 0 && types == nullptr) {
+    return RaiseError(c, call, MPI_ERR_ARG,
+                      absl::StrFormat("null %s datatypes array", what));
+  }
+  blocks->resize(degree);
+  for (size_t i = 0; i < degree; ++i) {
+    size_t extent;
+    if (int error = minimpi::CheckTypedCount(call, c, buffer, counts[i],
+                                             types[i], &extent)) {
+      return error;
+    }
+    (*blocks)[i] = {displacements[i], counts[i], extent};
+  }
+  return MPI_SUCCESS;
+}
+
+int NeighborAlltoallw(const char* call, const void* sendbuf,
+                      const int* sendcounts, const MPI_Aint* sdispls,
+                      const MPI_Datatype* sendtypes, void* recvbuf,
+                      const int* recvcounts, const MPI_Aint* rdispls,
+                      const MPI_Datatype* recvtypes, MPI_Comm comm,
+                      MPI_Request* request, bool nonblocking) {
+  Communicator* c;
+  topo::NeighborLists neighbors;
+  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  std::vector<coll::NeighborBlock> send_blocks, receive_blocks;
+  if (int error =
+          AlltoallwSide(call, c, sendbuf, sendcounts, sdispls, sendtypes,
+                        neighbors.destinations.size(), "send", &send_blocks)) {
+    return error;
+  }
+  if (int error =
+          AlltoallwSide(call, c, recvbuf, recvcounts, rdispls, recvtypes,
+                        neighbors.sources.size(), "receive", &receive_blocks)) {
+    return error;
+  }
+  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  return Run(call, c, coll::CollectiveKind::kAlltoall, neighbors, sendbuf,
+             send_blocks, recvbuf, receive_blocks,
+             nonblocking ? request : nullptr);
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgather");
+  return NeighborAllgather("MPI_Neighbor_allgather", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, nullptr, false, false);
+}
+
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgather");
+  return NeighborAllgather("MPI_Ineighbor_allgather", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, request, true, false);
+}
+
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
+                             MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgatherv");
+  return NeighborAllgather("MPI_Neighbor_allgatherv", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, nullptr, false, true);
+}
+
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
+                              MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgatherv");
+  return NeighborAllgather("MPI_Ineighbor_allgatherv", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, request, true, true);
+}
+
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoall");
+  return NeighborAlltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, nullptr,
+                          nullptr, sendtype, recvbuf, recvcount, nullptr,
+                          nullptr, recvtype, comm, nullptr, false, false);
+}
+
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoall");
+  return NeighborAlltoall("MPI_Ineighbor_alltoall", sendbuf, sendcount, nullptr,
+                          nullptr, sendtype, recvbuf, recvcount, nullptr,
+                          nullptr, recvtype, comm, request, true, false);
+}
+
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                            const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallv");
+  return NeighborAlltoall("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts,
+                          sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+                          recvtype, comm, nullptr, false, true);
+}
+
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
+                             const int sdispls[], MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallv");
+  return NeighborAlltoall("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts,
+                          sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+                          recvtype, comm, request, true, true);
+}
+
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf,
+                            const int recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallw");
+  return NeighborAlltoallw("MPI_Neighbor_alltoallw", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, nullptr, false);
+}
+
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
+                             const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf,
+                             const int recvcounts[], const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm,
+                             MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallw");
+  return NeighborAlltoallw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, request, true);
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Neighbor_allgather)
+MINIMPI_EXPORT(Ineighbor_allgather)
+MINIMPI_EXPORT(Neighbor_allgatherv)
+MINIMPI_EXPORT(Ineighbor_allgatherv)
+MINIMPI_EXPORT(Neighbor_alltoall)
+MINIMPI_EXPORT(Ineighbor_alltoall)
+MINIMPI_EXPORT(Neighbor_alltoallv)
+MINIMPI_EXPORT(Ineighbor_alltoallv)
+MINIMPI_EXPORT(Neighbor_alltoallw)
+MINIMPI_EXPORT(Ineighbor_alltoallw)

@@ -1,0 +1,54 @@
+// Neighbourhood collectives (MPI_Neighbor_* and MPI_Ineighbor_*, MPI-4.1
+// section 8.6) as one-round schedules: every receive and every send of the
+// call is posted at once, receives in block order, sends in the order the
+// topology prescribes (topo::NeighborLists::send_order), so that a process
+// that is a neighbour several times gets each block in the right place.
+// MPI_PROC_NULL neighbours are skipped: nothing is sent, and their receive
+// blocks are left untouched.
+//
+// Blocks are located by one helper, BlockAt: today a block is `count`
+// items of a predefined (contiguous) datatype, count * extent bytes at a
+// byte displacement. Derived datatypes will change a block into a typed
+// region there, and nowhere else.
+//
+// Owned by: mpi/coll. Called by: the neighbourhood bindings.
+#ifndef MINIMPI_MPI_COLL_NEIGHBORHOOD_H_
+#define MINIMPI_MPI_COLL_NEIGHBORHOOD_H_
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "mpi/coll/schedule.h"
+#include "mpi/comm.h"
+#include "mpi/mpi.h"
+#include "mpi/topo/topology.h"
+
+namespace minimpi::coll {
+
+// One block of a neighbourhood buffer.
+struct NeighborBlock {
+  MPI_Aint displacement = 0;  // bytes from the buffer's start
+  int count = 0;              // items
+  size_t extent = 0;          // bytes per item
+};
+
+// Where a block starts and how many bytes it spans.
+struct BlockSpan {
+  std::byte* address;
+  size_t bytes;
+};
+BlockSpan BlockAt(const void* buffer, const NeighborBlock& block);
+
+// The exchange: send block i goes to neighbors.destinations[i], receive
+// block i comes from neighbors.sources[i]. `kind` is the matching hint
+// (allgather or alltoall).
+std::unique_ptr<Schedule> BuildNeighborExchange(
+    Communicator& comm, CollectiveKind kind,
+    const topo::NeighborLists& neighbors, const void* send_buffer,
+    const std::vector<NeighborBlock>& send_blocks, void* receive_buffer,
+    const std::vector<NeighborBlock>& receive_blocks);
+
+}  // namespace minimpi::coll
+
+#endif  // MINIMPI_MPI_COLL_NEIGHBORHOOD_H_
