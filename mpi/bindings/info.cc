@@ -232,12 +232,10 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
 int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
   constexpr const char* kCall = "MPI_Info_create_env";
   if (info == nullptr) return NullPointer(kCall, "info");
-  std::vector<Info::Entry> entries = Info::EnvironmentEntries(argc, argv);
-  if (Instance::state() == LibraryState::kInitialized) {
-    entries.emplace_back("maxprocs",
-                         std::to_string(Instance::Get().world()->size));
-  }
-  return NewInfo(kCall, std::move(entries), info);
+  // No maxprocs: the job size is known only once MPI is initialized, and
+  // this call must give the same answer before MPI_Init and after (MPICH's
+  // infocreateenv checks that). MPI_INFO_ENV, used after MPI_Init, has it.
+  return NewInfo(kCall, Info::EnvironmentEntries(argc, argv), info);
 }
 
 }  // extern "C"
