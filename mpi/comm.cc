@@ -32,6 +32,16 @@ void Communicator::set_name(std::string name) {
   name_ = std::move(name);
 }
 
+Communicator::Hints Communicator::DefaultHints() {
+  Hints hints;
+  for (const char* key :
+       {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+        "mpi_assert_exact_length", "mpi_assert_allow_overtaking"}) {
+    hints.emplace_back(key, "false");
+  }
+  return hints;
+}
+
 Communicator::Hints Communicator::hints() const {
   std::lock_guard<std::mutex> lock(description_mutex_);
   return hints_;

@@ -86,6 +86,9 @@ class Communicator {
   void set_name(std::string name);
   // The info hints in force, as (key, value) pairs (MPI_Comm_get_info).
   using Hints = std::vector<std::pair<std::string, std::string>>;
+  // What every communicator starts with: the assertions of MPI-4.1 7.4.4,
+  // all "false".
+  static Hints DefaultHints();
   Hints hints() const;
   void set_hints(Hints hints);
 
@@ -103,8 +106,8 @@ class Communicator {
   std::mutex errhandler_mutex_;
   Errhandler* errhandler_ = Errhandler::Fatal();  // guarded by the mutex
   mutable std::mutex description_mutex_;
-  std::string name_;  // guarded by description_mutex_
-  Hints hints_;       // guarded by description_mutex_
+  std::string name_;              // guarded by description_mutex_
+  Hints hints_ = DefaultHints();  // guarded by description_mutex_
 };
 
 }  // namespace minimpi

@@ -43,6 +43,9 @@ MPI_TEST_PROGRAMS = {
     # The matching benchmark's own source (exported by apps/bench), so the
     # benchmark and its correctness run never drift apart.
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
+    # Issue 8: groups, communicator creation, topologies, attributes, info.
+    "groups": {"srcs": ["groups.c"], "threaded": False},
+    "communicators": {"srcs": ["communicators.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -233,4 +236,8 @@ MPI_TEST_CASES = [
     # Gather/gatherv hot spot and a deep unexpected queue, small and short
     # (--quick), every byte checked.
     {"name": "match_hotspot", "program": "match_hotspot", "ranks": [4], "args": ["--quick"]},
+    # --- Issue 8: groups, communicator creation, topologies, attributes,
+    # info, and their bad input.
+    {"name": "groups", "program": "groups", "ranks": [1, 2, 3, 4, 5, 6, 8, 9], "timeout": 300},
+    {"name": "communicators", "program": "communicators", "ranks": [1, 2, 3, 4, 7, 9]},
 ]

@@ -116,28 +116,17 @@ int CheckInfo(const char* call, Communicator* comm, MPI_Info handle,
                         : "invalid info object (freed or never created)");
 }
 
-namespace {
-constexpr const char* kAssertions[] = {
-    "mpi_assert_no_any_tag",
-    "mpi_assert_no_any_source",
-    "mpi_assert_exact_length",
-    "mpi_assert_allow_overtaking",
-};
-}  // namespace
-
-Communicator::Hints DefaultHints() {
-  Communicator::Hints hints;
-  for (const char* key : kAssertions) hints.emplace_back(key, "false");
-  return hints;
-}
+Communicator::Hints DefaultHints() { return Communicator::DefaultHints(); }
 
 Communicator::Hints ApplyHints(Communicator::Hints hints, const Info* info) {
   if (info == nullptr) return hints;
+  // Only the assertions are recognized; the default list names them all.
+  const Communicator::Hints defaults = DefaultHints();
   for (auto& [key, value] : hints) {
-    if (std::find(std::begin(kAssertions), std::end(kAssertions), key) ==
-        std::end(kAssertions)) {
-      continue;
-    }
+    const bool recognized =
+        std::any_of(defaults.begin(), defaults.end(),
+                    [&](const auto& entry) { return entry.first == key; });
+    if (!recognized) continue;
     std::optional<std::string> given = info->Get(key);
     if (given == "true" || given == "false") value = *given;
   }
