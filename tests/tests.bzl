@@ -46,6 +46,7 @@ MPI_TEST_PROGRAMS = {
     # Issue 8: groups, communicator creation, topologies, attributes, info.
     "groups": {"srcs": ["groups.c"], "threaded": False},
     "communicators": {"srcs": ["communicators.c"], "threaded": False},
+    "comm_create_threads": {"srcs": ["comm_create_threads.c"], "threaded": True},
 }
 
 MPI_TEST_CASES = [
@@ -240,4 +241,5 @@ MPI_TEST_CASES = [
     # info, and their bad input.
     {"name": "groups", "program": "groups", "ranks": [1, 2, 3, 4, 5, 6, 8, 9], "timeout": 300},
     {"name": "communicators", "program": "communicators", "ranks": [1, 2, 3, 4, 7, 9]},
+    {"name": "comm_create_threads", "program": "comm_create_threads", "ranks": [1, 2, 3, 4, 6], "args": ["4", "20"], "timeout": 240},
 ]
