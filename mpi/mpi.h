@@ -680,7 +680,9 @@ MINIMPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))
 MINIMPI_DECLARE(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
 MINIMPI_DECLARE(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used))
 
-/* Process topologies. */
+/* Process topologies. Weight arrays are declared as pointers, not arrays:
+ * MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are small sentinel addresses, and
+ * GCC warns about reading an array argument at such an address. */
 MINIMPI_DECLARE(int, Dims_create, (int nnodes, int ndims, int dims[]))
 MINIMPI_DECLARE(int, Cart_create,
                 (MPI_Comm comm_old, int ndims, const int dims[],
@@ -717,18 +719,18 @@ MINIMPI_DECLARE(int, Graph_map,
                  const int edges[], int* newrank))
 MINIMPI_DECLARE(int, Dist_graph_create_adjacent,
                 (MPI_Comm comm_old, int indegree, const int sources[],
-                 const int sourceweights[], int outdegree,
-                 const int destinations[], const int destweights[],
+                 const int* sourceweights, int outdegree,
+                 const int destinations[], const int* destweights,
                  MPI_Info info, int reorder, MPI_Comm* comm_dist_graph))
 MINIMPI_DECLARE(int, Dist_graph_create,
                 (MPI_Comm comm_old, int n, const int sources[],
                  const int degrees[], const int destinations[],
-                 const int weights[], MPI_Info info, int reorder,
+                 const int* weights, MPI_Info info, int reorder,
                  MPI_Comm* comm_dist_graph))
 MINIMPI_DECLARE(int, Dist_graph_neighbors,
                 (MPI_Comm comm, int maxindegree, int sources[],
-                 int sourceweights[], int maxoutdegree, int destinations[],
-                 int destweights[]))
+                 int* sourceweights, int maxoutdegree, int destinations[],
+                 int* destweights))
 MINIMPI_DECLARE(int, Dist_graph_neighbors_count,
                 (MPI_Comm comm, int* indegree, int* outdegree, int* weighted))
 
