@@ -48,6 +48,7 @@ MPI_TEST_PROGRAMS = {
     "communicators": {"srcs": ["communicators.c"], "threaded": False},
     "comm_create_threads": {"srcs": ["comm_create_threads.c"], "threaded": True},
     "topology": {"srcs": ["topology.c"], "threaded": False},
+    "attributes": {"srcs": ["attributes.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -244,4 +245,5 @@ MPI_TEST_CASES = [
     {"name": "communicators", "program": "communicators", "ranks": [1, 2, 3, 4, 7, 9]},
     {"name": "comm_create_threads", "program": "comm_create_threads", "ranks": [1, 2, 3, 4, 6], "args": ["4", "20"], "timeout": 240},
     {"name": "topology", "program": "topology", "ranks": [1, 2, 3, 4, 5, 6, 8, 9], "timeout": 300},
+    {"name": "attributes", "program": "attributes", "ranks": [1, 2, 4]},
 ]
