@@ -201,6 +201,7 @@ static void check_split_type(void) {
   }
 #if MPI_VERSION >= 4
   char value[MPI_MAX_INFO_VAL];
+  (void)value;
   MPI_Info info;
   MPI_CHECK(MPI_Info_create(&info));
   MPI_CHECK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));

@@ -49,6 +49,8 @@ MPI_TEST_PROGRAMS = {
     "comm_create_threads": {"srcs": ["comm_create_threads.c"], "threaded": True},
     "topology": {"srcs": ["topology.c"], "threaded": False},
     "attributes": {"srcs": ["attributes.c"], "threaded": False},
+    "info": {"srcs": ["info.c"], "threaded": False},
+    "status_memory": {"srcs": ["status_memory.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -246,4 +248,6 @@ MPI_TEST_CASES = [
     {"name": "comm_create_threads", "program": "comm_create_threads", "ranks": [1, 2, 3, 4, 6], "args": ["4", "20"], "timeout": 240},
     {"name": "topology", "program": "topology", "ranks": [1, 2, 3, 4, 5, 6, 8, 9], "timeout": 300},
     {"name": "attributes", "program": "attributes", "ranks": [1, 2, 4]},
+    {"name": "info", "program": "info", "ranks": [1, 3], "args": ["alpha", "beta", "-g7"]},
+    {"name": "status_memory", "program": "status_memory", "ranks": [1, 2]},
 ]
