@@ -25,38 +25,32 @@ bool IsPredefinedKey(int keyval) {
 }
 
 // The value of a predefined attribute, in storage that stays put: MPI says
-// the attribute value is the address of the int.
+// the attribute value is the address of the int. Programs read it without
+// the library, so the library writes it only when the value changes (only
+// MPI_LASTUSEDCODE can, when a program adds error codes); the others are
+// set once.
 int* PredefinedValue(int keyval) {
-  static int values[MPI_UNIVERSE_SIZE - MPI_TAG_UB + 1];
-  minimpi::Instance& instance = minimpi::Instance::Get();
-  int value = 0;
-  switch (keyval) {
-    case MPI_TAG_UB:
-      value = MINIMPI_TAG_UB;
-      break;
-    case MPI_HOST:
-      value = MPI_PROC_NULL;  // no host process
-      break;
-    case MPI_IO:
-      value = instance.world_rank();  // every rank can do I/O
-      break;
-    case MPI_WTIME_IS_GLOBAL:
-      value = 0;
-      break;
-    case MPI_APPNUM:
-      value = 0;  // one application per job
-      break;
-    case MPI_LASTUSEDCODE:
-      value = minimpi::LastUsedCode();
-      break;
-    case MPI_UNIVERSE_SIZE:
-      value = instance.world()->size;
-      break;
-  }
+  static int* values = [] {
+    static int storage[MPI_UNIVERSE_SIZE - MPI_TAG_UB + 1];
+    minimpi::Instance& instance = minimpi::Instance::Get();
+    storage[MPI_TAG_UB - MPI_TAG_UB] = MINIMPI_TAG_UB;
+    storage[MPI_HOST - MPI_TAG_UB] = MPI_PROC_NULL;  // no host process
+    // Every rank can do I/O, so each names itself.
+    storage[MPI_IO - MPI_TAG_UB] = instance.world_rank();
+    storage[MPI_WTIME_IS_GLOBAL - MPI_TAG_UB] = 0;
+    storage[MPI_APPNUM - MPI_TAG_UB] = 0;  // one application per job
+    storage[MPI_LASTUSEDCODE - MPI_TAG_UB] = minimpi::LastUsedCode();
+    storage[MPI_UNIVERSE_SIZE - MPI_TAG_UB] = instance.world()->size;
+    return storage;
+  }();
   int* slot = &values[keyval - MPI_TAG_UB];
-  // Threads may ask at once; they store the same value (MPI_LASTUSEDCODE
-  // may have grown), atomically so they do not race with each other.
-  std::atomic_ref<int>(*slot).store(value, std::memory_order_relaxed);
+  if (keyval == MPI_LASTUSEDCODE) {
+    const int last = minimpi::LastUsedCode();
+    std::atomic_ref<int> shared(*slot);
+    if (shared.load(std::memory_order_relaxed) != last) {
+      shared.store(last, std::memory_order_relaxed);
+    }
+  }
   return slot;
 }
 
