@@ -333,8 +333,12 @@ int LastUsedCode() {
   return last;
 }
 
-int RaiseError(Communicator* comm, const char* call, int error_class,
-               const std::string& problem) {
+namespace {
+
+// Hands `code` (of `error_class`, described by `line`) to `comm`'s error
+// handler; an error tied to no communicator goes where RaiseError says.
+int Dispatch(Communicator* comm, int code, int error_class,
+             const std::string& line) {
   Instance& instance = Instance::Get();
   if (comm == nullptr) {
     Communicator* self = instance.self();
@@ -342,9 +346,6 @@ int RaiseError(Communicator* comm, const char* call, int error_class,
                ? self
                : instance.world();
   }
-  std::string line =
-      absl::StrCat(call, "(rank ", instance.world_rank(), "): ", problem);
-  int code = MakeErrorCode(error_class, line);
   Errhandler* handler = comm->AcquireErrhandler();
   switch (handler->action()) {
     case Errhandler::Action::kReturn:
@@ -365,6 +366,30 @@ int RaiseError(Communicator* comm, const char* call, int error_class,
   instance.bootstrap().Abort(error_class, line);
   std::abort();  // Abort does not return; this keeps compilers sure of it
 }
+
+std::string ErrorLine(const char* call, const std::string& problem) {
+  return absl::StrCat(call, "(rank ", Instance::Get().world_rank(),
+                      "): ", problem);
+}
+
+}  // namespace
+
+int RaiseError(Communicator* comm, const char* call, int error_class,
+               const std::string& problem) {
+  const std::string line = ErrorLine(call, problem);
+  return Dispatch(comm, MakeErrorCode(error_class, line), error_class, line);
+}
+
+int RaiseErrorCode(Communicator* comm, const char* call, int code,
+                   const std::string& problem) {
+  const int error_class = ErrorClassOf(code);
+  if (error_class <= 0) {
+    return RaiseError(comm, call, MPI_ERR_OTHER,
+                      absl::StrCat(problem, " (not an MPI error code)"));
+  }
+  return Dispatch(comm, code, error_class, ErrorLine(call, problem));
+}
+
 int RaiseNotInitialized(const char* call) {
   const bool finalized = Instance::state() == LibraryState::kFinalized;
   std::fprintf(stderr, "%s: called %s\n", call,

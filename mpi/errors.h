@@ -61,6 +61,14 @@ int LastUsedCode();
 int RaiseError(Communicator* comm, const char* call, int error_class,
                const std::string& problem);
 
+// The same for an error code made elsewhere (an attribute callback's, say,
+// possibly from MPI_Add_error_code): the handler gets, and the call returns,
+// that very code, so the program sees the class, code and string it chose.
+// `problem` is what the fatal handlers print. A value that is no error code
+// of this library is raised as MPI_ERR_OTHER instead.
+int RaiseErrorCode(Communicator* comm, const char* call, int code,
+                   const std::string& problem);
+
 // The same for a call made before MPI_Init or after MPI_Finalize: always
 // fatal, since no handler exists yet.
 int RaiseNotInitialized(const char* call);

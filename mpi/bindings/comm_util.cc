@@ -84,9 +84,10 @@ std::unique_ptr<Communicator> DuplicateCommunicator(Communicator& parent) {
 
 int RaiseAttributeFailure(const char* call, Communicator* comm,
                           const AttributeFailure& failure, const char* what) {
-  const int callback_class = ErrorClassOf(failure.code);
-  return RaiseError(
-      comm, call, callback_class > 0 ? callback_class : MPI_ERR_OTHER,
+  // The callback's own code goes back to the program (MPICH's userdup test
+  // expects that, and it lets a program control the class and code).
+  return RaiseErrorCode(
+      comm, call, failure.code,
       absl::StrFormat("the attribute %s callback of keyval %d returned error "
                       "%d",
                       what, failure.keyval, failure.code));

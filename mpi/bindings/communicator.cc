@@ -51,6 +51,7 @@ int Duplicate(const char* call, MPI_Comm comm, const Info* info, bool with_info,
     return error;
   }
   if (newcomm == nullptr) return minimpi::NullArgument(call, parent, "newcomm");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   auto duplicate = minimpi::DuplicateCommunicator(*parent);
   if (with_info) {
     duplicate->set_hints(minimpi::ApplyHints(minimpi::DefaultHints(), info));
@@ -75,6 +76,7 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
   }
   if (newcomm == nullptr) return minimpi::NullArgument(call, parent, "newcomm");
   if (request == nullptr) return minimpi::NullArgument(call, parent, "request");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   Info* info = nullptr;
   if (with_info) {
     if (int error =
@@ -218,6 +220,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (newcomm == nullptr) {
     return minimpi::NullArgument("MPI_Comm_split", parent, "newcomm");
   }
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   if (color < 0 && color != MPI_UNDEFINED) {
     return RaiseError(parent, "MPI_Comm_split", MPI_ERR_ARG,
                       absl::StrFormat("invalid color %d (must be >= 0 or "
@@ -240,6 +243,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
   }
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   Info* hints;
   if (int error = minimpi::CheckInfo(kCall, parent, info, true, &hints)) {
     return error;
@@ -303,6 +307,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   }
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   Group* members_group;
   if (int error = minimpi::CheckGroup(kCall, parent, group, &members_group)) {
     return error;
@@ -359,6 +364,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
   }
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   Group* members_group;
   if (int error = minimpi::CheckGroup(kCall, parent, group, &members_group)) {
     return error;

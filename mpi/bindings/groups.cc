@@ -38,6 +38,7 @@ int CombineGroups(const char* call, MPI_Group group1, MPI_Group group2,
   if (newgroup == nullptr) {
     return minimpi::NullArgument(call, nullptr, "newgroup");
   }
+  *newgroup = MPI_GROUP_NULL;  // what a failed call leaves
   return ReturnGroup(call, operation(a->members(), b->members()), newgroup);
 }
 
@@ -46,11 +47,12 @@ int CombineGroups(const char* call, MPI_Group group1, MPI_Group group2,
 int SelectFromGroup(const char* call, const Group* g,
                     const group_ops::RankSelection& selection, bool include,
                     MPI_Group* newgroup) {
-  if (selection.error_class != MPI_SUCCESS) {
-    return RaiseError(nullptr, call, selection.error_class, selection.problem);
-  }
   if (newgroup == nullptr) {
     return minimpi::NullArgument(call, nullptr, "newgroup");
+  }
+  *newgroup = MPI_GROUP_NULL;  // what a failed call leaves
+  if (selection.error_class != MPI_SUCCESS) {
+    return RaiseError(nullptr, call, selection.error_class, selection.problem);
   }
   return ReturnGroup(call,
                      include

@@ -182,6 +182,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
   if (comm_cart == nullptr) {
     return minimpi::NullArgument(kCall, parent, "comm_cart");
   }
+  *comm_cart = MPI_COMM_NULL;  // what a failed call leaves
   int64_t size;
   if (int error = CheckGridShape(kCall, parent, ndims, dims, periods,
                                  /*need_periods=*/true, &size)) {
@@ -330,6 +331,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   const topo::CartesianTopology* grid;
   if (int error = CheckCartesian(kCall, comm, &c, &grid)) return error;
   if (newcomm == nullptr) return minimpi::NullArgument(kCall, c, "newcomm");
+  *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   if (grid->ndims() > 0 && remain_dims == nullptr) {
     return minimpi::NullArgument(kCall, c, "remain_dims");
   }
@@ -384,6 +386,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
   if (comm_graph == nullptr) {
     return minimpi::NullArgument(kCall, parent, "comm_graph");
   }
+  *comm_graph = MPI_COMM_NULL;  // what a failed call leaves
   if (nnodes < 0 || nnodes > parent->size) {
     return RaiseError(parent, kCall, MPI_ERR_ARG,
                       absl::StrFormat("invalid number of nodes %d "
@@ -525,6 +528,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
   if (comm_dist_graph == nullptr) {
     return minimpi::NullArgument(kCall, parent, "comm_dist_graph");
   }
+  *comm_dist_graph = MPI_COMM_NULL;  // what a failed call leaves
   if (indegree < 0 || outdegree < 0) {
     return RaiseError(parent, kCall, MPI_ERR_ARG,
                       absl::StrFormat("invalid indegree %d or outdegree %d",
@@ -591,6 +595,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
   if (comm_dist_graph == nullptr) {
     return minimpi::NullArgument(kCall, parent, "comm_dist_graph");
   }
+  *comm_dist_graph = MPI_COMM_NULL;  // what a failed call leaves
   if (n < 0) {
     return RaiseError(parent, kCall, MPI_ERR_ARG,
                       absl::StrFormat("invalid number of source nodes %d", n));
