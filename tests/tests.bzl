@@ -43,6 +43,7 @@ MPI_TEST_PROGRAMS = {
     # The matching benchmark's own source (exported by apps/bench), so the
     # benchmark and its correctness run never drift apart.
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
+    "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
 }
 
 MPI_TEST_CASES = [
@@ -233,4 +234,11 @@ MPI_TEST_CASES = [
     # Gather/gatherv hot spot and a deep unexpected queue, small and short
     # (--quick), every byte checked.
     {"name": "match_hotspot", "program": "match_hotspot", "ranks": [4], "args": ["--quick"]},
+    # No call blocks on a full ring: crossed duplicates, 10,000 MPI_Isends
+    # to a rank that makes no MPI call, head-on blocking sends, threads with
+    # random sizes; with default rings, two-cell rings, and one VCI.
+    {"name": "send_progress", "program": "send_progress", "ranks": [1, 2, 3, 4], "timeout": 180},
+    {"name": "send_progress_tiny_rings", "program": "send_progress", "ranks": [2, 4], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
+    {"name": "send_progress_tiny_rings_one_vci", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
 ]

@@ -59,7 +59,7 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     net::Transport* transport, const runtime::Settings& settings,
     bool oversubscribed, int world_size) {
   std::unique_ptr<PointToPoint> p2p(
-      new PointToPoint(transport, settings, oversubscribed));
+      new PointToPoint(transport, settings, oversubscribed, world_size));
   match::MatchEngineOptions options;
   options.theta = settings.match_theta;
   options.kc = settings.match_kc;
@@ -78,12 +78,13 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
 
 PointToPoint::PointToPoint(net::Transport* transport,
                            const runtime::Settings& settings,
-                           bool oversubscribed)
+                           bool oversubscribed, int world_size)
     : transport_(transport),
       eager_max_(std::min(settings.eager_max, transport->max_message_size() -
                                                   sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
-      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
+      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield),
+      world_size_(world_size) {}
 
 std::string PointToPoint::MatchStatistics() {
   std::string text;
@@ -114,6 +115,14 @@ PointToPoint::~PointToPoint() {
       record->~UnexpectedRecord();
       std::free(record);
     }
+    // Messages still queued at teardown were never going to be received.
+    for (Vci::OutgoingQueue& queue : vci->outgoing) {
+      while (Vci::OutgoingMessage* message = queue.head) {
+        queue.head = message->next;
+        delete message;
+      }
+    }
+    for (Vci::OutgoingMessage* message : vci->spare_outgoing) delete message;
   }
 }
 
@@ -170,10 +179,23 @@ void PointToPoint::Send(const SendArguments& arguments) {
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
     Vci& vci = *vcis_[arguments.vci];
-    std::lock_guard<std::mutex> lock(vci.mutex);
-    SendMessageLocked(arguments.vci, arguments.destination_world_rank,
-                      MakeHeader(MessageType::kEager, arguments),
-                      arguments.buffer, arguments.bytes);
+    Request* request;
+    {
+      std::lock_guard<std::mutex> lock(vci.mutex);
+      const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
+      if (TrySendLocked(arguments.vci, arguments.destination_world_rank,
+                        header, arguments.buffer, arguments.bytes)) {
+        return;
+      }
+      // No room: the message waits in the queue with a request to wait on,
+      // and this thread waits by progressing, without the VCI's lock.
+      request = NewSendLocked(arguments, /*persistent=*/false);
+      request->state.store(RequestState::kActive, std::memory_order_relaxed);
+      SendDataLocked(request, header, arguments.buffer, arguments.bytes,
+                     /*complete_when_sent=*/true);
+    }
+    Wait(request);
+    Retire(request);
     return;
   }
   Request* request = Isend(arguments);
@@ -214,14 +236,13 @@ void PointToPoint::PostSendLocked(Request* request) {
     if (arguments.mode == SendMode::kSynchronous) {
       MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
       header.sender_request = reinterpret_cast<uint64_t>(request);
-      SendMessageLocked(arguments.vci, peer, header, arguments.buffer,
-                        arguments.bytes);
+      SendDataLocked(request, header, arguments.buffer, arguments.bytes,
+                     /*complete_when_sent=*/false);
       return;  // completes on kSyncAck
     }
-    SendMessageLocked(arguments.vci, peer,
-                      MakeHeader(MessageType::kEager, arguments),
-                      arguments.buffer, arguments.bytes);
-    Complete(request);
+    SendDataLocked(request, MakeHeader(MessageType::kEager, arguments),
+                   arguments.buffer, arguments.bytes,
+                   /*complete_when_sent=*/true);
     return;
   }
   // Rendezvous: advertise the buffer; the receiver reads it in one copy and
@@ -239,32 +260,103 @@ void PointToPoint::PostSendLocked(Request* request) {
   header.sender_request = reinterpret_cast<uint64_t>(request);
   header.sender_address = reinterpret_cast<uint64_t>(arguments.buffer);
   header.remote_key = region->remote_key;
-  SendMessageLocked(arguments.vci, peer, header, nullptr, 0);
+  SendDataLocked(request, header, nullptr, 0, /*complete_when_sent=*/false);
 }
 
-void PointToPoint::SendMessageLocked(int vci, int peer,
-                                     const MessageHeader& header,
-                                     const void* payload,
-                                     size_t payload_length) {
-  // While the peer's ring is full, drain our own: the peer may be stuck
-  // sending to us, and draining is what lets both sides move on.
-  const size_t header_bytes =
-      header.type == MessageType::kEager ? kEagerHeaderBytes : sizeof(header);
-  while (transport_->Send(vci, peer, &header, header_bytes, payload,
-                          payload_length) == net::PostResult::kRetry) {
-    if (!PollLocked(vci) && spin_before_yield_ == 0) sched_yield();
+namespace {
+size_t HeaderBytes(const MessageHeader& header) {
+  return header.type == MessageType::kEager ? kEagerHeaderBytes
+                                            : sizeof(header);
+}
+}  // namespace
+
+bool PointToPoint::TrySendLocked(int vci, int peer,
+                                 const MessageHeader& header,
+                                 const void* payload, size_t payload_length) {
+  const Vci& v = *vcis_[vci];
+  if (!v.outgoing.empty() && v.outgoing[peer].head != nullptr) return false;
+  return transport_->Send(vci, peer, &header, HeaderBytes(header), payload,
+                          payload_length) == net::PostResult::kOk;
+}
+
+void PointToPoint::EnqueueLocked(int vci, int peer,
+                                 const Vci::OutgoingMessage& message) {
+  Vci& v = *vcis_[vci];
+  if (v.outgoing.empty()) v.outgoing.resize(world_size_);
+  Vci::OutgoingMessage* entry;
+  if (!v.spare_outgoing.empty()) {
+    entry = v.spare_outgoing.back();
+    v.spare_outgoing.pop_back();
+  } else {
+    entry = new Vci::OutgoingMessage();
   }
+  *entry = message;
+  entry->next = nullptr;
+  Vci::OutgoingQueue& queue = v.outgoing[peer];
+  if (queue.head == nullptr) {
+    queue.head = entry;
+    v.backlogged_peers.push_back(peer);
+  } else {
+    queue.tail->next = entry;
+  }
+  queue.tail = entry;
+}
+
+void PointToPoint::SendDataLocked(Request* request,
+                                  const MessageHeader& header,
+                                  const void* payload, size_t payload_length,
+                                  bool complete_when_sent) {
+  const int vci = request->send.vci;
+  const int peer = request->send.destination_world_rank;
+  if (TrySendLocked(vci, peer, header, payload, payload_length)) {
+    if (complete_when_sent) Complete(request);
+    return;
+  }
+  Vci::OutgoingMessage message;
+  message.header = header;
+  message.request = request;
+  message.payload = payload;
+  message.payload_length = payload_length;
+  message.complete_when_sent = complete_when_sent;
+  EnqueueLocked(vci, peer, message);
 }
 
 void PointToPoint::SendControlLocked(int vci, int peer,
                                      const MessageHeader& header) {
+  if (TrySendLocked(vci, peer, header, nullptr, 0)) return;
+  Vci::OutgoingMessage message;
+  message.header = header;
+  EnqueueLocked(vci, peer, message);
+}
+
+bool PointToPoint::RetryOutgoingLocked(int vci) {
   Vci& v = *vcis_[vci];
-  if (v.pending_control.empty() &&
-      transport_->Send(vci, peer, &header, sizeof(header), nullptr, 0) ==
-          net::PostResult::kOk) {
-    return;
+  bool progressed = false;
+  for (size_t i = 0; i < v.backlogged_peers.size();) {
+    const int peer = v.backlogged_peers[i];
+    Vci::OutgoingQueue& queue = v.outgoing[peer];
+    while (Vci::OutgoingMessage* message = queue.head) {
+      if (transport_->Send(vci, peer, &message->header,
+                           HeaderBytes(message->header), message->payload,
+                           message->payload_length) != net::PostResult::kOk) {
+        break;
+      }
+      progressed = true;
+      queue.head = message->next;
+      Request* request = message->request;
+      const bool complete = message->complete_when_sent;
+      v.spare_outgoing.push_back(message);
+      if (complete) Complete(request);
+    }
+    if (queue.head == nullptr) {
+      queue.tail = nullptr;
+      v.backlogged_peers[i] = v.backlogged_peers.back();
+      v.backlogged_peers.pop_back();
+    } else {
+      ++i;
+    }
   }
-  v.pending_control.push_back({peer, header});
+  return progressed;
 }
 
 // --- Receiving ---------------------------------------------------------------
@@ -635,16 +727,7 @@ void PointToPoint::ProgressAll() {
 bool PointToPoint::PollLocked(int vci) {
   Vci& v = *vcis_[vci];
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  while (!v.pending_control.empty()) {
-    const Vci::PendingControl& pending = v.pending_control.front();
-    if (transport_->Send(vci, pending.peer, &pending.header,
-                         sizeof(pending.header), nullptr,
-                         0) == net::PostResult::kRetry) {
-      break;
-    }
-    v.pending_control.pop_front();
-    progressed = true;
-  }
+  if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
   while (!v.pending_copies.empty()) {
     const Vci::PendingCopy& copy = v.pending_copies.front();
     const int peer = copy.write ? copy.request->send.destination_world_rank

@@ -53,13 +53,27 @@ struct alignas(64) Vci {
   std::mutex mutex;
   std::unique_ptr<match::MatchEngine> engine;
   RequestPool requests;
-  // Control messages (acks) the transport refused for now; sent at the next
-  // progress. Guarded by `mutex`.
-  struct PendingControl {
-    int peer;
+  // Two-sided messages the transport refused for now (the ring to that peer
+  // was full), kept per peer in send order and posted again by progress.
+  // Once a peer has a backlog every later message to it queues behind, so
+  // messages still arrive in the order they were sent. A data message names
+  // its request (whose buffer stays untouched until the message has left);
+  // a control message carries its header. Guarded by `mutex`.
+  struct OutgoingMessage {
+    OutgoingMessage* next = nullptr;
     MessageHeader header;
+    Request* request = nullptr;   // data message of this request, or null
+    const void* payload = nullptr;
+    size_t payload_length = 0;
+    bool complete_when_sent = false;  // standard-mode eager: done once sent
   };
-  std::deque<PendingControl> pending_control;
+  struct OutgoingQueue {
+    OutgoingMessage* head = nullptr;
+    OutgoingMessage* tail = nullptr;
+  };
+  std::vector<OutgoingQueue> outgoing;   // by world rank; sized on first use
+  std::vector<int> backlogged_peers;     // peers whose queue is not empty
+  std::vector<OutgoingMessage*> spare_outgoing;  // recycled queue entries
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.
   struct PendingCopy {
@@ -174,16 +188,26 @@ class PointToPoint : public net::CompletionHandler {
 
  private:
   PointToPoint(net::Transport* transport, const runtime::Settings& settings,
-               bool oversubscribed);
+               bool oversubscribed, int world_size);
 
   // The following run with vcis_[vci]->mutex held.
   bool PollLocked(int vci);
   Request* NewSendLocked(const SendArguments& arguments, bool persistent);
   Request* NewReceiveLocked(const ReceiveArguments& arguments, bool persistent);
   void PostSendLocked(Request* request);
-  void SendMessageLocked(int vci, int peer, const MessageHeader& header,
-                         const void* payload, size_t payload_length);
+  // Sends a data message of `request` (eager, synchronous eager, or a
+  // rendezvous request), or queues it behind the peer's backlog. A queued
+  // standard-mode eager message completes its request once it leaves.
+  void SendDataLocked(Request* request, const MessageHeader& header,
+                      const void* payload, size_t payload_length,
+                      bool complete_when_sent);
   void SendControlLocked(int vci, int peer, const MessageHeader& header);
+  // Posts `message` unless the peer has a backlog; false when it must wait.
+  bool TrySendLocked(int vci, int peer, const MessageHeader& header,
+                     const void* payload, size_t payload_length);
+  void EnqueueLocked(int vci, int peer, const Vci::OutgoingMessage& message);
+  // Posts what the transport refused before, in order; true if any left.
+  bool RetryOutgoingLocked(int vci);
   void PostReceiveLocked(Request* request);
   void HandleArrival(int vci, int peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
@@ -207,6 +231,7 @@ class PointToPoint : public net::CompletionHandler {
   const size_t eager_max_;
   const size_t split_min_;  // 0: never split a rendezvous
   const int spin_before_yield_;
+  const int world_size_;
   std::vector<std::unique_ptr<Vci>> vcis_;
 };
 
