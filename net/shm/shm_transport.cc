@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -80,6 +81,21 @@ struct PeerAddress {
   }
 };
 
+// A segment published as "memfd:<fd>" is a memory file of the peer's,
+// opened through /proc; any other name is a POSIX shared-memory name.
+constexpr absl::string_view kMemoryFilePrefix = "memfd:";
+
+int OpenPeerSegment(const PeerAddress& address) {
+  const std::string& name = address.segment_name;
+  if (absl::StartsWith(name, kMemoryFilePrefix)) {
+    const std::string path =
+        absl::StrCat("/proc/", address.pid, "/fd/",
+                     name.substr(kMemoryFilePrefix.size()));
+    return open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  return shm_open(name.c_str(), O_RDWR, 0);
+}
+
 }  // namespace
 
 ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
@@ -130,22 +146,34 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // Fails harmlessly with EINVAL where Yama is absent.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
-  // Our receive rings: one per (sender, vci). ftruncate gives zeroed, sparse
-  // memory, which is an empty ring; nothing is touched here.
-  segment_name_ = SegmentName(bootstrap.job_id(), rank_);
+  // Our receive rings: one per (sender, vci), self included. The segment is
+  // an anonymous memory file that peers open through /proc/<pid>/fd/<fd>
+  // (allowed exactly when cross-memory attach is, which single copy needs
+  // anyway), so it has no name: nothing is left behind in /dev/shm when a
+  // rank dies, even during MPI_Init. Where memory files are unavailable,
+  // fall back to a named POSIX segment that is unlinked once mapped.
+  // ftruncate gives zeroed, sparse memory, which is an empty ring; nothing
+  // is touched here.
   const size_t sender_part = size_t(num_vcis_) * ring_stride_;
   const size_t segment_bytes = size_t(num_local) * sender_part;
-  int fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0 && errno == EEXIST) {
-    // Left over by a crashed earlier incarnation of this very rank and job.
-    shm_unlink(segment_name_.c_str());
+  int fd = memfd_create("minimpi-shm", MFD_CLOEXEC);
+  if (fd >= 0) {
+    segment_name_ = absl::StrCat(kMemoryFilePrefix, fd);
+  } else {
+    segment_name_ = SegmentName(bootstrap.job_id(), rank_);
     fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) {
+      // Left over by a crashed earlier incarnation of this very rank and job.
+      shm_unlink(segment_name_.c_str());
+      fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0) {
+      return absl::UnavailableError(absl::StrCat("net/shm: shm_open(",
+                                                 segment_name_, ") failed: ",
+                                                 ErrnoText(errno)));
+    }
+    segment_linked_ = true;
   }
-  if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "net/shm: shm_open(", segment_name_, ") failed: ", ErrnoText(errno)));
-  }
-  segment_linked_ = true;
   if (ftruncate(fd, static_cast<off_t>(segment_bytes)) != 0) {
     int error = errno;
     close(fd);
@@ -156,11 +184,17 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   void* base =
       mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int mmap_error = errno;
-  close(fd);
   if (base == MAP_FAILED) {
+    close(fd);
     return absl::ResourceExhaustedError(
         absl::StrCat("net/shm: mmap of ", segment_bytes,
                      " bytes failed: ", ErrnoText(mmap_error)));
+  }
+  // A memory file must stay open until every peer has opened it too.
+  if (segment_linked_) {
+    close(fd);
+  } else {
+    segment_fd_ = fd;
   }
   own_segment_ = {base, segment_bytes};
 
@@ -202,7 +236,7 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
           static_cast<std::byte*>(own_segment_.address) + part_offset, 0};
       continue;
     }
-    int peer_fd = shm_open(address->segment_name.c_str(), O_RDWR, 0);
+    int peer_fd = OpenPeerSegment(*address);
     if (peer_fd < 0) {
       return absl::UnavailableError(
           absl::StrCat("net/shm: cannot open rank ", peer, "'s segment ",
@@ -237,11 +271,14 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
     }
   }
 
-  // Everyone has mapped everyone: the name is no longer needed.
+  // Everyone has mapped everyone: the name (or open file) is no longer
+  // needed; the mappings keep the memory.
   status = bootstrap.Fence();
   if (!status.ok()) return status;
-  shm_unlink(segment_name_.c_str());
+  if (segment_linked_) shm_unlink(segment_name_.c_str());
   segment_linked_ = false;
+  if (segment_fd_ >= 0) close(segment_fd_);
+  segment_fd_ = -1;
   return absl::OkStatus();
 }
 
@@ -289,6 +326,7 @@ ShmTransport::~ShmTransport() {
     munmap(own_segment_.address, own_segment_.length);
   }
   if (segment_linked_) shm_unlink(segment_name_.c_str());
+  if (segment_fd_ >= 0) close(segment_fd_);
 }
 
 absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,

@@ -5,9 +5,10 @@
 //
 // Each rank owns one segment holding its receive rings, one per (sender,
 // vci), self included; the rings of one sender are contiguous so that the
-// sender maps only its own part of each peer's segment. The segment is
-// unlinked as soon as every peer has mapped it, so a crashed job leaves
-// nothing behind in /dev/shm.
+// sender maps only its own part of each peer's segment. The segment is an
+// anonymous memory file (memfd) that peers open through /proc, so a crashed
+// job leaves nothing behind in /dev/shm, not even one that crashed during
+// MPI_Init (a named segment, unlinked once mapped, is the fallback).
 //
 // Owned by: net/shm. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_SHM_SHM_TRANSPORT_H_
@@ -114,8 +115,9 @@ class ShmTransport final : public Transport {
   int my_local_index_ = -1;
   std::vector<pid_t> peer_pids_;  // by local index
 
-  std::string segment_name_;
+  std::string segment_name_;  // "memfd:<fd>" or a POSIX shm name
   bool segment_linked_ = false;
+  int segment_fd_ = -1;  // the memory file, open until every peer mapped it
   Mapping own_segment_;
   std::vector<Mapping> peer_parts_;  // our sender part of each peer's segment
   std::unique_ptr<Vci[]> vcis_;
