@@ -80,9 +80,8 @@ void Crossed(size_t bytes) {
                         MPI_BYTE, partner, i, send_comm, &requests[i]));
   }
   for (int i = 0; i < kMessages; ++i) {
-    MPI_CHECK(MPI_Irecv(in[i].data(), static_cast<int>(in[i].size()),
-                        MPI_BYTE, partner, i, receive_comm,
-                        &requests[kMessages + i]));
+    MPI_CHECK(MPI_Irecv(in[i].data(), static_cast<int>(in[i].size()), MPI_BYTE,
+                        partner, i, receive_comm, &requests[kMessages + i]));
   }
   std::vector<MPI_Status> statuses(2 * kMessages);
   MPI_CHECK(MPI_Waitall(2 * kMessages, requests.data(), statuses.data()));
@@ -103,12 +102,12 @@ std::string SignalFile() {
     const char* directory = std::getenv("TEST_TMPDIR");
     if (directory == nullptr) directory = std::getenv("TMPDIR");
     if (directory == nullptr) directory = "/tmp";
-    std::snprintf(name, sizeof name, "%s/send_progress.%d.%ld", directory,
-                  static_cast<int>(getpid()),
-                  static_cast<long>(std::chrono::steady_clock::now()
-                                        .time_since_epoch()
-                                        .count() %
-                                    1000000007));
+    std::snprintf(
+        name, sizeof name, "%s/send_progress.%d.%ld", directory,
+        static_cast<int>(getpid()),
+        static_cast<long>(
+            std::chrono::steady_clock::now().time_since_epoch().count() %
+            1000000007));
   }
   MPI_CHECK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD));
   return name;
@@ -146,9 +145,8 @@ void Computing() {
     std::remove(signal.c_str());
     for (int i = 0; i < kMessages; ++i) {
       int value = -1;
-      MPI_CHECK(
-          MPI_Recv(&value, 1, MPI_INT, 0, kTag, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE));
+      MPI_CHECK(MPI_Recv(&value, 1, MPI_INT, 0, kTag, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE));
       CHECK(value == i * 3 + 1, "message %d carried %d, expected %d", i, value,
             i * 3 + 1);
     }
@@ -165,13 +163,13 @@ void HeadOn() {
     std::vector<unsigned char> out(bytes), in(bytes);
     for (int i = 0; i < kMessages; ++i) {
       test_fill(out.data(), bytes, rank, i);
-      MPI_CHECK(MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE,
-                         partner, i, MPI_COMM_WORLD));
+      MPI_CHECK(MPI_Send(out.data(), static_cast<int>(bytes), MPI_BYTE, partner,
+                         i, MPI_COMM_WORLD));
     }
     for (int i = 0; i < kMessages; ++i) {
       MPI_Status status;
-      MPI_CHECK(MPI_Recv(in.data(), static_cast<int>(bytes), MPI_BYTE,
-                         partner, i, MPI_COMM_WORLD, &status));
+      MPI_CHECK(MPI_Recv(in.data(), static_cast<int>(bytes), MPI_BYTE, partner,
+                         i, MPI_COMM_WORLD, &status));
       CHECK_STATUS(status, partner, i, MPI_BYTE, static_cast<int>(bytes),
                    "headon");
       CHECK_PATTERN(in.data(), bytes, partner, i, "headon");
@@ -190,9 +188,9 @@ void ThreadTraffic(MPI_Comm comm, int thread, int rounds) {
   std::uniform_int_distribution<int> size_class(0, 9);
   auto draw_bytes = [&] {
     const int c = size_class(random);
-    if (c < 6) return size_t(random() % 256);            // small eager
-    if (c < 9) return size_t(1000 + random() % 7000);    // large eager
-    return size_t(10000 + random() % 60000);             // rendezvous
+    if (c < 6) return size_t(random() % 256);          // small eager
+    if (c < 9) return size_t(1000 + random() % 7000);  // large eager
+    return size_t(10000 + random() % 60000);           // rendezvous
   };
   for (int round = 0; round < rounds; ++round) {
     const int burst = burst_of(random);
@@ -218,8 +216,8 @@ void ThreadTraffic(MPI_Comm comm, int thread, int rounds) {
       for (int i = 0; i < burst; ++i) {
         const int bytes = static_cast<int>(std::min<size_t>(sizes[i], 4000));
         MPI_Status status;
-        MPI_CHECK(MPI_Recv(in[i].data(), bytes, MPI_BYTE, partner,
-                           tag_base + i, comm, &status));
+        MPI_CHECK(MPI_Recv(in[i].data(), bytes, MPI_BYTE, partner, tag_base + i,
+                           comm, &status));
         CHECK_STATUS(status, partner, tag_base + i, MPI_BYTE, bytes,
                      "threads (blocking)");
         CHECK_PATTERN(in[i].data(), bytes, partner, tag_base + i,

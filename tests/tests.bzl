@@ -44,6 +44,7 @@ MPI_TEST_PROGRAMS = {
     # benchmark and its correctness run never drift apart.
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
+    "handles": {"srcs": ["handles.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -240,5 +241,8 @@ MPI_TEST_CASES = [
     {"name": "send_progress", "program": "send_progress", "ranks": [1, 2, 3, 4], "timeout": 180},
     {"name": "send_progress_tiny_rings", "program": "send_progress", "ranks": [2, 4], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
     {"name": "send_progress_tiny_rings_one_vci", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    # Stale, freed and garbage handles of every kind; error codes and
+    # strings; user error handlers and error classes.
+    {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
 ]
