@@ -135,6 +135,19 @@ TEST(LayoutTest, StandardExampleStruct) {
   EXPECT_EQ(type->reduction_base(), MPI_DATATYPE_NULL);
 }
 
+// Like MPICH, only a struct's extent is rounded up to its alignment: an
+// hvector of ints 5 bytes apart spans 9 bytes, not 12.
+TEST(LayoutTest, OnlyStructsArePadded) {
+  ExpectBounds(*Hvector(2, 1, 5, Int()), {8, 0, 9, 0, 9});
+  const std::vector<const Layout*> types = {&Int(), &Int()};
+  ExpectBounds(*Struct(std::vector<int64_t>{1, 1},
+                       std::vector<int64_t>{0, 5}, types),
+               {8, 0, 12, 0, 9});
+  // A struct's padding survives replication, and an hvector of it keeps
+  // the struct's extent per copy.
+  ExpectBounds(*Hvector(2, 1, 20, *DoubleChar()), {18, 0, 36, 0, 29});
+}
+
 TEST(LayoutTest, RegularRepetitionIsOneRun) {
   // A vector of a thousand single doubles is one run.
   const LayoutRef column = Vector(1000, 1, 2, Double());
