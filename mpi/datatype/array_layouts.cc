@@ -35,8 +35,7 @@ absl::Status CheckOrder(int order) {
 // size int64 can hold (every displacement inside it then fits too).
 absl::Status CheckArrayBytes(int64_t elements, int64_t extent) {
   int64_t bytes = 0;
-  if (__builtin_mul_overflow(elements, extent < 0 ? -extent : extent,
-                             &bytes)) {
+  if (__builtin_mul_overflow(elements, extent < 0 ? -extent : extent, &bytes)) {
     return absl::InvalidArgumentError(
         "the array has more bytes than a 64-bit integer can count");
   }
@@ -47,8 +46,8 @@ absl::Status CheckArrayBytes(int64_t elements, int64_t extent) {
 // blocks of `darg` items (the last one possibly shorter) that process
 // coordinate `r` owns when blocks are dealt round robin to `psize`
 // processes, with lb 0 and the extent of the whole dimension.
-LayoutRef CyclicDimension(int64_t darg, int64_t gsize, int64_t r,
-                          int64_t psize, const Layout& old) {
+LayoutRef CyclicDimension(int64_t darg, int64_t gsize, int64_t r, int64_t psize,
+                          const Layout& old) {
   const int64_t extent = old.extent();
   // The standard's code fragments, kept as written there.
   const int64_t nblocks = (gsize + (darg - 1)) / darg;
@@ -162,9 +161,9 @@ absl::StatusOr<LayoutRef> Darray(int64_t comm_size, int64_t rank,
     }
     const bool default_darg = darg == MPI_DISTRIBUTE_DFLT_DARG;
     if (!default_darg && darg < 1 && distribs[i] != MPI_DISTRIBUTE_NONE) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dargs[", i, "] is ", darg,
-          ", neither positive nor MPI_DISTRIBUTE_DFLT_DARG"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dargs[", i, "] is ", darg,
+                       ", neither positive nor MPI_DISTRIBUTE_DFLT_DARG"));
     }
     switch (distribs[i]) {
       case MPI_DISTRIBUTE_BLOCK:
@@ -172,10 +171,10 @@ absl::StatusOr<LayoutRef> Darray(int64_t comm_size, int64_t rank,
         block_sizes[i] = default_darg ? (gsize + psize - 1) / psize : darg;
         // darg * psize >= gsize, written so it cannot overflow.
         if (block_sizes[i] < (gsize + psize - 1) / psize) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "dargs[", i, "] = ", darg, " times psizes[", i, "] = ", psize,
-              " does not cover gsizes[", i, "] = ", gsize,
-              " with a block distribution"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("dargs[", i, "] = ", darg, " times psizes[", i,
+                           "] = ", psize, " does not cover gsizes[", i,
+                           "] = ", gsize, " with a block distribution"));
         }
         break;
       case MPI_DISTRIBUTE_CYCLIC:
@@ -191,9 +190,9 @@ absl::StatusOr<LayoutRef> Darray(int64_t comm_size, int64_t rank,
         block_sizes[i] = gsize;
         break;
       default:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "distribs[", i, "] is ", distribs[i],
-            ", not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("distribs[", i, "] is ", distribs[i],
+                         ", not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"));
     }
     // A block longer than the dimension deals the same typemap as one of
     // exactly its length (one block, to coordinate 0); clamping keeps
@@ -228,8 +227,8 @@ absl::StatusOr<LayoutRef> Darray(int64_t comm_size, int64_t rank,
   // One cyclic() per dimension, fastest first, each over the previous.
   LayoutRef part = LayoutRef::Share(&old);
   for (const size_t i : FastestFirst(ndims, order)) {
-    part = CyclicDimension(block_sizes[i], gsizes[i], coordinates[i],
-                           psizes[i], *part);
+    part = CyclicDimension(block_sizes[i], gsizes[i], coordinates[i], psizes[i],
+                           *part);
   }
   return part;
 }

@@ -70,8 +70,7 @@ SpecPtr SmallRandomSpec(std::mt19937_64& random, int depth) {
   while (true) {
     SpecPtr spec = testing::RandomSpec(random, depth);
     const Typemap typemap = Expand(*spec);
-    const std::vector<int64_t> offsets =
-        testing::PackedByteOffsets(typemap, 3);
+    const std::vector<int64_t> offsets = testing::PackedByteOffsets(typemap, 3);
     if (offsets.size() > 4096) continue;
     if (!offsets.empty()) {
       const auto [low, high] =
@@ -167,8 +166,7 @@ void CheckPack(const Layout& layout, const std::vector<int64_t>& offsets,
   for (int64_t p = 0; p < total; ++p) expected[p] = memory.at(offsets[p]);
 
   Bytes packed(total + 1, 0xee);
-  ASSERT_EQ(Pack(memory.pointer(), count, &layout, 0, packed.data(),
-                 total + 5),
+  ASSERT_EQ(Pack(memory.pointer(), count, &layout, 0, packed.data(), total + 5),
             total);
   ASSERT_EQ(Bytes(packed.begin(), packed.end() - 1), expected);
   ASSERT_EQ(packed[total], 0xee);
@@ -177,11 +175,11 @@ void CheckPack(const Layout& layout, const std::vector<int64_t>& offsets,
   // long one.
   auto check_piece = [&](int64_t offset, int64_t length) {
     Bytes piece(length + 1, 0xee);
-    const int64_t want = std::max<int64_t>(
-        0, std::min<int64_t>(length, total - offset));
-    ASSERT_EQ(Pack(memory.pointer(), count, &layout, offset, piece.data(),
-                   length),
-              want)
+    const int64_t want =
+        std::max<int64_t>(0, std::min<int64_t>(length, total - offset));
+    ASSERT_EQ(
+        Pack(memory.pointer(), count, &layout, offset, piece.data(), length),
+        want)
         << offset << "+" << length;
     for (int64_t i = 0; i < want; ++i) {
       ASSERT_EQ(piece[i], expected[offset + i]) << offset << "+" << i;
@@ -245,8 +243,8 @@ void CheckUnpack(const Layout& layout, const std::vector<int64_t>& offsets,
 void AppendSegmentBytes(const Segment* segments, int n, unsigned char* base,
                         std::vector<int64_t>& out) {
   for (int i = 0; i < n; ++i) {
-    const int64_t start = static_cast<unsigned char*>(segments[i].address) -
-                          base;
+    const int64_t start =
+        static_cast<unsigned char*>(segments[i].address) - base;
     for (int64_t b = 0; b < segments[i].length; ++b) out.push_back(start + b);
   }
 }
@@ -312,10 +310,10 @@ void CheckCopies(const testing::TypeSpec& source_spec,
   for (int64_t p = 0; p < copied; ++p) {
     expected.at(to[p]) = source_memory.at(from[p]);
   }
-  ASSERT_EQ(TypedCopy(source_memory.pointer(), source_count, source.get(),
-                      actual.pointer(), destination_count, destination.get(),
-                      bytes),
-            copied);
+  ASSERT_EQ(
+      TypedCopy(source_memory.pointer(), source_count, source.get(),
+                actual.pointer(), destination_count, destination.get(), bytes),
+      copied);
   ASSERT_EQ(actual.bytes(), expected.bytes());
 
   // The destination reads the source in batches: local = destination.

@@ -94,8 +94,8 @@ void FromExternal(NumberKind kind, int native_size, int external_size,
     case NumberKind::kIeeeFloat: {
       ReverseLowBytes(external, native, external_size);
       // Extend a shorter external integer: with its sign if signed.
-      const bool negative = kind == NumberKind::kSignedInteger &&
-                            (external[0] & 0x80) != 0;
+      const bool negative =
+          kind == NumberKind::kSignedInteger && (external[0] & 0x80) != 0;
       std::memset(native + external_size, negative ? 0xff : 0,
                   native_size - external_size);
       return;
@@ -106,8 +106,8 @@ void FromExternal(NumberKind kind, int native_size, int external_size,
 // Converts `elements` consecutive elements of `type` between their packed
 // native form (members back to back) and external32.
 template <bool kToExternal>
-void ConvertElements(const PredefinedType& type, int64_t elements,
-                     Byte* native, Byte* external) {
+void ConvertElements(const PredefinedType& type, int64_t elements, Byte* native,
+                     Byte* external) {
   for (int64_t e = 0; e < elements; ++e) {
     for (int m = 0; m < type.member_count; ++m) {
       const NumberMember& member = type.members[m];
@@ -116,8 +116,8 @@ void ConvertElements(const PredefinedType& type, int64_t elements,
           ToExternal(member.kind, member.native_size, member.external32_size,
                      native, external);
         } else {
-          FromExternal(member.kind, member.native_size,
-                       member.external32_size, external, native);
+          FromExternal(member.kind, member.native_size, member.external32_size,
+                       external, native);
         }
         native += member.native_size;
         external += member.external32_size;

@@ -28,9 +28,9 @@ Bytes Packed(MPI_Datatype type, const T* values, int64_t count = 1) {
   const Layout* layout = PredefinedLayout(type);
   Bytes out(External32Size(layout, count));
   int64_t position = 0;
-  EXPECT_TRUE(PackExternal32(values, count, layout, out.data(), out.size(),
-                             &position)
-                  .ok());
+  EXPECT_TRUE(
+      PackExternal32(values, count, layout, out.data(), out.size(), &position)
+          .ok());
   EXPECT_EQ(position, static_cast<int64_t>(out.size()));
   return out;
 }
@@ -63,15 +63,15 @@ TEST(External32Test, IntegersAreBigEndianAtTheStandardsSizes) {
   EXPECT_EQ(Packed(MPI_LONG, &big), (Bytes{0, 0, 0, 5}));
   const unsigned long u = 0xfffffffe;
   EXPECT_EQ(Packed(MPI_UNSIGNED_LONG, &u), (Bytes{0xff, 0xff, 0xff, 0xfe}));
-  EXPECT_EQ(Unpacked<unsigned long>(MPI_UNSIGNED_LONG,
-                                    Bytes{0xff, 0xff, 0xff, 0xfe}),
-            0xfffffffeul);
+  EXPECT_EQ(
+      Unpacked<unsigned long>(MPI_UNSIGNED_LONG, Bytes{0xff, 0xff, 0xff, 0xfe}),
+      0xfffffffeul);
   const long long ll = 0x0102030405060708;
   EXPECT_EQ(Packed(MPI_LONG_LONG, &ll), (Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
   const MPI_Aint a = -1;
   EXPECT_EQ(Packed(MPI_AINT, &a), Bytes(8, 0xff));
-  const __int128 wide = (static_cast<__int128>(0x0102030405060708) << 64) |
-                        0x090a0b0c0d0e0f10;
+  const __int128 wide =
+      (static_cast<__int128>(0x0102030405060708) << 64) | 0x090a0b0c0d0e0f10;
   EXPECT_EQ(Packed(MPI_INTEGER16, &wide),
             (Bytes{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}));
   const char c[3] = {'a', 'b', 'c'};
@@ -157,8 +157,8 @@ TEST(External32Test, DerivedTypesInTypemapOrder) {
   // {int at 8, short at 0}: the int goes first.
   const std::vector<const Layout*> types = {PredefinedLayout(MPI_INT),
                                             PredefinedLayout(MPI_SHORT)};
-  const LayoutRef type = Struct(std::vector<int64_t>{1, 1},
-                                std::vector<int64_t>{8, 0}, types);
+  const LayoutRef type =
+      Struct(std::vector<int64_t>{1, 1}, std::vector<int64_t>{8, 0}, types);
   EXPECT_EQ(type->external32_size(), 6);
   unsigned char memory[24] = {};  // two items of extent 12
   const short s = 0x0102;
@@ -167,9 +167,9 @@ TEST(External32Test, DerivedTypesInTypemapOrder) {
   std::memcpy(memory + 8, &i, 4);
   Bytes out(2 + 12, 0xee);
   int64_t position = 2;
-  ASSERT_TRUE(PackExternal32(memory, 2, type.get(), out.data(), out.size(),
-                             &position)
-                  .ok());
+  ASSERT_TRUE(
+      PackExternal32(memory, 2, type.get(), out.data(), out.size(), &position)
+          .ok());
   EXPECT_EQ(position, 14);
   EXPECT_EQ(out, (Bytes{0xee, 0xee, 3, 4, 5, 6, 1, 2, 0, 0, 0, 0, 0, 0}));
 }
@@ -191,8 +191,8 @@ TEST(External32Test, TooLittleRoomIsAnErrorThatWritesNothing) {
             absl::StatusCode::kOutOfRange);
   EXPECT_EQ(back[0], 0);
   position = -1;
-  EXPECT_FALSE(PackExternal32(values, 1, PredefinedLayout(MPI_INT),
-                              out.data(), 7, &position)
+  EXPECT_FALSE(PackExternal32(values, 1, PredefinedLayout(MPI_INT), out.data(),
+                              7, &position)
                    .ok());
   // A null layout is bytes, copied as they are.
   position = 1;
@@ -232,8 +232,7 @@ TEST(External32Test, EveryPredefinedTypeRoundTrips) {
               const bool negative =
                   member.kind == NumberKind::kSignedInteger &&
                   (number[member.external32_size - 1] & 0x80) != 0;
-              std::memset(number + member.external32_size,
-                          negative ? 0xff : 0,
+              std::memset(number + member.external32_size, negative ? 0xff : 0,
                           member.native_size - member.external32_size);
             }
             break;
@@ -296,8 +295,7 @@ TEST(External32Test, RandomTypesMatchTheReference) {
                                external.size(), &position)
                     .ok());
     ASSERT_EQ(position, static_cast<int64_t>(external.size()));
-    const Bytes expected =
-        testing::ReferenceExternal32(typemap, count, base);
+    const Bytes expected = testing::ReferenceExternal32(typemap, count, base);
     ASSERT_EQ(Bytes(external.begin() + 3, external.end()), expected);
 
     // Unpack into a copy with other bytes: the typemap's bytes come back,
@@ -327,7 +325,8 @@ TEST(External32Test, RandomTypesMatchTheReference) {
     }
     for (int64_t at = low; at < high; ++at) {
       if (x87.count(at)) continue;
-      ASSERT_EQ(back_base[at], data.count(at) ? base[at] : before[at - low + 16])
+      ASSERT_EQ(back_base[at],
+                data.count(at) ? base[at] : before[at - low + 16])
           << at;
     }
     // Packing what came back gives the same external32 bytes, unless

@@ -97,10 +97,10 @@ int64_t Layout::ElementsIn(int64_t packed_bytes) const {
 }
 
 std::string Layout::DebugString() const {
-  std::string text = absl::StrCat(
-      "size=", size_, " lb=", lb_, " ub=", ub_, " true_lb=", true_lb_,
-      " true_ub=", true_ub_, has_explicit_bounds_ ? " (explicit)" : "",
-      " runs=[");
+  std::string text =
+      absl::StrCat("size=", size_, " lb=", lb_, " ub=", ub_,
+                   " true_lb=", true_lb_, " true_ub=", true_ub_,
+                   has_explicit_bounds_ ? " (explicit)" : "", " runs=[");
   for (const Run& run : runs_) {
     absl::StrAppend(&text, "{", run.offset, ",", run.length, ",", run.count,
                     ",", run.stride, "}");

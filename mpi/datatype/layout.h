@@ -13,11 +13,11 @@
 // displacement of the typemap unless it holds explicit bound markers
 // (MPI_Type_create_resized puts them there; subarray and darray types have
 // them by definition), in which case only the markers count, also inside a
-// struct that mixes marked and unmarked members. Like MPICH, the alignment padding the standard calls epsilon is
-// added to a struct's extent only (rounded up to the largest alignment of
-// its members' basic types), never to a type with markers. A typemap with no
-// entry at all (a count of 0, all blocklengths 0) has lb = ub = true_lb =
-// true_ub = 0, as MPICH reports it.
+// struct that mixes marked and unmarked members. Like MPICH, the alignment
+// padding the standard calls epsilon is added to a struct's extent only
+// (rounded up to the largest alignment of its members' basic types), never to a
+// type with markers. A typemap with no entry at all (a count of 0, all
+// blocklengths 0) has lb = ub = true_lb = true_ub = 0, as MPICH reports it.
 //
 // Owned by: mpi/datatype. Called by: the MPI_Type_* bindings (construction,
 // MPI_Type_size / get_extent / get_true_extent, MPI_Get_elements), p2p and

@@ -26,12 +26,10 @@ void LayoutBuilder::AppendBlocks(const Layout& old, int64_t count,
   const int64_t extent = old.extent();
   const int64_t block_span = (blocklength - 1) * extent;
   const int64_t blocks_span = (count - 1) * stride;
-  const int64_t lowest =
-      displacement + std::min<int64_t>(0, block_span) +
-      std::min<int64_t>(0, blocks_span);
-  const int64_t highest =
-      displacement + std::max<int64_t>(0, block_span) +
-      std::max<int64_t>(0, blocks_span);
+  const int64_t lowest = displacement + std::min<int64_t>(0, block_span) +
+                         std::min<int64_t>(0, blocks_span);
+  const int64_t highest = displacement + std::max<int64_t>(0, block_span) +
+                          std::max<int64_t>(0, blocks_span);
   if (old.has_explicit_bounds()) {
     has_markers_ = true;
     marker_lb_ = std::min(marker_lb_, lowest + old.lb());
@@ -51,8 +49,7 @@ void LayoutBuilder::AppendBlocks(const Layout& old, int64_t count,
   // run, and the blocks continue it (a vector of single doubles).
   const std::span<const Run> runs = old.runs();
   if (runs.size() == 1) {
-    const std::optional<Run> block =
-        RunOfCopies(runs[0], blocklength, extent);
+    const std::optional<Run> block = RunOfCopies(runs[0], blocklength, extent);
     if (block.has_value()) {
       const std::optional<Run> all = RunOfCopies(*block, count, stride);
       if (all.has_value()) {
@@ -61,8 +58,8 @@ void LayoutBuilder::AppendBlocks(const Layout& old, int64_t count,
         return;
       }
       for (int64_t i = 0; i < count; ++i) {
-        AppendRun(Run{block->offset + displacement + i * stride,
-                      block->length, block->count, block->stride});
+        AppendRun(Run{block->offset + displacement + i * stride, block->length,
+                      block->count, block->stride});
       }
       return;
     }
@@ -149,9 +146,8 @@ const Layout* LayoutBuilder::BuildPredefined(const PredefinedType& type) {
   LayoutBuilder builder;
   for (int i = 0; i < type.member_count; ++i) {
     const NumberMember& member = type.members[i];
-    builder.AppendRun(
-        Run{member.offset, int64_t{member.native_size} * member.components, 1,
-            0});
+    builder.AppendRun(Run{
+        member.offset, int64_t{member.native_size} * member.components, 1, 0});
   }
   Layout* layout = new Layout;
   layout->immortal_ = true;

@@ -48,8 +48,7 @@ class LayoutBuilder {
   static constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
   void AppendRun(const Run& run);
-  void AppendSignature(std::span<const SignatureRun> signature,
-                       int64_t times);
+  void AppendSignature(std::span<const SignatureRun> signature, int64_t times);
   LayoutRef Build(Bounds bounds, int64_t lb, int64_t extent);
 
   std::vector<Run> runs_;

@@ -47,8 +47,7 @@ Runs RunsOf(const Layout& layout) {
 // extent 16.
 LayoutRef DoubleChar() {
   const std::vector<const Layout*> types = {&Double(), &Char()};
-  return Struct(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 8},
-                types);
+  return Struct(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 8}, types);
 }
 
 TEST(LayoutTest, PredefinedLayouts) {
@@ -140,9 +139,9 @@ TEST(LayoutTest, StandardExampleStruct) {
 TEST(LayoutTest, OnlyStructsArePadded) {
   ExpectBounds(*Hvector(2, 1, 5, Int()), {8, 0, 9, 0, 9});
   const std::vector<const Layout*> types = {&Int(), &Int()};
-  ExpectBounds(*Struct(std::vector<int64_t>{1, 1},
-                       std::vector<int64_t>{0, 5}, types),
-               {8, 0, 12, 0, 9});
+  ExpectBounds(
+      *Struct(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 5}, types),
+      {8, 0, 12, 0, 9});
   // A struct's padding survives replication, and an hvector of it keeps
   // the struct's extent per copy.
   ExpectBounds(*Hvector(2, 1, 20, *DoubleChar()), {18, 0, 36, 0, 29});
@@ -160,8 +159,8 @@ TEST(LayoutTest, RegularRepetitionIsOneRun) {
   const LayoutRef dense = Vector(4, 2, 2, Int());
   EXPECT_EQ(RunsOf(*dense), (Runs{{0, 32, 1, 0}}));
   EXPECT_TRUE(dense->IsContiguous(7));
-  const LayoutRef abutting = Indexed(std::vector<int64_t>{2, 3},
-                                     std::vector<int64_t>{0, 2}, Int());
+  const LayoutRef abutting =
+      Indexed(std::vector<int64_t>{2, 3}, std::vector<int64_t>{0, 2}, Int());
   EXPECT_EQ(RunsOf(*abutting), (Runs{{0, 20, 1, 0}}));
   EXPECT_EQ(RunsOf(*Contiguous(1000, Double())), (Runs{{0, 8000, 1, 0}}));
 
@@ -250,8 +249,7 @@ TEST(LayoutTest, SubarrayRejectsInconsistentArguments) {
 // (CYCLIC(10), *, BLOCK) onto PROCESSES(2, 1, 3), Fortran order.
 TEST(LayoutTest, StandardExampleDarray) {
   const std::vector<int64_t> gsizes = {100, 200, 300};
-  const std::vector<int> distribs = {MPI_DISTRIBUTE_CYCLIC,
-                                     MPI_DISTRIBUTE_NONE,
+  const std::vector<int> distribs = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE,
                                      MPI_DISTRIBUTE_BLOCK};
   const std::vector<int64_t> dargs = {10, MPI_DISTRIBUTE_DFLT_DARG,
                                       MPI_DISTRIBUTE_DFLT_DARG};
@@ -277,16 +275,16 @@ TEST(LayoutTest, DarrayBlocksAndLastPartialBlock) {
   const std::vector<int64_t> gsizes = {10};
   const std::vector<int64_t> psizes = {2};
   // cyclic(3) of 10 over 2: rank 1 owns [3, 6) and [9, 10).
-  const LayoutRef cyclic = *Darray(
-      2, 1, gsizes, std::vector<int>{MPI_DISTRIBUTE_CYCLIC},
-      std::vector<int64_t>{3}, psizes, MPI_ORDER_C, Int());
+  const LayoutRef cyclic =
+      *Darray(2, 1, gsizes, std::vector<int>{MPI_DISTRIBUTE_CYCLIC},
+              std::vector<int64_t>{3}, psizes, MPI_ORDER_C, Int());
   EXPECT_EQ(RunsOf(*cyclic), (Runs{{12, 12, 1, 0}, {36, 4, 1, 0}}));
   ExpectBounds(*cyclic, {16, 0, 40, 12, 40});
   // Default block over 3: blocks of 4, rank 2 owns [8, 10).
-  const LayoutRef block = *Darray(
-      3, 2, gsizes, std::vector<int>{MPI_DISTRIBUTE_BLOCK},
-      std::vector<int64_t>{MPI_DISTRIBUTE_DFLT_DARG},
-      std::vector<int64_t>{3}, MPI_ORDER_C, Int());
+  const LayoutRef block =
+      *Darray(3, 2, gsizes, std::vector<int>{MPI_DISTRIBUTE_BLOCK},
+              std::vector<int64_t>{MPI_DISTRIBUTE_DFLT_DARG},
+              std::vector<int64_t>{3}, MPI_ORDER_C, Int());
   EXPECT_EQ(RunsOf(*block), (Runs{{32, 8, 1, 0}}));
   // A process with no block holds nothing but keeps the array's extent.
   const LayoutRef nothing = *Darray(
@@ -325,16 +323,15 @@ TEST(LayoutTest, ResizedBoundsReplaceTheData) {
   EXPECT_EQ(two->RunOfItems(3), (datatype::Run{0, 4, 6, 12}));
 
   // An extent smaller than the data makes items overlap.
-  const LayoutRef overlapping = Contiguous(2, *Resized(*Contiguous(4, Int()),
-                                                       0, 8));
+  const LayoutRef overlapping =
+      Contiguous(2, *Resized(*Contiguous(4, Int()), 0, 8));
   EXPECT_EQ(RunsOf(*overlapping), (Runs{{0, 16, 2, 8}}));
   ExpectBounds(*overlapping, {32, 0, 16, 0, 24});
 
   // A resized type is never padded, even in a struct.
   const LayoutRef nine = Resized(Double(), 0, 9);
   const std::vector<const Layout*> types = {nine.get()};
-  ExpectBounds(*Struct(std::vector<int64_t>{1}, std::vector<int64_t>{0},
-                       types),
+  ExpectBounds(*Struct(std::vector<int64_t>{1}, std::vector<int64_t>{0}, types),
                {8, 0, 9, 0, 8});
 }
 
@@ -343,8 +340,8 @@ TEST(LayoutTest, ResizedBoundsReplaceTheData) {
 TEST(LayoutTest, ExplicitBoundsAreStickyInAStruct) {
   const LayoutRef marked = Resized(Int(), 0, 4);
   const std::vector<const Layout*> types = {marked.get(), &Int()};
-  const LayoutRef type = Struct(std::vector<int64_t>{1, 1},
-                                std::vector<int64_t>{0, 100}, types);
+  const LayoutRef type =
+      Struct(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 100}, types);
   ExpectBounds(*type, {8, 0, 4, 0, 104});
   EXPECT_TRUE(type->has_explicit_bounds());
 }
@@ -375,13 +372,13 @@ TEST(LayoutTest, ElementsCountPairMembersSeparately) {
   EXPECT_EQ(pairs->size(), 36);
   EXPECT_EQ(pairs->basic_elements(), 6);
   const std::pair<int64_t, int64_t> expected[] = {
-      {0, 0}, {4, -1}, {8, 1}, {10, -1}, {12, 2},  {20, 3},
-      {24, 4}, {36, 6}, {44, 7}, {48, 8}, {72, 12}, {73, -1}};
+      {0, 0},  {4, -1}, {8, 1},  {10, -1}, {12, 2},  {20, 3},
+      {24, 4}, {36, 6}, {44, 7}, {48, 8},  {72, 12}, {73, -1}};
   for (auto [bytes, elements] : expected) {
     EXPECT_EQ(pairs->ElementsIn(bytes), elements) << bytes;
   }
-  const std::vector<const Layout*> types = {
-      &Double(), &Int(), PredefinedLayout(MPI_SHORT)};
+  const std::vector<const Layout*> types = {&Double(), &Int(),
+                                            PredefinedLayout(MPI_SHORT)};
   const LayoutRef mixed = Struct(std::vector<int64_t>{1, 2, 1},
                                  std::vector<int64_t>{0, 8, 16}, types);
   EXPECT_EQ(mixed->ElementsIn(8), 1);

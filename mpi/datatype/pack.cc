@@ -78,10 +78,21 @@ void CopyBytes(uintptr_t user, char* stream, int64_t length) {
 
 // `blocks` blocks of exactly kLength bytes, `stride` apart in user memory:
 // with the length a constant, each memcpy compiles to a few moves.
+// Four blocks per turn: a loop of one tiny copy is bound by its own
+// bookkeeping, not by the copy.
 template <int64_t kLength, bool kPack>
 void MoveFixedBlocks(uintptr_t user, int64_t stride, int64_t blocks,
                      char* stream) {
-  for (int64_t i = 0; i < blocks; ++i) {
+  int64_t i = 0;
+  for (; i + 4 <= blocks; i += 4) {
+    CopyBytes<kPack>(user, stream, kLength);
+    CopyBytes<kPack>(user + stride, stream + kLength, kLength);
+    CopyBytes<kPack>(user + 2 * stride, stream + 2 * kLength, kLength);
+    CopyBytes<kPack>(user + 3 * stride, stream + 3 * kLength, kLength);
+    user += 4 * stride;
+    stream += 4 * kLength;
+  }
+  for (; i < blocks; ++i) {
     CopyBytes<kPack>(user, stream, kLength);
     user += stride;
     stream += kLength;
@@ -104,8 +115,8 @@ void MoveShortBlocks(uintptr_t user, int64_t stride, int64_t length,
 }
 
 template <bool kPack>
-void MoveBlocks(uintptr_t user, int64_t stride, int64_t length,
-                int64_t blocks, char* stream) {
+void MoveBlocks(uintptr_t user, int64_t stride, int64_t length, int64_t blocks,
+                char* stream) {
   switch (length) {
     case 1:
       return MoveFixedBlocks<1, kPack>(user, stride, blocks, stream);
@@ -158,6 +169,26 @@ void MoveBlocks(uintptr_t user, int64_t stride, int64_t length,
 template <bool kPack>
 void Move(StreamPosition& position, char* stream, int64_t bytes) {
   const Run* runs = position.runs();
+  // Whole items from an item's start: only the runs' own loops, with no
+  // position to keep per run (what a struct of a few members needs).
+  if (position.run == 0 && position.block == 0 && position.byte == 0 &&
+      bytes >= position.item_size) {
+    const int64_t items = bytes / position.item_size;
+    uintptr_t item_address =
+        position.base + position.item * position.item_extent;
+    for (int64_t i = 0; i < items; ++i) {
+      for (int64_t r = 0; r < position.num_runs; ++r) {
+        const Run& run = runs[r];
+        MoveBlocks<kPack>(item_address + run.offset, run.stride, run.length,
+                          run.count, stream);
+        stream += run.length * run.count;
+      }
+      item_address += position.item_extent;
+    }
+    position.item += items;
+    position.offset += items * position.item_size;
+    bytes -= items * position.item_size;
+  }
   while (bytes > 0) {
     const Run& run = runs[position.run];
     const uintptr_t block_address = position.base +
@@ -173,8 +204,10 @@ void Move(StreamPosition& position, char* stream, int64_t bytes) {
         ++position.block;
       }
     } else {
-      const int64_t blocks =
-          std::min(run.count - position.block, bytes / run.length);
+      // The rest of the run, unless the byte count ends inside it (only
+      // then divide: a division per run costs more than a small block).
+      int64_t blocks = run.count - position.block;
+      if (blocks * run.length > bytes) blocks = bytes / run.length;
       MoveBlocks<kPack>(block_address, run.stride, run.length, blocks, stream);
       moved = blocks * run.length;
       position.block += blocks;
@@ -206,9 +239,8 @@ uintptr_t DataStart(const void* buffer, const Layout* layout) {
 int64_t Pack(const void* buffer, int64_t count, const Layout* layout,
              int64_t packed_offset, void* destination, int64_t max_bytes) {
   StreamPosition position(buffer, count, layout);
-  const int64_t bytes =
-      std::min(max_bytes, position.total - std::min(packed_offset,
-                                                    position.total));
+  const int64_t bytes = std::min(
+      max_bytes, position.total - std::min(packed_offset, position.total));
   if (bytes <= 0) return 0;
   position.Seek(packed_offset);
   Move<true>(position, static_cast<char*>(destination), bytes);
@@ -218,8 +250,8 @@ int64_t Pack(const void* buffer, int64_t count, const Layout* layout,
 int64_t Unpack(const void* source, int64_t bytes, void* buffer, int64_t count,
                const Layout* layout, int64_t packed_offset) {
   StreamPosition position(buffer, count, layout);
-  bytes = std::min(bytes,
-                   position.total - std::min(packed_offset, position.total));
+  bytes =
+      std::min(bytes, position.total - std::min(packed_offset, position.total));
   if (bytes <= 0) return 0;
   position.Seek(packed_offset);
   // The stream is only read; Move's pointer is non-const for Pack's sake.
@@ -241,8 +273,8 @@ int64_t TypedCopy(const void* source, int64_t source_count,
                 Memory(DataStart(destination, destination_layout)), bytes);
   }
   if (IsContiguous(source_layout, source_count)) {
-    return Unpack(Memory(DataStart(source, source_layout)), bytes,
-                  destination, destination_count, destination_layout, 0);
+    return Unpack(Memory(DataStart(source, source_layout)), bytes, destination,
+                  destination_count, destination_layout, 0);
   }
   // Otherwise walk both sides' segments in step, a batch at a time.
   constexpr int kBatch = 64;
@@ -253,16 +285,15 @@ int64_t TypedCopy(const void* source, int64_t source_count,
                                    destination_layout);
   int64_t copied = 0;
   while (copied < bytes) {
-    const SegmentPairing batch =
-        PairSegments(source_cursor, destination_cursor, from, to, kBatch,
-                     bytes - copied);
+    const SegmentPairing batch = PairSegments(source_cursor, destination_cursor,
+                                              from, to, kBatch, bytes - copied);
     int i = 0;
     int j = 0;
     int64_t from_done = 0;  // bytes already copied of from[i]
     int64_t to_done = 0;    // and of to[j]
     while (i < batch.local_segments && j < batch.remote_segments) {
-      const int64_t length = std::min(from[i].length - from_done,
-                                      to[j].length - to_done);
+      const int64_t length =
+          std::min(from[i].length - from_done, to[j].length - to_done);
       std::memcpy(static_cast<char*>(to[j].address) + to_done,
                   static_cast<const char*>(from[i].address) + from_done,
                   length);
@@ -296,15 +327,13 @@ int SegmentCursor::Fill(Segment* out, int max_segments, int64_t max_bytes) {
   int filled = 0;
   while (budget > 0) {
     const Run& run = runs[position.run];
-    const uintptr_t address = position.base +
-                              position.item * position.item_extent +
-                              run.offset + position.block * run.stride +
-                              position.byte;
+    const uintptr_t address =
+        position.base + position.item * position.item_extent + run.offset +
+        position.block * run.stride + position.byte;
     const int64_t length = std::min(run.length - position.byte, budget);
     Segment* last = filled > 0 ? &out[filled - 1] : nullptr;
     if (last != nullptr &&
-        reinterpret_cast<uintptr_t>(last->address) + last->length ==
-            address) {
+        reinterpret_cast<uintptr_t>(last->address) + last->length == address) {
       last->length += length;  // adjacent blocks make one segment
     } else if (filled < max_segments) {
       out[filled++] = Segment{Memory(address), length};
@@ -335,8 +364,7 @@ SegmentPairing PairSegments(SegmentCursor& local, SegmentCursor& remote,
   pairing.local_segments = local.Fill(local_out, max_segments, max_bytes);
   const int64_t local_bytes = local.position() - local_start;
   const int64_t remote_start = remote.position();
-  pairing.remote_segments =
-      remote.Fill(remote_out, max_segments, local_bytes);
+  pairing.remote_segments = remote.Fill(remote_out, max_segments, local_bytes);
   pairing.bytes = remote.position() - remote_start;
   if (pairing.bytes < local_bytes) {
     // The remote side ran out of entries (or of data) first: give back the

@@ -55,8 +55,8 @@ TEST(PackTest, VectorAtEveryOffsetAndLength) {
       for (int64_t byte = 0; byte < 48; ++byte) {
         const int64_t block = byte / 12;
         const int64_t position = block * 4 + byte % 12;  // in the stream
-        const bool written = byte % 12 < 4 && position >= offset &&
-                             position < offset + want;
+        const bool written =
+            byte % 12 < 4 && position >= offset && position < offset + want;
         ASSERT_EQ(target[byte], written ? memory[byte] : 0xaa)
             << offset << " " << length << " " << byte;
       }
@@ -98,13 +98,13 @@ TEST(PackTest, EveryShortBlockLength) {
         Vector(5, length, length + 3, *PredefinedLayout(MPI_BYTE));
     const Bytes memory = Counting(5 * (length + 3), 7);
     Bytes packed(5 * length + 1, 0xee);
-    ASSERT_EQ(Pack(memory.data(), 1, blocks.get(), 0, packed.data(),
-                   5 * length),
-              5 * length);
+    ASSERT_EQ(
+        Pack(memory.data(), 1, blocks.get(), 0, packed.data(), 5 * length),
+        5 * length);
     Bytes target(memory.size(), 0xaa);
-    ASSERT_EQ(Unpack(packed.data(), 5 * length, target.data(), 1,
-                     blocks.get(), 0),
-              5 * length);
+    ASSERT_EQ(
+        Unpack(packed.data(), 5 * length, target.data(), 1, blocks.get(), 0),
+        5 * length);
     for (int64_t block = 0; block < 5; ++block) {
       for (int64_t b = 0; b < length + 3; ++b) {
         const int64_t at = block * (length + 3) + b;
@@ -127,8 +127,7 @@ TEST(PackTest, AbsoluteAddressesFromBottom) {
   const std::vector<int64_t> addresses = {
       static_cast<int64_t>(reinterpret_cast<intptr_t>(&second)),
       static_cast<int64_t>(reinterpret_cast<intptr_t>(&first))};
-  const LayoutRef type =
-      Hindexed(std::vector<int64_t>{1, 1}, addresses, Int());
+  const LayoutRef type = Hindexed(std::vector<int64_t>{1, 1}, addresses, Int());
   int packed[2];
   ASSERT_EQ(Pack(MPI_BOTTOM, 1, type.get(), 0, packed, 8), 8);
   EXPECT_EQ(packed[0], second);
@@ -153,8 +152,8 @@ TEST(PackTest, TypedCopyBetweenLayoutsOfOneSignature) {
   EXPECT_EQ(TypedCopy(values.data(), 4, &Int(), target.data() + 2, 1,
                       column.get(), 16),
             16);
-  EXPECT_EQ(target, (std::vector<int>{-1, -1, 101, -1, -1, 104, -1, -1, 107,
-                                      -1, -1, 110}));
+  EXPECT_EQ(target, (std::vector<int>{-1, -1, 101, -1, -1, 104, -1, -1, 107, -1,
+                                      -1, 110}));
 
   // Two non-contiguous layouts: a column into a row-major block of a
   // 2-wide matrix, with a byte limit that stops inside an item.
@@ -204,8 +203,7 @@ TEST(PackTest, SegmentCursorCoalescesAdjacentBlocks) {
   // {int at 0, int at 8}, extent 12: item blocks [0,4) [8,12) [12,16)
   // [20,24) ...; the blocks meeting at item boundaries are one segment.
   const LayoutRef pair = Resized(
-      *Hindexed(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 8},
-                Int()),
+      *Hindexed(std::vector<int64_t>{1, 1}, std::vector<int64_t>{0, 8}, Int()),
       0, 12);
   char memory[36];
   SegmentCursor cursor(memory, 3, pair.get());
@@ -234,9 +232,8 @@ TEST(PackTest, PairSegmentsBuildsEqualBatches) {
   Segment remote_segments[4];
   int batches = 0;
   while (!local_cursor.done()) {
-    const SegmentPairing pairing =
-        PairSegments(local_cursor, remote_cursor, local_segments,
-                     remote_segments, 4, 1000);
+    const SegmentPairing pairing = PairSegments(
+        local_cursor, remote_cursor, local_segments, remote_segments, 4, 1000);
     ASSERT_GT(pairing.bytes, 0);
     ASSERT_LE(pairing.remote_segments, 4);
     ASSERT_LE(pairing.local_segments, 4);
@@ -256,8 +253,7 @@ TEST(PackTest, PairSegmentsBuildsEqualBatches) {
     // process_vm_readv: remote into local, in order.
     char* into = static_cast<char*>(local_segments[0].address);
     for (int i = 0; i < pairing.remote_segments; ++i) {
-      std::memcpy(into, remote_segments[i].address,
-                  remote_segments[i].length);
+      std::memcpy(into, remote_segments[i].address, remote_segments[i].length);
       into += remote_segments[i].length;
     }
     ++batches;

@@ -112,9 +112,8 @@ Table BuildTable() {
   t.Add(MPI_UNSIGNED,
         Single<unsigned>("MPI_UNSIGNED", Number<unsigned>(kUnsigned)));
   t.Add(MPI_UNSIGNED_LONG,
-        Single<unsigned long>(
-            "MPI_UNSIGNED_LONG",
-            Number<unsigned long>(kUnsigned, kExternalLong)));
+        Single<unsigned long>("MPI_UNSIGNED_LONG",
+                              Number<unsigned long>(kUnsigned, kExternalLong)));
   t.Add(MPI_UNSIGNED_LONG_LONG,
         Single<unsigned long long>("MPI_UNSIGNED_LONG_LONG",
                                    Number<unsigned long long>(kUnsigned)));
@@ -132,8 +131,7 @@ Table BuildTable() {
   t.Add(MPI_CXX_DOUBLE_COMPLEX,
         Single<DoubleComplex>("MPI_CXX_DOUBLE_COMPLEX",
                               ComplexNumber<double>(kFloat)));
-  t.Add(MPI_INTEGER,
-        Single<int32_t>("MPI_INTEGER", Number<int32_t>(kSigned)));
+  t.Add(MPI_INTEGER, Single<int32_t>("MPI_INTEGER", Number<int32_t>(kSigned)));
   t.Add(MPI_LOGICAL,
         Single<int32_t>("MPI_LOGICAL", Number<int32_t>(K::kLogical)));
   t.Add(MPI_REAL, Single<float>("MPI_REAL", Number<float>(kFloat)));
@@ -144,10 +142,10 @@ Table BuildTable() {
   t.Add(MPI_DOUBLE_COMPLEX,
         Single<DoubleComplex>("MPI_DOUBLE_COMPLEX",
                               ComplexNumber<double>(kFloat)));
-  t.Add(MPI_LONG_DOUBLE,
-        Single<LongDouble>(
-            "MPI_LONG_DOUBLE",
-            Number<LongDouble>(kLongDouble, kExternalLongDouble)));
+  t.Add(
+      MPI_LONG_DOUBLE,
+      Single<LongDouble>("MPI_LONG_DOUBLE",
+                         Number<LongDouble>(kLongDouble, kExternalLongDouble)));
   t.Add(MPI_C_LONG_DOUBLE_COMPLEX,
         Single<LongDoubleComplex>(
             "MPI_C_LONG_DOUBLE_COMPLEX",
@@ -157,20 +155,18 @@ Table BuildTable() {
             "MPI_CXX_LONG_DOUBLE_COMPLEX",
             ComplexNumber<LongDouble>(kLongDouble, kExternalLongDouble)));
 
-  t.Add(MPI_FLOAT_INT,
-        Pair<float, int>("MPI_FLOAT_INT", Number<float>(kFloat),
-                         Number<int>(kSigned)));
+  t.Add(MPI_FLOAT_INT, Pair<float, int>("MPI_FLOAT_INT", Number<float>(kFloat),
+                                        Number<int>(kSigned)));
   t.Add(MPI_DOUBLE_INT,
         Pair<double, int>("MPI_DOUBLE_INT", Number<double>(kFloat),
                           Number<int>(kSigned)));
   t.Add(MPI_LONG_INT,
         Pair<long, int>("MPI_LONG_INT", Number<long>(kSigned, kExternalLong),
                         Number<int>(kSigned)));
-  t.Add(MPI_2INT, Pair<int, int>("MPI_2INT", Number<int>(kSigned),
-                                 Number<int>(kSigned)));
-  t.Add(MPI_SHORT_INT,
-        Pair<short, int>("MPI_SHORT_INT", Number<short>(kSigned),
-                         Number<int>(kSigned)));
+  t.Add(MPI_2INT,
+        Pair<int, int>("MPI_2INT", Number<int>(kSigned), Number<int>(kSigned)));
+  t.Add(MPI_SHORT_INT, Pair<short, int>("MPI_SHORT_INT", Number<short>(kSigned),
+                                        Number<int>(kSigned)));
   t.Add(MPI_LONG_DOUBLE_INT,
         Pair<LongDouble, int>(
             "MPI_LONG_DOUBLE_INT",
@@ -187,8 +183,8 @@ Table BuildTable() {
 
   t.Add(MPI_C_BOOL, Single<bool>("MPI_C_BOOL", Number<bool>(K::kBool)));
   t.Add(MPI_CXX_BOOL, Single<bool>("MPI_CXX_BOOL", Number<bool>(K::kBool)));
-  t.Add(MPI_WCHAR, Single<wchar_t>("MPI_WCHAR", Number<wchar_t>(
-                                                    kUnsigned, kExternalWchar)));
+  t.Add(MPI_WCHAR, Single<wchar_t>("MPI_WCHAR",
+                                   Number<wchar_t>(kUnsigned, kExternalWchar)));
   t.Add(MPI_INT8_T, Single<int8_t>("MPI_INT8_T", Number<int8_t>(kSigned)));
   t.Add(MPI_UINT8_T,
         Single<uint8_t>("MPI_UINT8_T", Number<uint8_t>(kUnsigned)));
@@ -198,24 +194,20 @@ Table BuildTable() {
   t.Add(MPI_UNSIGNED_CHAR,
         Single<unsigned char>("MPI_UNSIGNED_CHAR",
                               Number<unsigned char>(kUnsigned)));
-  t.Add(MPI_BYTE, Single<unsigned char>("MPI_BYTE",
-                                        Number<unsigned char>(kRaw)));
-  t.Add(MPI_INT16_T,
-        Single<int16_t>("MPI_INT16_T", Number<int16_t>(kSigned)));
+  t.Add(MPI_BYTE,
+        Single<unsigned char>("MPI_BYTE", Number<unsigned char>(kRaw)));
+  t.Add(MPI_INT16_T, Single<int16_t>("MPI_INT16_T", Number<int16_t>(kSigned)));
   t.Add(MPI_UINT16_T,
         Single<uint16_t>("MPI_UINT16_T", Number<uint16_t>(kUnsigned)));
-  t.Add(MPI_INT32_T,
-        Single<int32_t>("MPI_INT32_T", Number<int32_t>(kSigned)));
+  t.Add(MPI_INT32_T, Single<int32_t>("MPI_INT32_T", Number<int32_t>(kSigned)));
   t.Add(MPI_UINT32_T,
         Single<uint32_t>("MPI_UINT32_T", Number<uint32_t>(kUnsigned)));
-  t.Add(MPI_INT64_T,
-        Single<int64_t>("MPI_INT64_T", Number<int64_t>(kSigned)));
+  t.Add(MPI_INT64_T, Single<int64_t>("MPI_INT64_T", Number<int64_t>(kSigned)));
   t.Add(MPI_UINT64_T,
         Single<uint64_t>("MPI_UINT64_T", Number<uint64_t>(kUnsigned)));
 
   // Fortran types by size, as C programs see them.
-  t.Add(MPI_INTEGER1,
-        Single<int8_t>("MPI_INTEGER1", Number<int8_t>(kSigned)));
+  t.Add(MPI_INTEGER1, Single<int8_t>("MPI_INTEGER1", Number<int8_t>(kSigned)));
   t.Add(MPI_CHARACTER, Single<char>("MPI_CHARACTER", Number<char>(kRaw)));
   t.Add(MPI_INTEGER2,
         Single<int16_t>("MPI_INTEGER2", Number<int16_t>(kSigned)));
@@ -230,13 +222,11 @@ Table BuildTable() {
   t.Add(MPI_INTEGER16,
         Single<__int128>("MPI_INTEGER16", Number<__int128>(kSigned)));
   // REAL*16 is the x87 long double here, as in mpi/datatype.cc.
-  t.Add(MPI_REAL16,
-        Single<LongDouble>(
-            "MPI_REAL16",
-            Number<LongDouble>(kLongDouble, kExternalLongDouble)));
+  t.Add(MPI_REAL16, Single<LongDouble>(
+                        "MPI_REAL16",
+                        Number<LongDouble>(kLongDouble, kExternalLongDouble)));
   t.Add(MPI_COMPLEX16,
-        Single<DoubleComplex>("MPI_COMPLEX16",
-                              ComplexNumber<double>(kFloat)));
+        Single<DoubleComplex>("MPI_COMPLEX16", ComplexNumber<double>(kFloat)));
   t.Add(MPI_COMPLEX32,
         Single<LongDoubleComplex>(
             "MPI_COMPLEX32",

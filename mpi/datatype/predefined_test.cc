@@ -31,8 +31,8 @@ TEST(PredefinedTest, EveryHandleInTheRangeIsFoundByItsOwnValue) {
     int64_t size = 0;
     int64_t external = 0;
     for (int m = 0; m < type->member_count; ++m) {
-      size += int64_t{type->members[m].native_size} *
-              type->members[m].components;
+      size +=
+          int64_t{type->members[m].native_size} * type->members[m].components;
       external += int64_t{type->members[m].external32_size} *
                   type->members[m].components;
     }
@@ -122,8 +122,7 @@ TEST(PredefinedTest, PairTypesAreTheirCStructs) {
             static_cast<int64_t>(sizeof(LongDoubleInt)));
   EXPECT_EQ(long_double_int.alignment,
             static_cast<int64_t>(alignof(LongDoubleInt)));
-  EXPECT_EQ(long_double_int.members[1].offset,
-            offsetof(LongDoubleInt, index));
+  EXPECT_EQ(long_double_int.members[1].offset, offsetof(LongDoubleInt, index));
 
   for (MPI_Datatype pair :
        {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,

@@ -195,17 +195,15 @@ std::string TypeSpec::Describe() const {
                           absl::StrJoin(types, ", "), "})");
     }
     case Kind::kSubarray:
-      return absl::StrCat("Subarray(", Join(sizes), ", ", Join(subsizes),
-                          ", ", Join(starts), ", ",
-                          order == MPI_ORDER_C ? "C" : "Fortran", ", ", old(),
-                          ")");
+      return absl::StrCat(
+          "Subarray(", Join(sizes), ", ", Join(subsizes), ", ", Join(starts),
+          ", ", order == MPI_ORDER_C ? "C" : "Fortran", ", ", old(), ")");
     case Kind::kDarray: {
       std::vector<int64_t> distributions(distribs.begin(), distribs.end());
-      return absl::StrCat("Darray(", comm_size, ", ", rank, ", ", Join(sizes),
-                          ", ", Join(distributions), ", ", Join(dargs), ", ",
-                          Join(psizes), ", ",
-                          order == MPI_ORDER_C ? "C" : "Fortran", ", ", old(),
-                          ")");
+      return absl::StrCat(
+          "Darray(", comm_size, ", ", rank, ", ", Join(sizes), ", ",
+          Join(distributions), ", ", Join(dargs), ", ", Join(psizes), ", ",
+          order == MPI_ORDER_C ? "C" : "Fortran", ", ", old(), ")");
     }
     case Kind::kResized:
       return absl::StrCat("Resized(", old(), ", ", lb, ", ", extent, ")");
@@ -313,10 +311,9 @@ SpecPtr SubarraySpec(std::vector<int64_t> sizes, std::vector<int64_t> subsizes,
   return Make(std::move(spec));
 }
 
-SpecPtr DarraySpec(int64_t comm_size, int64_t rank,
-                   std::vector<int64_t> gsizes, std::vector<int> distribs,
-                   std::vector<int64_t> dargs, std::vector<int64_t> psizes,
-                   int order, SpecPtr old) {
+SpecPtr DarraySpec(int64_t comm_size, int64_t rank, std::vector<int64_t> gsizes,
+                   std::vector<int> distribs, std::vector<int64_t> dargs,
+                   std::vector<int64_t> psizes, int order, SpecPtr old) {
   TypeSpec spec;
   spec.kind = Kind::kDarray;
   spec.comm_size = comm_size;
@@ -521,8 +518,7 @@ int64_t Typemap::external32_size() const {
   return size;
 }
 
-std::vector<int64_t> PackedByteOffsets(const Typemap& typemap,
-                                       int64_t count) {
+std::vector<int64_t> PackedByteOffsets(const Typemap& typemap, int64_t count) {
   std::vector<int64_t> offsets;
   const int64_t extent = typemap.extent();
   for (int64_t item = 0; item < count; ++item) {
@@ -532,8 +528,8 @@ std::vector<int64_t> PackedByteOffsets(const Typemap& typemap,
         const NumberMember& member = basic.members[m];
         const int64_t bytes = int64_t{member.native_size} * member.components;
         for (int64_t b = 0; b < bytes; ++b) {
-          offsets.push_back(item * extent + entry.displacement +
-                            member.offset + b);
+          offsets.push_back(item * extent + entry.displacement + member.offset +
+                            b);
         }
       }
     }
@@ -612,17 +608,27 @@ SpecPtr RandomSpec(std::mt19937_64& random, int depth) {
     return std::uniform_int_distribution<int64_t>(low, high)(random);
   };
   static const MPI_Datatype kBases[] = {
-      MPI_CHAR,        MPI_SHORT,       MPI_INT,
-      MPI_DOUBLE,      MPI_LONG_DOUBLE, MPI_SHORT_INT,
-      MPI_DOUBLE_INT,  MPI_2INT,        MPI_LONG_DOUBLE_INT,
-      MPI_C_DOUBLE_COMPLEX, MPI_BYTE,   MPI_FLOAT_INT,
+      MPI_CHAR,
+      MPI_SHORT,
+      MPI_INT,
+      MPI_DOUBLE,
+      MPI_LONG_DOUBLE,
+      MPI_SHORT_INT,
+      MPI_DOUBLE_INT,
+      MPI_2INT,
+      MPI_LONG_DOUBLE_INT,
+      MPI_C_DOUBLE_COMPLEX,
+      MPI_BYTE,
+      MPI_FLOAT_INT,
   };
   if (depth == 0 || pick(0, 4) == 0) {
     return PredefinedSpec(kBases[pick(0, std::size(kBases) - 1)]);
   }
   // Counts and blocklengths: zero now and then, to test empty parts,
   // but not so often that most types come out empty.
-  auto count = [&](int64_t most) { return pick(0, 9) == 0 ? 0 : pick(1, most); };
+  auto count = [&](int64_t most) {
+    return pick(0, 9) == 0 ? 0 : pick(1, most);
+  };
   auto old = [&] { return RandomSpec(random, depth - 1); };
   auto numbers = [&](int64_t n, int64_t low, int64_t high) {
     std::vector<int64_t> values;

@@ -92,10 +92,9 @@ SpecPtr StructSpec(std::vector<int64_t> blocklengths,
                    std::vector<SpecPtr> olds);
 SpecPtr SubarraySpec(std::vector<int64_t> sizes, std::vector<int64_t> subsizes,
                      std::vector<int64_t> starts, int order, SpecPtr old);
-SpecPtr DarraySpec(int64_t comm_size, int64_t rank,
-                   std::vector<int64_t> gsizes, std::vector<int> distribs,
-                   std::vector<int64_t> dargs, std::vector<int64_t> psizes,
-                   int order, SpecPtr old);
+SpecPtr DarraySpec(int64_t comm_size, int64_t rank, std::vector<int64_t> gsizes,
+                   std::vector<int> distribs, std::vector<int64_t> dargs,
+                   std::vector<int64_t> psizes, int order, SpecPtr old);
 SpecPtr ResizedSpec(SpecPtr old, int64_t lb, int64_t extent);
 
 // The engine's layout for a spec (array constructors must succeed).
