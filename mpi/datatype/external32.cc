@@ -128,7 +128,9 @@ void ConvertElements(const PredefinedType& type, int64_t elements, Byte* native,
 
 // Walks the elements of (buffer, count, layout) in packed order, a chunk
 // of elements of one predefined type at a time, converting each chunk
-// between the native stream and `external` (advanced).
+// between the native stream and `external` (advanced). One function for
+// both directions, so the const of each side's pointer is the caller's
+// promise: packing only reads `buffer`, unpacking only reads `external`.
 template <bool kToExternal>
 void ConvertStream(const void* buffer, int64_t count, const Layout& layout,
                    Byte* external) {
@@ -209,7 +211,7 @@ absl::Status UnpackExternal32(const void* in, int64_t in_size,
       !status.ok()) {
     return status;
   }
-  // Only read; ConvertStream's pointer is non-const for packing's sake.
+  // Only read (see ConvertStream).
   Byte* external = const_cast<Byte*>(static_cast<const Byte*>(in)) + *position;
   if (layout == nullptr) {
     std::memcpy(buffer, external, count);
