@@ -364,7 +364,7 @@ class DifferentialTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(DifferentialTest, EngineMatchesReferenceTypemaps) {
   const int depth = GetParam();
-  for (uint64_t seed = 1; seed <= 1500; ++seed) {
+  for (uint64_t seed = 1; seed <= 3000; ++seed) {
     std::mt19937_64 random(seed * 1000 + depth);
     const SpecPtr spec = SmallRandomSpec(random, depth);
     SCOPED_TRACE(absl::StrCat("seed ", seed, ": ", spec->Describe()));
