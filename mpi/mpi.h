@@ -269,6 +269,16 @@ enum {
   MPI_UNEQUAL = 104
 };
 
+/* Array datatypes (MPI_Type_create_subarray, MPI_Type_create_darray). */
+enum {
+  MPI_ORDER_C = 0xC,
+  MPI_ORDER_FORTRAN = 0xF,
+  MPI_DISTRIBUTE_NONE = 0x10,
+  MPI_DISTRIBUTE_BLOCK = 0x11,
+  MPI_DISTRIBUTE_CYCLIC = 0x12,
+  MPI_DISTRIBUTE_DFLT_DARG = 0x13
+};
+
 /* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
