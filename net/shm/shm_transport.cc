@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -372,6 +373,117 @@ PostResult ShmTransport::Send(int vci, int peer, const void* header,
   cell->length = static_cast<uint32_t>(length);
   cell->flags = 0;
   ring.Publish();
+  return PostResult::kOk;
+}
+
+PostResult ShmTransport::SendPacked(
+    int vci, int peer, const void* header, size_t header_length,
+    size_t payload_length,
+    absl::FunctionRef<void(void* destination)> write_payload) {
+  const size_t length = header_length + payload_length;
+  if (length > max_message_) {
+    std::fprintf(stderr,
+                 "net/shm SendPacked(rank %d): %zu-byte message exceeds the "
+                 "%zu bytes a cell holds\n",
+                 rank_, length, max_message_);
+    std::abort();
+  }
+  RingProducer& ring = vcis_[vci].to_peer[LocalIndexOrDie(peer, "SendPacked")];
+  CellHeader* cell = ring.TryReserve();
+  if (cell == nullptr) return PostResult::kRetry;
+  std::byte* message = cell->message();
+  if (header_length != 0) std::memcpy(message, header, header_length);
+  if (payload_length != 0) write_payload(message + header_length);
+  cell->length = static_cast<uint32_t>(length);
+  cell->flags = 0;
+  ring.Publish();
+  return PostResult::kOk;
+}
+
+void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
+                                    int local_count, const IoSegment* remote,
+                                    int remote_count) {
+  const int peer_local = local_index_of_rank_[peer];
+  if (peer_local == my_local_index_) {
+    // Our own address space: walk both lists with memmove.
+    int l = 0, r = 0;
+    size_t l_done = 0, r_done = 0;
+    while (l < local_count && r < remote_count) {
+      const size_t n = std::min(local[l].length - l_done,
+                                remote[r].length - r_done);
+      std::memmove(reinterpret_cast<void*>(local[l].address + l_done),
+                   reinterpret_cast<const void*>(remote[r].address + r_done),
+                   n);
+      l_done += n;
+      r_done += n;
+      if (l_done == local[l].length) ++l, l_done = 0;
+      if (r_done == remote[r].length) ++r, r_done = 0;
+    }
+    return;
+  }
+  iovec local_iov[1024];
+  iovec remote_iov[1024];
+  size_t total = 0;
+  for (int i = 0; i < local_count; ++i) {
+    local_iov[i] = {reinterpret_cast<void*>(local[i].address), local[i].length};
+    total += local[i].length;
+  }
+  for (int i = 0; i < remote_count; ++i) {
+    remote_iov[i] = {reinterpret_cast<void*>(remote[i].address),
+                     remote[i].length};
+  }
+  // The kernel may stop early (a partial transfer); resume where it did on
+  // both lists.
+  iovec* l = local_iov;
+  iovec* r = remote_iov;
+  int l_left = local_count, r_left = remote_count;
+  size_t done = 0;
+  while (done < total) {
+    ssize_t moved =
+        process_vm_readv(peer_pids_[peer_local], l, l_left, r, r_left, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      std::fprintf(stderr,
+                   "net/shm RdmaReadv(rank %d): process_vm_readv of %zu bytes "
+                   "in %d/%d segments from rank %d failed after %zu bytes: "
+                   "%s\n",
+                   rank_, total, local_count, remote_count, peer, done,
+                   moved < 0 ? ErrnoText(errno).c_str() : "no progress");
+      std::abort();
+    }
+    done += static_cast<size_t>(moved);
+    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
+      const size_t n = std::min(skip, l->iov_len);
+      l->iov_base = static_cast<std::byte*>(l->iov_base) + n;
+      l->iov_len -= n;
+      skip -= n;
+      if (l->iov_len == 0 && l_left > 0) ++l, --l_left;
+    }
+    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
+      const size_t n = std::min(skip, r->iov_len);
+      r->iov_base = static_cast<std::byte*>(r->iov_base) + n;
+      r->iov_len -= n;
+      skip -= n;
+      if (r->iov_len == 0 && r_left > 0) ++r, --r_left;
+    }
+  }
+}
+
+PostResult ShmTransport::RdmaReadv(int vci, int peer, const IoSegment* local,
+                                   int local_count, const MemoryRegion&,
+                                   const IoSegment* remote, int remote_count,
+                                   uint32_t, uint64_t context) {
+  LocalIndexOrDie(peer, "RdmaReadv");
+  if (local_count > max_io_segments() || remote_count > max_io_segments()) {
+    std::fprintf(stderr,
+                 "net/shm RdmaReadv(rank %d): %d/%d segments exceed %d\n",
+                 rank_, local_count, remote_count, max_io_segments());
+    std::abort();
+  }
+  Vci& state = vcis_[vci];
+  if (state.local_done.full()) return PostResult::kRetry;
+  CrossMemoryReadv(peer, local, local_count, remote, remote_count);
+  PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }
 

@@ -56,6 +56,16 @@ class ShmTransport final : public Transport {
 
   PostResult Send(int vci, int peer, const void* header, size_t header_length,
                   const void* payload, size_t payload_length) override;
+  PostResult SendPacked(
+      int vci, int peer, const void* header, size_t header_length,
+      size_t payload_length,
+      absl::FunctionRef<void(void* destination)> write_payload) override;
+  PostResult RdmaReadv(int vci, int peer, const IoSegment* local,
+                       int local_count, const MemoryRegion& local_region,
+                       const IoSegment* remote, int remote_count,
+                       uint32_t remote_key, uint64_t context) override;
+  // process_vm_readv's limit (IOV_MAX) per side.
+  int max_io_segments() const override { return 1024; }
   PostResult RdmaRead(int vci, int peer, void* local,
                       const MemoryRegion& local_region, RemoteBuffer remote,
                       size_t length, uint64_t context) override;
@@ -101,6 +111,9 @@ class ShmTransport final : public Transport {
   // interface has no error completion, and setup already proved CMA works).
   void CrossMemoryCopy(bool write, int peer, void* local, uint64_t remote,
                        size_t length);
+  // The gathered form: `local` and `remote` cover the same bytes.
+  void CrossMemoryReadv(int peer, const IoSegment* local, int local_count,
+                        const IoSegment* remote, int remote_count);
   void PushLocalDone(Vci& vci, int peer, uint64_t context);
   int LocalIndexOrDie(int peer, const char* operation) const;
 
