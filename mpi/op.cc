@@ -259,8 +259,8 @@ void ReplaceKernel(const void* in, void* inout, int count) {
 
 void NoOpKernel(const void*, void*, int) {}
 
-using datatype_internal::kFirstHandle;
-using datatype_internal::kHandleCount;
+using datatype::predefined_internal::kFirstHandle;
+using datatype::predefined_internal::kHandleCount;
 
 class KernelTable {
  public:

@@ -343,9 +343,9 @@ TEST_P(EveryPredefinedOpTest, MatchesTheReference) {
   const TypeCase& type = GetParam();
   const Datatype* datatype = LookupDatatype(type.handle);
   ASSERT_NE(datatype, nullptr) << type.name;
-  EXPECT_STREQ(datatype->name, type.name);
+  EXPECT_EQ(datatype->name(), type.name);
   // The test's C++ type lays items out as the datatype says (pair padding).
-  EXPECT_EQ(static_cast<size_t>(datatype->extent), type.item_size);
+  EXPECT_EQ(static_cast<size_t>(datatype->extent()), type.item_size);
   type.check_every_op(type);
 }
 
@@ -364,7 +364,7 @@ TEST(OpTest, EveryPredefinedDatatypeIsCovered) {
     const bool covered =
         std::any_of(types.begin(), types.end(),
                     [handle](const TypeCase& t) { return t.handle == handle; });
-    EXPECT_TRUE(covered) << datatype->name << " has no case in this test";
+    EXPECT_TRUE(covered) << datatype->name() << " has no case in this test";
   }
 }
 

@@ -44,7 +44,7 @@ int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
   if (int error = CheckBuffer(call, comm, buffer, count, type, &datatype)) {
     return error;
   }
-  *extent = static_cast<size_t>(datatype->extent);
+  *extent = static_cast<size_t>(datatype->extent());
   return MPI_SUCCESS;
 }
 

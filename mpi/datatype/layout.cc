@@ -317,4 +317,8 @@ LayoutRef Resized(const Layout& old, int64_t lb, int64_t extent) {
   return builder.FinishResized(lb, extent);
 }
 
+LayoutRef RunsOnly(std::span<const Run> runs, int64_t extent) {
+  return LayoutBuilder::BuildRunsOnly(runs, extent);
+}
+
 }  // namespace minimpi::datatype

@@ -261,6 +261,12 @@ LayoutRef Struct(std::span<const int64_t> blocklengths,
 // MPI_Type_create_resized: the same data with lb and ub = lb + extent.
 LayoutRef Resized(const Layout& old, int64_t lb, int64_t extent);
 
+// A layout that only moves bytes: one item is `runs`, items lie `extent`
+// bytes apart, and the signature is plain bytes. For the side of a
+// transfer that knows another process's memory layout (sent in a message)
+// but not its datatypes: enough for a SegmentCursor over that memory.
+LayoutRef RunsOnly(std::span<const Run> runs, int64_t extent);
+
 }  // namespace minimpi::datatype
 
 #endif  // MINIMPI_MPI_DATATYPE_LAYOUT_H_

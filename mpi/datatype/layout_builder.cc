@@ -164,4 +164,33 @@ const Layout* LayoutBuilder::BuildPredefined(const PredefinedType& type) {
   return layout;
 }
 
+LayoutRef LayoutBuilder::BuildRunsOnly(std::span<const Run> runs,
+                                       int64_t extent) {
+  LayoutBuilder builder;
+  for (const Run& run : runs) {
+    if (run.length > 0 && run.count > 0) builder.AppendRun(run);
+  }
+  Layout* layout = new Layout;
+  layout->runs_ = std::move(builder.runs_);
+  int64_t bytes = 0;
+  int64_t true_lb = kMax;
+  int64_t true_ub = kMin;
+  for (const Run& run : layout->runs_) {
+    bytes += run.bytes();
+    const int64_t last = run.offset + (run.count - 1) * run.stride;
+    true_lb = std::min({true_lb, run.offset, last});
+    true_ub = std::max({true_ub, run.offset + run.length, last + run.length});
+  }
+  if (bytes > 0) {
+    layout->signature_ = {SignatureRun{MPI_BYTE, bytes}};
+    layout->true_lb_ = true_lb;
+    layout->true_ub_ = true_ub;
+  }
+  layout->lb_ = 0;
+  layout->ub_ = extent;
+  layout->has_explicit_bounds_ = true;
+  layout->ComputeDerivedFields();
+  return LayoutRef::Adopt(layout);
+}
+
 }  // namespace minimpi::datatype

@@ -42,6 +42,9 @@ class LayoutBuilder {
   // signature entry, lb 0 and ub the C extent.
   static const Layout* BuildPredefined(const PredefinedType& type);
 
+  // A layout for moving bytes only (see RunsOnly in layout.h).
+  static LayoutRef BuildRunsOnly(std::span<const Run> runs, int64_t extent);
+
  private:
   enum class Bounds { kFromCopies, kStructPadding, kExplicit };
   static constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

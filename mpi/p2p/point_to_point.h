@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "mpi/datatype/pack.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
 #include "mpi/p2p/request.h"
@@ -42,6 +43,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 
   MessageHeader header;
   size_t payload_capacity = 0;
+  size_t payload_length = 0;  // bytes kept behind the record
   int source_world_rank = -1;
   int vci = 0;
   uintptr_t owner = 0;  // opaque to p2p: the bindings keep the communicator
@@ -65,6 +67,9 @@ struct alignas(64) Vci {
     Request* request = nullptr;   // data message of this request, or null
     const void* payload = nullptr;
     size_t payload_length = 0;
+    // Non-contiguous eager data: packed from the request's send arguments
+    // into the transport's buffer when the message leaves.
+    bool pack_from_request = false;
     bool complete_when_sent = false;  // standard-mode eager: done once sent
   };
   struct OutgoingQueue {
@@ -85,6 +90,12 @@ struct alignas(64) Vci {
     size_t length;
   };
   std::deque<PendingCopy> pending_copies;
+  // Gathered reads (non-contiguous rendezvous) that stopped posting for
+  // want of transport resources; progress resumes them. Guarded by `mutex`.
+  std::vector<Request*> stalled_reads;
+  // I/O vector scratch for posting gathered reads. Guarded by `mutex`.
+  std::vector<datatype::Segment> local_segments, remote_segments;
+  std::vector<net::IoSegment> local_io, remote_io;
   // Recycled small unexpected-message records. Guarded by `mutex`.
   std::vector<UnexpectedRecord*> spare_records;
   // Schedules whose requests completed, to advance. Guarded by `mutex`.
@@ -158,8 +169,9 @@ class PointToPoint : public net::CompletionHandler {
                             Status* status);
   UnexpectedRecord* Mprobe(const match::Envelope& wanted, int vci,
                            Status* status);
-  // Receives a message taken by a matched probe.
-  Request* Imrecv(UnexpectedRecord* message, void* buffer, size_t capacity,
+  // Receives a message taken by a matched probe into `receive` (buffer,
+  // capacity, layout and count are used).
+  Request* Imrecv(UnexpectedRecord* message, const ReceiveArguments& receive,
                   uintptr_t owner);
 
   static bool IsComplete(const Request* request) {
@@ -203,8 +215,11 @@ class PointToPoint : public net::CompletionHandler {
                       bool complete_when_sent);
   void SendControlLocked(int vci, int peer, const MessageHeader& header);
   // Posts `message` unless the peer has a backlog; false when it must wait.
+  // A non-null `packed` means the payload is the packed form of those send
+  // arguments' data.
   bool TrySendLocked(int vci, int peer, const MessageHeader& header,
-                     const void* payload, size_t payload_length);
+                     const void* payload, size_t payload_length,
+                     const SendArguments* packed = nullptr);
   void EnqueueLocked(int vci, int peer, const Vci::OutgoingMessage& message);
   // Posts what the transport refused before, in order; true if any left.
   bool RetryOutgoingLocked(int vci);
@@ -216,13 +231,33 @@ class PointToPoint : public net::CompletionHandler {
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
   void StartRendezvousReadLocked(Request* request, int peer,
-                                 const MessageHeader& header);
+                                 const MessageHeader& header,
+                                 const std::byte* payload,
+                                 size_t payload_length);
+  // The non-contiguous rendezvous: one gathered copy from the sender's
+  // memory (as its layout describes it) into the receive buffer.
+  void StartGatheredReadLocked(Request* request, int peer,
+                               const MessageHeader& header,
+                               const std::byte* payload, size_t payload_length,
+                               size_t delivered);
+  // Posts gathered reads until done or the transport is full; false when
+  // it stopped for resources.
+  bool PumpGatheredReadLocked(Request* request);
+  // One gathered read finished; ends the rendezvous after the last.
+  void FinishGatheredReadLocked(int vci, Request* request);
+  // Copies an eager payload into a receive (contiguous or not).
+  static void CopyIntoReceive(Request* request, const std::byte* payload,
+                              size_t delivered);
   void StartRendezvousWriteLocked(int vci, int peer,
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
   void PostCopyLocked(int vci, int peer, const Vci::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
+  // The rendezvous request of a send: contiguous data advertises its
+  // buffer; non-contiguous data its layout in the payload, or a packed
+  // staging copy when the layout does not fit one message.
+  void PostRendezvousRequestLocked(Request* request);
   void Complete(Request* request);
   void RunAdvance(Progressable* schedule, int vci);
   void Backoff(int& idle_rounds);
