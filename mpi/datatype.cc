@@ -27,7 +27,7 @@ class PredefinedDatatypes {
       auto* object = new Datatype(datatype::Predefined(type->handle),
                                   /*predefined=*/true);
       object->handle_ = type->handle;
-      object->name_ = type->name;
+      object->name_ = NameOf(*type);
       object->committed_.store(true, std::memory_order_relaxed);
       by_index_[Index(type->handle)] = object;
     }
@@ -39,6 +39,16 @@ class PredefinedDatatypes {
   }
 
  private:
+  // MPI_Type_get_name's answer. Two handles have two standard names each
+  // (MPI_LONG_LONG_INT / MPI_LONG_LONG, MPI_C_COMPLEX /
+  // MPI_C_FLOAT_COMPLEX); they answer with the older name, as MPICH does,
+  // which programs written against MPICH compare with.
+  static const char* NameOf(const datatype::PredefinedType& type) {
+    if (type.handle == MPI_LONG_LONG) return "MPI_LONG_LONG_INT";
+    if (type.handle == MPI_C_FLOAT_COMPLEX) return "MPI_C_COMPLEX";
+    return type.name;
+  }
+
   static uintptr_t Index(MPI_Datatype handle) {
     return reinterpret_cast<uintptr_t>(handle) -
            datatype::predefined_internal::kFirstHandle;
@@ -85,7 +95,7 @@ std::string Datatype::name() const {
   return name_;
 }
 
-void Datatype::set_name(const std::string& name) {
+void Datatype::set_name(const std::string& name) const {
   std::lock_guard<std::mutex> lock(name_mutex_);
   name_ = name;
 }

@@ -58,7 +58,9 @@ class Datatype {
   bool committed() const {
     return committed_.load(std::memory_order_acquire);
   }
-  void Commit() { committed_.store(true, std::memory_order_release); }
+  // Const, like Retain: commit state and name are metadata a program may
+  // change through any handle that names the object (typebind).
+  void Commit() const { committed_.store(true, std::memory_order_release); }
 
   const datatype::Layout& layout() const { return *layout_; }
   const datatype::Layout* layout_pointer() const { return layout_.get(); }
@@ -69,7 +71,7 @@ class Datatype {
   bool dense() const { return dense_; }
 
   std::string name() const;
-  void set_name(const std::string& name);
+  void set_name(const std::string& name) const;
 
   const Envelope& envelope() const { return envelope_; }
 
@@ -94,10 +96,10 @@ class Datatype {
   const bool dense_;
   const bool predefined_;
   MPI_Datatype handle_ = MPI_DATATYPE_NULL;
-  std::atomic<bool> committed_{false};
+  mutable std::atomic<bool> committed_{false};
   mutable std::atomic<int> references_{1};
   mutable std::mutex name_mutex_;
-  std::string name_;  // guarded by name_mutex_
+  mutable std::string name_;  // guarded by name_mutex_
   Envelope envelope_;
 };
 

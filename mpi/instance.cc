@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "mpi/datatype.h"
 #include "runtime/topology.h"
 
 namespace minimpi {
@@ -89,6 +90,9 @@ void Instance::Finalize() {
         instance->p2p_->MatchStatistics());
     std::fwrite(text.data(), 1, text.size(), stderr);
   }
+  // Derived datatypes the program never freed (typebind): each open handle
+  // gives its reference back, so the objects and their layouts are freed.
+  instance->datatypes_.ForEach([](Datatype* type) { type->Release(); });
   instance->p2p_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();

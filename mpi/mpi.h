@@ -300,6 +300,13 @@ enum {
   MPI_DISTRIBUTE_DFLT_DARG = 0x13
 };
 
+/* MPI_Type_match_size's type classes (typebind: datatype bindings). */
+enum {
+  MPI_TYPECLASS_INTEGER = 192,
+  MPI_TYPECLASS_REAL = 193,
+  MPI_TYPECLASS_COMPLEX = 194
+};
+
 /* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
@@ -602,6 +609,191 @@ MINIMPI_DECLARE(int, Get_elements,
 MINIMPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int* size))
 MINIMPI_DECLARE(int, Type_get_extent,
                 (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
+
+/* ---- Datatypes (typebind): constructors, decoding, queries, packing. Every
+ * constructor and query that MPI-4.1 gives a large-count twin has its _c
+ * form here too. */
+MINIMPI_DECLARE(int, Type_contiguous,
+                (int count, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_contiguous_c,
+                (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_vector,
+                (int count, int blocklength, int stride, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_vector_c,
+                (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hvector,
+                (int count, int blocklength, MPI_Aint stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hvector_c,
+                (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_indexed,
+                (int count, const int array_of_blocklengths[],
+                 const int array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_indexed_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_indexed_block,
+                (int count, int blocklength, const int array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_indexed_block_c,
+                (MPI_Count count, MPI_Count blocklength,
+                 const MPI_Count array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_block,
+                (int count, int blocklength,
+                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_block_c,
+                (MPI_Count count, MPI_Count blocklength,
+                 const MPI_Count array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_struct,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[],
+                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_struct_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[],
+                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_subarray,
+                (int ndims, const int array_of_sizes[],
+                 const int array_of_subsizes[], const int array_of_starts[],
+                 int order, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_subarray_c,
+                (int ndims, const MPI_Count array_of_sizes[],
+                 const MPI_Count array_of_subsizes[],
+                 const MPI_Count array_of_starts[], int order,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_darray,
+                (int size, int rank, int ndims, const int array_of_gsizes[],
+                 const int array_of_distribs[], const int array_of_dargs[],
+                 const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_darray_c,
+                (int size, int rank, int ndims,
+                 const MPI_Count array_of_gsizes[],
+                 const int array_of_distribs[], const int array_of_dargs[],
+                 const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_resized,
+                (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_resized_c,
+                (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_commit, (MPI_Datatype * datatype))
+MINIMPI_DECLARE(int, Type_free, (MPI_Datatype * datatype))
+MINIMPI_DECLARE(int, Type_get_envelope,
+                (MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                 int* num_datatypes, int* combiner))
+MINIMPI_DECLARE(int, Type_get_envelope_c,
+                (MPI_Datatype datatype, MPI_Count* num_integers,
+                 MPI_Count* num_addresses, MPI_Count* num_large_counts,
+                 MPI_Count* num_datatypes, int* combiner))
+MINIMPI_DECLARE(int, Type_get_contents,
+                (MPI_Datatype datatype, int max_integers, int max_addresses,
+                 int max_datatypes, int array_of_integers[],
+                 MPI_Aint array_of_addresses[],
+                 MPI_Datatype array_of_datatypes[]))
+MINIMPI_DECLARE(int, Type_get_contents_c,
+                (MPI_Datatype datatype, MPI_Count max_integers,
+                 MPI_Count max_addresses, MPI_Count max_large_counts,
+                 MPI_Count max_datatypes, int array_of_integers[],
+                 MPI_Aint array_of_addresses[],
+                 MPI_Count array_of_large_counts[],
+                 MPI_Datatype array_of_datatypes[]))
+MINIMPI_DECLARE(int, Type_size_x, (MPI_Datatype datatype, MPI_Count* size))
+MINIMPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count* size))
+MINIMPI_DECLARE(int, Type_get_extent_x,
+                (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent))
+MINIMPI_DECLARE(int, Type_get_extent_c,
+                (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent))
+MINIMPI_DECLARE(int, Type_get_true_extent,
+                (MPI_Datatype datatype, MPI_Aint* true_lb,
+                 MPI_Aint* true_extent))
+MINIMPI_DECLARE(int, Type_get_true_extent_x,
+                (MPI_Datatype datatype, MPI_Count* true_lb,
+                 MPI_Count* true_extent))
+MINIMPI_DECLARE(int, Type_get_true_extent_c,
+                (MPI_Datatype datatype, MPI_Count* true_lb,
+                 MPI_Count* true_extent))
+MINIMPI_DECLARE(int, Get_count_c,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Get_elements_x,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Get_elements_c,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Type_get_name,
+                (MPI_Datatype datatype, char* type_name, int* resultlen))
+MINIMPI_DECLARE(int, Type_set_name,
+                (MPI_Datatype datatype, const char* type_name))
+MINIMPI_DECLARE(int, Type_match_size,
+                (int typeclass, int size, MPI_Datatype* datatype))
+MINIMPI_DECLARE(int, Type_get_value_index,
+                (MPI_Datatype value_type, MPI_Datatype index_type,
+                 MPI_Datatype* pair_type))
+MINIMPI_DECLARE(int, Get_address, (const void* location, MPI_Aint* address))
+MINIMPI_DECLARE(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+MINIMPI_DECLARE(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+MINIMPI_DECLARE(int, Pack,
+                (const void* inbuf, int incount, MPI_Datatype datatype,
+                 void* outbuf, int outsize, int* position, MPI_Comm comm))
+MINIMPI_DECLARE(int, Pack_c,
+                (const void* inbuf, MPI_Count incount, MPI_Datatype datatype,
+                 void* outbuf, MPI_Count outsize, MPI_Count* position,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Unpack,
+                (const void* inbuf, int insize, int* position, void* outbuf,
+                 int outcount, MPI_Datatype datatype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Unpack_c,
+                (const void* inbuf, MPI_Count insize, MPI_Count* position,
+                 void* outbuf, MPI_Count outcount, MPI_Datatype datatype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Pack_size,
+                (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size))
+MINIMPI_DECLARE(int, Pack_size_c,
+                (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                 MPI_Count* size))
+MINIMPI_DECLARE(int, Pack_external,
+                (const char datarep[], const void* inbuf, int incount,
+                 MPI_Datatype datatype, void* outbuf, MPI_Aint outsize,
+                 MPI_Aint* position))
+MINIMPI_DECLARE(int, Pack_external_c,
+                (const char datarep[], const void* inbuf, MPI_Count incount,
+                 MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+                 MPI_Count* position))
+MINIMPI_DECLARE(int, Unpack_external,
+                (const char datarep[], const void* inbuf, MPI_Aint insize,
+                 MPI_Aint* position, void* outbuf, int outcount,
+                 MPI_Datatype datatype))
+MINIMPI_DECLARE(int, Unpack_external_c,
+                (const char datarep[], const void* inbuf, MPI_Count insize,
+                 MPI_Count* position, void* outbuf, MPI_Count outcount,
+                 MPI_Datatype datatype))
+MINIMPI_DECLARE(int, Pack_external_size,
+                (const char datarep[], int incount, MPI_Datatype datatype,
+                 MPI_Aint* size))
+MINIMPI_DECLARE(int, Pack_external_size_c,
+                (const char datarep[], MPI_Count incount,
+                 MPI_Datatype datatype, MPI_Count* size))
+/* ---- end of the datatype block (typebind) */
 
 #undef MINIMPI_DECLARE
 #undef MINIMPIX_DECLARE
