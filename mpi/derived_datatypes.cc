@@ -387,9 +387,9 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
         if (blocklengths[i] < 0) {
           return NegativeCount("a blocklength", blocklengths[i]);
         }
-        const Int128 bytes = in_bytes ? Int128{displacements[i]}
-                                      : Int128{displacements[i]} *
-                                            layout.extent();
+        const Int128 bytes = in_bytes
+                                 ? Int128{displacements[i]}
+                                 : Int128{displacements[i]} * layout.extent();
         limits.AddBlocks(layout, 1, blocklengths[i], 0, bytes);
         if (!TooBig(bytes)) byte_displacements[i] = static_cast<int64_t>(bytes);
       }
@@ -410,9 +410,9 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
       const Layout& layout = old->layout();
       std::vector<int64_t> byte_displacements(count);
       for (int64_t i = 0; i < count; ++i) {
-        const Int128 bytes = in_bytes ? Int128{displacements[i]}
-                                      : Int128{displacements[i]} *
-                                            layout.extent();
+        const Int128 bytes = in_bytes
+                                 ? Int128{displacements[i]}
+                                 : Int128{displacements[i]} * layout.extent();
         limits.AddBlocks(layout, 1, blocklength, 0, bytes);
         if (!TooBig(bytes)) byte_displacements[i] = static_cast<int64_t>(bytes);
       }
@@ -429,7 +429,8 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
         return Truncated();
       }
       std::vector<const Layout*> olds;
-      for (int64_t i = 0; i < count; ++i) olds.push_back(&reader.Type()->layout());
+      for (int64_t i = 0; i < count; ++i)
+        olds.push_back(&reader.Type()->layout());
       if (!reader.Complete()) return Truncated();
       for (int64_t i = 0; i < count; ++i) {
         if (blocklengths[i] < 0) {
@@ -451,8 +452,7 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
       if (!reader.Complete()) return Truncated();
       const Layout& layout = old->layout();
       if (TooBig(lb) || TooBig(extent) || TooBig(Int128{lb} + extent)) {
-        return absl::OutOfRangeError(
-            "lb and extent reach beyond 2^62 bytes");
+        return absl::OutOfRangeError("lb and extent reach beyond 2^62 bytes");
       }
       return datatype::Resized(layout, lb, extent);
     }
@@ -465,9 +465,10 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
 absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope) {
   absl::StatusOr<LayoutRef> layout = BuildLayout(envelope);
   if (!layout.ok()) return layout.status();
-  const bool committed = envelope.combiner == MPI_COMBINER_DUP &&
-                         envelope.types[0]->committed();
-  Datatype* type = Datatype::NewDerived(*std::move(layout), std::move(envelope));
+  const bool committed =
+      envelope.combiner == MPI_COMBINER_DUP && envelope.types[0]->committed();
+  Datatype* type =
+      Datatype::NewDerived(*std::move(layout), std::move(envelope));
   if (committed) type->Commit();
   const uintptr_t handle = Instance::Get().datatypes().Insert(type);
   if (handle == 0) {

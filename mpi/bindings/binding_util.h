@@ -184,6 +184,11 @@ inline int CheckReceive(const char* call, const void* buffer, int count,
 // How p2p sees `count` items of `type` at `buffer`: contiguous bytes when
 // the items are contiguous (a derived type too: from buffer + true lb),
 // else the datatype's layout, which p2p packs, unpacks or gathers.
+//
+// typebind: without a layout, `count` is the byte count, the convention of
+// mpi/datatype/pack.h ((buffer, n, nullptr) is n bytes). p2p's gathered
+// read of a non-contiguous sender walks a contiguous receive buffer as
+// (buffer, count, nullptr), and hung with count 0 (tests/datatypes.c).
 struct DataDescription {
   const void* data = nullptr;
   size_t bytes = 0;
@@ -195,11 +200,11 @@ inline DataDescription Describe(const void* buffer, int64_t count,
   const size_t bytes = static_cast<size_t>(count) *
                        static_cast<size_t>(type->size());
   if (type->dense()) [[likely]]
-    return {buffer, bytes, nullptr, 0};
+    return {buffer, bytes, nullptr, static_cast<int64_t>(bytes)};
   const datatype::Layout& layout = type->layout();
   if (layout.IsContiguous(count)) {
     return {static_cast<const char*>(buffer) + layout.true_lb(), bytes,
-            nullptr, 0};
+            nullptr, static_cast<int64_t>(bytes)};
   }
   return {buffer, bytes, &layout, count};
 }

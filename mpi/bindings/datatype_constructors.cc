@@ -106,12 +106,12 @@ int TypeIndexed(const char* call, int combiner, Count count,
   MINIMPI_REQUIRE_INIT(call);
   const Datatype* old;
   if (int error = CheckCount(call, count, "count")) return error;
-  if (int error = CheckArray(call, blocklengths, count,
-                             "array_of_blocklengths")) {
+  if (int error =
+          CheckArray(call, blocklengths, count, "array_of_blocklengths")) {
     return error;
   }
-  if (int error = CheckArray(call, displacements, count,
-                             "array_of_displacements")) {
+  if (int error =
+          CheckArray(call, displacements, count, "array_of_displacements")) {
     return error;
   }
   if (int error = CheckEntriesNotNegative(call, blocklengths, count,
@@ -145,8 +145,8 @@ int TypeIndexedBlock(const char* call, int combiner, Count count,
   if (int error = CheckNotNegative(call, blocklength, "blocklength")) {
     return error;
   }
-  if (int error = CheckArray(call, displacements, count,
-                             "array_of_displacements")) {
+  if (int error =
+          CheckArray(call, displacements, count, "array_of_displacements")) {
     return error;
   }
   if (int error = CheckOldAndNew(call, oldtype, newtype, &old)) return error;
@@ -170,12 +170,12 @@ int TypeStruct(const char* call, Count count, const Count blocklengths[],
                MPI_Datatype* newtype) {
   MINIMPI_REQUIRE_INIT(call);
   if (int error = CheckCount(call, count, "count")) return error;
-  if (int error = CheckArray(call, blocklengths, count,
-                             "array_of_blocklengths")) {
+  if (int error =
+          CheckArray(call, blocklengths, count, "array_of_blocklengths")) {
     return error;
   }
-  if (int error = CheckArray(call, displacements, count,
-                             "array_of_displacements")) {
+  if (int error =
+          CheckArray(call, displacements, count, "array_of_displacements")) {
     return error;
   }
   if (int error = CheckArray(call, types, count, "array_of_types")) {
@@ -210,9 +210,9 @@ int TypeSubarray(const char* call, int ndims, const Count sizes[],
   MINIMPI_REQUIRE_INIT(call);
   const Datatype* old;
   if (ndims < 1) {
-    return RaiseError(nullptr, call, MPI_ERR_ARG,
-                      absl::StrCat("invalid ndims ", ndims,
-                                   " (must be positive)"));
+    return RaiseError(
+        nullptr, call, MPI_ERR_ARG,
+        absl::StrCat("invalid ndims ", ndims, " (must be positive)"));
   }
   if (int error = CheckArray(call, sizes, ndims, "array_of_sizes")) {
     return error;
@@ -242,9 +242,9 @@ int TypeDarray(const char* call, int size, int rank, int ndims,
   MINIMPI_REQUIRE_INIT(call);
   const Datatype* old;
   if (size < 1) {
-    return RaiseError(nullptr, call, MPI_ERR_ARG,
-                      absl::StrCat("invalid size ", size,
-                                   " (must be positive)"));
+    return RaiseError(
+        nullptr, call, MPI_ERR_ARG,
+        absl::StrCat("invalid size ", size, " (must be positive)"));
   }
   if (rank < 0 || rank >= size) {
     return RaiseError(
@@ -252,9 +252,9 @@ int TypeDarray(const char* call, int size, int rank, int ndims,
         absl::StrCat("invalid rank ", rank, " (size ", size, ")"));
   }
   if (ndims < 1) {
-    return RaiseError(nullptr, call, MPI_ERR_ARG,
-                      absl::StrCat("invalid ndims ", ndims,
-                                   " (must be positive)"));
+    return RaiseError(
+        nullptr, call, MPI_ERR_ARG,
+        absl::StrCat("invalid ndims ", ndims, " (must be positive)"));
   }
   if (int error = CheckArray(call, gsizes, ndims, "array_of_gsizes")) {
     return error;
@@ -316,9 +316,8 @@ int PMPI_Type_vector(int count, int blocklength, int stride,
                     stride, oldtype, newtype);
 }
 
-int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength,
-                       MPI_Count stride, MPI_Datatype oldtype,
-                       MPI_Datatype* newtype) {
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                       MPI_Datatype oldtype, MPI_Datatype* newtype) {
   return TypeVector("MPI_Type_vector_c", MPI_COMBINER_VECTOR, count,
                     blocklength, stride, oldtype, newtype);
 }
@@ -365,9 +364,9 @@ int PMPI_Type_create_hindexed_c(MPI_Count count,
                                 const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[],
                                 MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return TypeIndexed("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED,
-                     count, array_of_blocklengths, array_of_displacements,
-                     oldtype, newtype);
+  return TypeIndexed("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count,
+                     array_of_blocklengths, array_of_displacements, oldtype,
+                     newtype);
 }
 
 int PMPI_Type_create_indexed_block(int count, int blocklength,
@@ -463,8 +462,8 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims,
                     array_of_psizes, order, oldtype, newtype);
 }
 
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb,
-                             MPI_Aint extent, MPI_Datatype* newtype) {
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype* newtype) {
   return TypeResized("MPI_Type_create_resized", /*large_count_form=*/false,
                      oldtype, lb, extent, newtype);
 }
@@ -508,9 +507,9 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
     return error;
   }
   if (type->predefined()) {
-    return RaiseError(nullptr, kCall, MPI_ERR_TYPE,
-                      absl::StrCat("cannot free the predefined datatype ",
-                                   type->name()));
+    return RaiseError(
+        nullptr, kCall, MPI_ERR_TYPE,
+        absl::StrCat("cannot free the predefined datatype ", type->name()));
   }
   // Pending operations keep their layouts, and types built from this one
   // keep it through their envelopes: both hold references of their own.

@@ -119,9 +119,9 @@ int GetContents(const char* call, MPI_Datatype datatype, Count max_integers,
   if (!kLargeCountForm && minimpi::IsLargeCountEnvelope(envelope)) {
     return NeedsLargeCountForm(call, "MPI_Type_get_contents_c");
   }
-  if (int error = CheckContentsArray(call, max_integers,
-                                     envelope.integers.size(), integers,
-                                     "max_integers", "array_of_integers")) {
+  if (int error =
+          CheckContentsArray(call, max_integers, envelope.integers.size(),
+                             integers, "max_integers", "array_of_integers")) {
     return error;
   }
   if (int error = CheckContentsArray(call, max_addresses,
@@ -131,14 +131,14 @@ int GetContents(const char* call, MPI_Datatype datatype, Count max_integers,
   }
   if (kLargeCountForm) {
     if (int error = CheckContentsArray(
-            call, max_large_counts, envelope.large_counts.size(),
-            large_counts, "max_large_counts", "array_of_large_counts")) {
+            call, max_large_counts, envelope.large_counts.size(), large_counts,
+            "max_large_counts", "array_of_large_counts")) {
       return error;
     }
   }
-  if (int error = CheckContentsArray(call, max_datatypes,
-                                     envelope.types.size(), types,
-                                     "max_datatypes", "array_of_datatypes")) {
+  if (int error =
+          CheckContentsArray(call, max_datatypes, envelope.types.size(), types,
+                             "max_datatypes", "array_of_datatypes")) {
     return error;
   }
   // Handles first, so that a full handle table leaves nothing half done.

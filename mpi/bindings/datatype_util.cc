@@ -11,12 +11,11 @@ int CheckDatatype(const char* call, MPI_Datatype handle, const char* what,
   *type = LookupDatatype(handle);
   if (*type != nullptr) [[likely]]
     return MPI_SUCCESS;
-  return RaiseError(
-      nullptr, call, MPI_ERR_TYPE,
-      absl::StrCat("invalid ", what,
-                   handle == MPI_DATATYPE_NULL
-                       ? " (MPI_DATATYPE_NULL)"
-                       : " (freed, or never a datatype)"));
+  return RaiseError(nullptr, call, MPI_ERR_TYPE,
+                    absl::StrCat("invalid ", what,
+                                 handle == MPI_DATATYPE_NULL
+                                     ? " (MPI_DATATYPE_NULL)"
+                                     : " (freed, or never a datatype)"));
 }
 
 int NullPointerError(const char* call, const char* what) {

@@ -52,8 +52,8 @@ int QueryType(const char* call, MPI_Datatype handle, Out* out,
 }
 
 template <typename Out>
-int QueryStatus(const char* call, const MPI_Status* status,
-                MPI_Datatype handle, Out* count, const Datatype** type) {
+int QueryStatus(const char* call, const MPI_Status* status, MPI_Datatype handle,
+                Out* count, const Datatype** type) {
   if (status == MPI_STATUS_IGNORE) {
     return RaiseError(nullptr, call, MPI_ERR_ARG,
                       "status is MPI_STATUS_IGNORE (a null pointer)");
@@ -139,12 +139,11 @@ int GetElements(const char* call, const MPI_Status* status,
 // MPI_Type_match_size's candidates: the size-specific Fortran types (the
 // standard's MPI_REALn, MPI_INTEGERn, MPI_COMPLEXn), which are predefined
 // named types a program may not free. The one whose size matches wins.
-const MPI_Datatype kIntegerClass[] = {MPI_INTEGER1, MPI_INTEGER2,
-                                          MPI_INTEGER4, MPI_INTEGER8,
-                                          MPI_INTEGER16};
+const MPI_Datatype kIntegerClass[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                      MPI_INTEGER8, MPI_INTEGER16};
 const MPI_Datatype kRealClass[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
 const MPI_Datatype kComplexClass[] = {MPI_COMPLEX8, MPI_COMPLEX16,
-                                          MPI_COMPLEX32};
+                                      MPI_COMPLEX32};
 
 // The predefined pair types of MPI_MINLOC and MPI_MAXLOC (MPI-4.1 section
 // 6.9.4), by their value and index types.
@@ -242,8 +241,7 @@ int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype,
   return GetElements("MPI_Get_elements_c", status, datatype, count);
 }
 
-int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name,
-                       int* resultlen) {
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   constexpr const char* kCall = "MPI_Type_get_name";
   MINIMPI_REQUIRE_INIT(kCall);
   const Datatype* type;
@@ -268,8 +266,8 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   }
   // Longer names are truncated, as MPI-4.1 section 7.8 says for every
   // object name; a predefined type may be renamed too.
-  type->set_name(std::string(
-      type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1)));
+  type->set_name(
+      std::string(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1)));
   return MPI_SUCCESS;
 }
 

@@ -11,6 +11,8 @@
 // *position is MPI_ERR_TRUNCATE (the class Open MPI gives; the standard
 // names none), and nothing is written then; a negative position or size is
 // MPI_ERR_ARG.
+#include "mpi/datatype/pack.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -21,7 +23,6 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/datatype/external32.h"
-#include "mpi/datatype/pack.h"
 
 using minimpi::Communicator;
 using minimpi::Datatype;
@@ -84,8 +85,8 @@ int Pack(const char* call, const void* inbuf, Count incount,
     return error;
   }
   const int64_t bytes = TotalBytes(incount, type->size());
-  if (int error = CheckRoom(call, c, outbuf, outsize, position, bytes,
-                            "outbuf", "outsize")) {
+  if (int error = CheckRoom(call, c, outbuf, outsize, position, bytes, "outbuf",
+                            "outsize")) {
     return error;
   }
   datatype::Pack(inbuf, incount, &type->layout(), 0,
@@ -96,8 +97,7 @@ int Pack(const char* call, const void* inbuf, Count incount,
 
 template <typename Count>
 int Unpack(const char* call, const void* inbuf, Count insize, Count* position,
-           void* outbuf, Count outcount, MPI_Datatype datatype,
-           MPI_Comm comm) {
+           void* outbuf, Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
@@ -162,8 +162,8 @@ int PackExternal(const char* call, const char* datarep, const void* inbuf,
   MINIMPI_REQUIRE_INIT(call);
   const Datatype* type;
   if (int error = CheckDatarep(call, datarep)) return error;
-  if (int error = minimpi::CheckBuffer(call, nullptr, inbuf, incount,
-                                       datatype, &type)) {
+  if (int error = minimpi::CheckBuffer(call, nullptr, inbuf, incount, datatype,
+                                       &type)) {
     return error;
   }
   const int64_t bytes = TotalBytes(incount, type->layout().external32_size());
@@ -193,8 +193,7 @@ int UnpackExternal(const char* call, const char* datarep, const void* inbuf,
                                        datatype, &type)) {
     return error;
   }
-  const int64_t bytes =
-      TotalBytes(outcount, type->layout().external32_size());
+  const int64_t bytes = TotalBytes(outcount, type->layout().external32_size());
   if (int error = CheckRoom(call, nullptr, inbuf, insize, position, bytes,
                             "inbuf", "insize")) {
     return error;
@@ -245,8 +244,8 @@ int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype,
 int PMPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype datatype,
                 void* outbuf, MPI_Count outsize, MPI_Count* position,
                 MPI_Comm comm) {
-  return Pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize,
-              position, comm);
+  return Pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position,
+              comm);
 }
 
 int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf,
@@ -280,32 +279,30 @@ int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount,
 }
 
 int PMPI_Pack_external_c(const char datarep[], const void* inbuf,
-                         MPI_Count incount, MPI_Datatype datatype,
-                         void* outbuf, MPI_Count outsize,
-                         MPI_Count* position) {
-  return PackExternal("MPI_Pack_external_c", datarep, inbuf, incount,
-                      datatype, outbuf, outsize, position);
+                         MPI_Count incount, MPI_Datatype datatype, void* outbuf,
+                         MPI_Count outsize, MPI_Count* position) {
+  return PackExternal("MPI_Pack_external_c", datarep, inbuf, incount, datatype,
+                      outbuf, outsize, position);
 }
 
 int PMPI_Unpack_external(const char datarep[], const void* inbuf,
                          MPI_Aint insize, MPI_Aint* position, void* outbuf,
                          int outcount, MPI_Datatype datatype) {
-  return UnpackExternal("MPI_Unpack_external", datarep, inbuf, insize,
-                        position, outbuf, outcount, datatype);
+  return UnpackExternal("MPI_Unpack_external", datarep, inbuf, insize, position,
+                        outbuf, outcount, datatype);
 }
 
 int PMPI_Unpack_external_c(const char datarep[], const void* inbuf,
-                           MPI_Count insize, MPI_Count* position,
-                           void* outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype) {
+                           MPI_Count insize, MPI_Count* position, void* outbuf,
+                           MPI_Count outcount, MPI_Datatype datatype) {
   return UnpackExternal("MPI_Unpack_external_c", datarep, inbuf, insize,
                         position, outbuf, outcount, datatype);
 }
 
 int PMPI_Pack_external_size(const char datarep[], int incount,
                             MPI_Datatype datatype, MPI_Aint* size) {
-  return PackExternalSize("MPI_Pack_external_size", datarep, incount,
-                          datatype, size);
+  return PackExternalSize("MPI_Pack_external_size", datarep, incount, datatype,
+                          size);
 }
 
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount,
