@@ -45,6 +45,8 @@ MPI_TEST_PROGRAMS = {
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
     "handles": {"srcs": ["handles.c"], "threaded": False},
+    # typebind: derived datatypes through point-to-point communication.
+    "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -245,4 +247,53 @@ MPI_TEST_CASES = [
     # strings; user error handlers and error classes.
     {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
+    # ---- typebind: derived datatypes. Every type against a reference
+    # typemap, through every send and receive call, eager and rendezvous;
+    # then with a 256-byte eager limit (almost everything rendezvous) on
+    # two-cell rings (constant back-pressure).
+    {"name": "datatypes", "program": "datatypes", "ranks": [1, 2, 3, 4], "timeout": 240},
+    {
+        "name": "datatypes_rendezvous_tiny_rings",
+        "program": "datatypes",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "timeout": 240,
+    },
+    {
+        "name": "fatal_type_vector_count",
+        "program": "datatypes",
+        "ranks": [2],
+        "args": ["fatal_vector_count"],
+        "expect": "failure",
+        "stderr": "MPI_Type_vector\\(rank 1\\): invalid count -1",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_type_free_predefined",
+        "program": "datatypes",
+        "ranks": [1],
+        "args": ["fatal_free_predefined"],
+        "expect": "failure",
+        "stderr": "MPI_Type_free\\(rank 0\\): cannot free the predefined datatype MPI_INT",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_send_uncommitted_type",
+        "program": "datatypes",
+        "ranks": [2],
+        "args": ["fatal_uncommitted_send"],
+        "expect": "failure",
+        "stderr": "MPI_Send\\(rank 1\\): datatype pair is not committed",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_type_darray_order",
+        "program": "datatypes",
+        "ranks": [1],
+        "args": ["fatal_darray_order"],
+        "expect": "failure",
+        "stderr": "MPI_Type_create_darray\\(rank 0\\): order is 77",
+        "timeout": 30,
+    },
+    # ---- end of typebind's cases
 ]
