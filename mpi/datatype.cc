@@ -39,10 +39,10 @@ class PredefinedDatatypes {
   }
 
  private:
-  // MPI_Type_get_name's answer. Two handles have two standard names each
-  // (MPI_LONG_LONG_INT / MPI_LONG_LONG, MPI_C_COMPLEX /
-  // MPI_C_FLOAT_COMPLEX); they answer with the older name, as MPICH does,
-  // which programs written against MPICH compare with.
+  // MPI_Type_get_name's answer. Two handles have two standard names each;
+  // they answer with the name MPI-4.1's table of C types lists first
+  // (MPI_LONG_LONG_INT, MPI_C_COMPLEX; the others are "synonyms"), which is
+  // also what MPICH answers and what programs written for it compare with.
   static const char* NameOf(const datatype::PredefinedType& type) {
     if (type.handle == MPI_LONG_LONG) return "MPI_LONG_LONG_INT";
     if (type.handle == MPI_C_FLOAT_COMPLEX) return "MPI_C_COMPLEX";

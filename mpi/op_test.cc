@@ -261,7 +261,9 @@ std::vector<TypeCase> AllTypes() {
       Case<short>("MPI_SHORT", MPI_SHORT, G::kCInteger),
       Case<int>("MPI_INT", MPI_INT, G::kCInteger),
       Case<long>("MPI_LONG", MPI_LONG, G::kCInteger),
-      Case<long long>("MPI_LONG_LONG", MPI_LONG_LONG, G::kCInteger),
+      // typebind: the handle MPI_LONG_LONG shares answers MPI_Type_get_name
+      // with the standard's first name for it, as MPICH's does.
+      Case<long long>("MPI_LONG_LONG_INT", MPI_LONG_LONG, G::kCInteger),
       Case<unsigned short>("MPI_UNSIGNED_SHORT", MPI_UNSIGNED_SHORT,
                            G::kCInteger),
       Case<unsigned>("MPI_UNSIGNED", MPI_UNSIGNED, G::kCInteger),
@@ -296,7 +298,8 @@ std::vector<TypeCase> AllTypes() {
       Case<int32_t>("MPI_LOGICAL", MPI_LOGICAL, G::kLogical),
       Case<bool>("MPI_C_BOOL", MPI_C_BOOL, G::kLogical),
       Case<bool>("MPI_CXX_BOOL", MPI_CXX_BOOL, G::kLogical),
-      Case<std::complex<float>>("MPI_C_FLOAT_COMPLEX", MPI_C_FLOAT_COMPLEX,
+      // typebind: likewise MPI_C_COMPLEX for MPI_C_FLOAT_COMPLEX.
+      Case<std::complex<float>>("MPI_C_COMPLEX", MPI_C_FLOAT_COMPLEX,
                                 G::kComplex),
       Case<std::complex<float>>("MPI_CXX_FLOAT_COMPLEX", MPI_CXX_FLOAT_COMPLEX,
                                 G::kComplex),

@@ -40,7 +40,7 @@ int64_t CountOf(const MPI_Status* status, const Datatype& type) {
 int64_t ElementsOf(const MPI_Status* status, const Datatype& type) {
   const int64_t elements = type.layout().ElementsIn(
       static_cast<int64_t>(minimpi::StatusBytes(status)));
-  return elements < 0 ? MPI_UNDEFINED : elements;
+  return elements < 0 ? int64_t{MPI_UNDEFINED} : elements;
 }
 
 // The checks every query of one datatype shares.

@@ -135,7 +135,7 @@ int PackSize(const char* call, Count incount, MPI_Datatype datatype,
   if constexpr (std::is_same_v<Count, int>) {
     *size = bytes < 0 ? MPI_UNDEFINED : minimpi::ClampToInt(bytes);
   } else {
-    *size = bytes < 0 ? MPI_UNDEFINED : bytes;
+    *size = bytes < 0 ? int64_t{MPI_UNDEFINED} : bytes;
   }
   return MPI_SUCCESS;
 }
