@@ -635,31 +635,31 @@ MINIMPI_DECLARE(int, Type_indexed,
                  MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_indexed_c,
                 (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                 const MPI_Count array_of_displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_hindexed,
                 (int count, const int array_of_blocklengths[],
                  const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                  MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_hindexed_c,
                 (MPI_Count count, const MPI_Count array_of_blocklengths[],
-                 const MPI_Count array_of_displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_indexed_block,
                 (int count, int blocklength, const int array_of_displacements[],
                  MPI_Datatype oldtype, MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_indexed_block_c,
                 (MPI_Count count, MPI_Count blocklength,
-                 const MPI_Count array_of_displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_hindexed_block,
                 (int count, int blocklength,
                  const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                  MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_hindexed_block_c,
                 (MPI_Count count, MPI_Count blocklength,
-                 const MPI_Count array_of_displacements[],
-                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
 MINIMPI_DECLARE(int, Type_create_struct,
                 (int count, const int array_of_blocklengths[],
                  const MPI_Aint array_of_displacements[],
@@ -791,8 +791,8 @@ MINIMPI_DECLARE(int, Pack_external_size,
                 (const char datarep[], int incount, MPI_Datatype datatype,
                  MPI_Aint* size))
 MINIMPI_DECLARE(int, Pack_external_size_c,
-                (const char datarep[], MPI_Count incount,
-                 MPI_Datatype datatype, MPI_Count* size))
+                (const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                 MPI_Count* size))
 /* ---- end of the datatype block (typebind) */
 
 #undef MINIMPI_DECLARE

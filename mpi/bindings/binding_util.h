@@ -203,8 +203,8 @@ inline DataDescription Describe(const void* buffer, int64_t count,
     return {buffer, bytes, nullptr, static_cast<int64_t>(bytes)};
   const datatype::Layout& layout = type->layout();
   if (layout.IsContiguous(count)) {
-    return {static_cast<const char*>(buffer) + layout.true_lb(), bytes,
-            nullptr, static_cast<int64_t>(bytes)};
+    return {static_cast<const char*>(buffer) + layout.true_lb(), bytes, nullptr,
+            static_cast<int64_t>(bytes)};
   }
   return {buffer, bytes, &layout, count};
 }
