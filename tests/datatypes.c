@@ -26,8 +26,11 @@
  * uses it is pending.
  *
  * Usage: datatypes            all of the above
+ *        datatypes irregular_rendezvous
+ *                             the same exchanges of a type of 600 irregular
+ *                             blocks (see build_irregular_catalog)
  *        datatypes fatal_CASE one erroneous call under the default error
- *                             handler (the job must die; see kFatalCases). */
+ *                             handler (the job must die; see fatal_case). */
 #include "test_util.h"
 
 /* ---- Reference typemaps ------------------------------------------------ */
@@ -1133,22 +1136,51 @@ static void fatal_case(const char* name) {
   MPI_Finalize();
 }
 
+/* Types too irregular for p2p to describe in one message (more than
+ * (MINIMPI_EAGER_MAX - 32) / 32 runs): the sender packs a staging copy for
+ * the rendezvous. Known to fail against a contiguous receive of at least
+ * MINIMPI_RNDV_SPLIT_MIN bytes: the second half of the split rendezvous is
+ * written from the user's buffer instead of the staging copy
+ * (PointToPoint::StartRendezvousWriteLocked), so it is run only when asked
+ * for ("datatypes irregular_rendezvous") until that is fixed. */
+static void build_irregular_catalog(void) {
+  Type dbl = t_predefined(MPI_DOUBLE);
+  enum { kBlocks = 600 };
+  static MPI_Count displacements[kBlocks];
+  int64_t at = 0;
+  for (int i = 0; i < kBlocks; ++i) {
+    displacements[i] = at;
+    at += 8 * (2 + i % 7); /* gaps of 1 to 7 doubles: no two runs merge */
+  }
+  Type irregular = t_hindexed_block_c(kBlocks, 1, displacements, &dbl);
+  add_pair("hindexed_block of 600 irregular blocks", irregular, dbl, kBlocks);
+  map_free(&dbl.map);
+}
+
 int main(int argc, char** argv) {
   MPI_CHECK(MPI_Init(&argc, &argv));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
   g_next = (g_rank + 1) % g_size;
   g_prev = (g_rank + g_size - 1) % g_size;
-  if (argc > 1) {
+  const int irregular =
+      argc > 1 && strcmp(argv[1], "irregular_rendezvous") == 0;
+  if (argc > 1 && !irregular) {
     fatal_case(argv[1]);
     return 0;
   }
-  build_catalog();
+  if (irregular) {
+    build_irregular_catalog();
+  } else {
+    build_catalog();
+  }
   run_exchanges();
   truncation();
-  partial_counts();
-  free_while_pending();
-  absolute_addresses();
+  if (!irregular) {
+    partial_counts();
+    free_while_pending();
+    absolute_addresses();
+  }
   for (int p = 0; p < g_num_pairs; ++p) {
     type_free(&g_pairs[p].type);
     type_free(&g_pairs[p].twin);

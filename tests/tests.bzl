@@ -295,5 +295,10 @@ MPI_TEST_CASES = [
         "stderr": "MPI_Type_create_darray\\(rank 0\\): order is 77",
         "timeout": 30,
     },
+    # A type too irregular for p2p to describe in one message, into a
+    # contiguous receive: fails until the split rendezvous writes its second
+    # half from the sender's staging copy (see build_irregular_catalog in
+    # datatypes.c). Enable it with that fix:
+    # {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2], "args": ["irregular_rendezvous"], "timeout": 240},
     # ---- end of typebind's cases
 ]
