@@ -55,9 +55,7 @@ class Datatype {
   void set_handle(MPI_Datatype handle) { handle_ = handle; }
 
   bool predefined() const { return predefined_; }
-  bool committed() const {
-    return committed_.load(std::memory_order_acquire);
-  }
+  bool committed() const { return committed_.load(std::memory_order_acquire); }
   void Commit() { committed_.store(true, std::memory_order_release); }
 
   const datatype::Layout& layout() const { return *layout_; }

@@ -183,8 +183,8 @@ void PointToPoint::Send(const SendArguments& arguments) {
     {
       std::lock_guard<std::mutex> lock(vci.mutex);
       const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
-      if (TrySendLocked(arguments.vci, arguments.destination_world_rank,
-                        header, arguments.buffer, arguments.bytes,
+      if (TrySendLocked(arguments.vci, arguments.destination_world_rank, header,
+                        arguments.buffer, arguments.bytes,
                         arguments.layout != nullptr ? &arguments : nullptr)) {
         return;
       }
@@ -339,8 +339,7 @@ size_t HeaderBytes(const MessageHeader& header) {
 }
 }  // namespace
 
-bool PointToPoint::TrySendLocked(int vci, int peer,
-                                 const MessageHeader& header,
+bool PointToPoint::TrySendLocked(int vci, int peer, const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
   const Vci& v = *vcis_[vci];
@@ -348,13 +347,13 @@ bool PointToPoint::TrySendLocked(int vci, int peer,
   if (packed != nullptr) {
     // Non-contiguous eager data is packed once, straight into the
     // transport's buffer.
-    return transport_->SendPacked(
-               vci, peer, &header, HeaderBytes(header), packed->bytes,
-               [packed](void* destination) {
-                 datatype::Pack(packed->buffer, packed->count, packed->layout,
-                                0, destination,
-                                static_cast<int64_t>(packed->bytes));
-               }) == net::PostResult::kOk;
+    return transport_->SendPacked(vci, peer, &header, HeaderBytes(header),
+                                  packed->bytes, [packed](void* destination) {
+                                    datatype::Pack(
+                                        packed->buffer, packed->count,
+                                        packed->layout, 0, destination,
+                                        static_cast<int64_t>(packed->bytes));
+                                  }) == net::PostResult::kOk;
   }
   return transport_->Send(vci, peer, &header, HeaderBytes(header), payload,
                           payload_length) == net::PostResult::kOk;
@@ -383,8 +382,7 @@ void PointToPoint::EnqueueLocked(int vci, int peer,
   queue.tail = entry;
 }
 
-void PointToPoint::SendDataLocked(Request* request,
-                                  const MessageHeader& header,
+void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
                                   const void* payload, size_t payload_length,
                                   bool complete_when_sent) {
   const int vci = request->send.vci;
@@ -749,7 +747,8 @@ void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
   size_t length;
   SpanOf(request->receive_buffer, request->receive_count,
          request->receive_layout, delivered, &start, &length);
-  request->receive_region = RegisterOrDie(*transport_, start, length, "receive");
+  request->receive_region =
+      RegisterOrDie(*transport_, start, length, "receive");
   request->gathered_read = new GatheredRead(
       request->receive_buffer, request->receive_count, request->receive_layout,
       header.sender_address, sender_count, std::move(sender_layout), delivered);
@@ -775,10 +774,10 @@ bool PointToPoint::PumpGatheredReadLocked(Request* request) {
   while (read.remaining > 0) {
     const int64_t local_position = read.local.position();
     const int64_t remote_position = read.remote.position();
-    const datatype::SegmentPairing pairing = datatype::PairSegments(
-        read.local, read.remote, v.local_segments.data(),
-        v.remote_segments.data(), max_segments,
-        std::min(read.remaining, kBytesPerPost));
+    const datatype::SegmentPairing pairing =
+        datatype::PairSegments(read.local, read.remote, v.local_segments.data(),
+                               v.remote_segments.data(), max_segments,
+                               std::min(read.remaining, kBytesPerPost));
     if (pairing.bytes == 0) {
       // The cursors ran out before `remaining` (cannot happen when both
       // sides describe the message correctly): stop posting.

@@ -67,7 +67,7 @@ struct SendArguments {
 
 struct ReceiveArguments {
   void* buffer = nullptr;
-  size_t capacity = 0;  // packed bytes
+  size_t capacity = 0;                       // packed bytes
   const datatype::Layout* layout = nullptr;  // as in SendArguments
   int64_t count = 0;
   int32_t context = 0;
