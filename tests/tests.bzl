@@ -45,6 +45,7 @@ MPI_TEST_PROGRAMS = {
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
     "handles": {"srcs": ["handles.c"], "threaded": False},
+    "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -244,5 +245,10 @@ MPI_TEST_CASES = [
     # Stale, freed and garbage handles of every kind; error codes and
     # strings; user error handlers and error classes.
     {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
+    # Non-contiguous point-to-point with the predefined pair types: packed
+    # eager messages and gathered rendezvous reads, both ways between pairs
+    # and bytes; again with a tiny eager limit and two-cell rings.
+    {"name": "pair_types", "program": "pair_types", "ranks": [2]},
+    {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_CELLS=2", "MINIMPI_RNDV_SPLIT_MIN=0"]},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
 ]

@@ -749,8 +749,12 @@ void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
          request->receive_layout, delivered, &start, &length);
   request->receive_region =
       RegisterOrDie(*transport_, start, length, "receive");
+  // A cursor over contiguous memory counts bytes.
+  const int64_t receive_count = request->receive_layout != nullptr
+                                    ? request->receive_count
+                                    : static_cast<int64_t>(request->capacity);
   request->gathered_read = new GatheredRead(
-      request->receive_buffer, request->receive_count, request->receive_layout,
+      request->receive_buffer, receive_count, request->receive_layout,
       header.sender_address, sender_count, std::move(sender_layout), delivered);
   request->rendezvous_remote_key = header.remote_key;
   request->pending_events = 1;  // the gathered read is over
@@ -779,10 +783,12 @@ bool PointToPoint::PumpGatheredReadLocked(Request* request) {
                                v.remote_segments.data(), max_segments,
                                std::min(read.remaining, kBytesPerPost));
     if (pairing.bytes == 0) {
-      // The cursors ran out before `remaining` (cannot happen when both
-      // sides describe the message correctly): stop posting.
-      read.remaining = 0;
-      break;
+      // Both sides hold at least `remaining` more bytes by construction.
+      std::fprintf(stderr,
+                   "minimpi: internal error: a gathered read ran out of "
+                   "segments with %lld bytes to go\n",
+                   static_cast<long long>(read.remaining));
+      std::abort();
     }
     for (int i = 0; i < pairing.local_segments; ++i) {
       v.local_io[i] = {reinterpret_cast<uint64_t>(v.local_segments[i].address),
