@@ -325,6 +325,7 @@ void PointToPoint::PostRendezvousRequestLocked(Request* request) {
   size_t length;
   SpanOf(data, arguments.count, layout, arguments.bytes, &start, &length);
   request->send_region = RegisterOrDie(*transport_, start, length, "send");
+  request->rendezvous_data = data;
   request->pending_events = 1;  // kRendezvousDone; a split adds the write
   header.sender_address = reinterpret_cast<uint64_t>(data);
   header.remote_key = request->send_region.remote_key;
@@ -657,11 +658,13 @@ void PointToPoint::StartRendezvousWriteLocked(
   request->receiver_request = clear_to_send.receiver_request;
   ++request->pending_events;  // our write
   const uint64_t offset = clear_to_send.split_offset;
+  // The data the receiver was told about: the send buffer, or the packed
+  // staging copy of a non-contiguous one.
   PostCopyLocked(
       vci, peer,
       {request, /*write=*/true,
        const_cast<std::byte*>(
-           static_cast<const std::byte*>(request->send.buffer) + offset),
+           static_cast<const std::byte*>(request->rendezvous_data) + offset),
        &request->send_region,
        net::RemoteBuffer{clear_to_send.sender_address + offset,
                          clear_to_send.remote_key},
