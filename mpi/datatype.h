@@ -55,9 +55,7 @@ class Datatype {
   void set_handle(MPI_Datatype handle) { handle_ = handle; }
 
   bool predefined() const { return predefined_; }
-  bool committed() const {
-    return committed_.load(std::memory_order_acquire);
-  }
+  bool committed() const { return committed_.load(std::memory_order_acquire); }
   // Const, like Retain: commit state and name are metadata a program may
   // change through any handle that names the object (typebind).
   void Commit() const { committed_.store(true, std::memory_order_release); }

@@ -420,6 +420,11 @@ MINIMPI_DECLARE(int, Alltoallv,
                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[],
+                 const MPI_Datatype recvtypes[], MPI_Comm comm))
 MINIMPI_DECLARE(int, Reduce_scatter,
                 (const void* sendbuf, void* recvbuf, const int recvcounts[],
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
@@ -481,6 +486,12 @@ MINIMPI_DECLARE(int, Ialltoallv,
                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[],
+                 const MPI_Datatype recvtypes[], MPI_Comm comm,
+                 MPI_Request* request))
 MINIMPI_DECLARE(int, Ireduce_scatter,
                 (const void* sendbuf, void* recvbuf, const int recvcounts[],
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,

@@ -279,10 +279,10 @@ class KernelTable {
                          group == TypeGroup::kFloatingPoint ||
                          group == TypeGroup::kMultiLanguage;
     const bool sum_product = max_min || group == TypeGroup::kComplex;
-    const bool logical =
-        group == TypeGroup::kCInteger || group == TypeGroup::kLogical ||
-        group == TypeGroup::kFortranInteger ||
-        group == TypeGroup::kMultiLanguage;
+    const bool logical = group == TypeGroup::kCInteger ||
+                         group == TypeGroup::kLogical ||
+                         group == TypeGroup::kFortranInteger ||
+                         group == TypeGroup::kMultiLanguage;
     const bool bitwise =
         group == TypeGroup::kCInteger || group == TypeGroup::kFortranInteger ||
         group == TypeGroup::kByte || group == TypeGroup::kMultiLanguage;

@@ -439,8 +439,12 @@ TEST_P(TransportConformanceTest, GatheredReadMovesExactBytes) {
     // (remote block, local block, blocks on the remote side)
     const struct {
       size_t remote_block, local_block, remote_blocks;
-    } shapes[] = {{8, 8, 1}, {8, 3, 100}, {5, 16, 333}, {64, 70, 1000},
-                  {1, 1, size_t(max_segments)}, {4096, 200, 40}};
+    } shapes[] = {{8, 8, 1},
+                  {8, 3, 100},
+                  {5, 16, 333},
+                  {64, 70, 1000},
+                  {1, 1, size_t(max_segments)},
+                  {4096, 200, 40}};
     uint64_t context = 1000;
     for (const auto& shape : shapes) {
       const size_t total = shape.remote_block * shape.remote_blocks;

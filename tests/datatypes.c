@@ -1136,13 +1136,11 @@ static void fatal_case(const char* name) {
   MPI_Finalize();
 }
 
-/* Types too irregular for p2p to describe in one message (more than
+/* A type too irregular for p2p to describe in one message (more than
  * (MINIMPI_EAGER_MAX - 32) / 32 runs): the sender packs a staging copy for
- * the rendezvous. Known to fail against a contiguous receive of at least
- * MINIMPI_RNDV_SPLIT_MIN bytes: the second half of the split rendezvous is
- * written from the user's buffer instead of the staging copy
- * (PointToPoint::StartRendezvousWriteLocked), so it is run only when asked
- * for ("datatypes irregular_rendezvous") until that is fixed. */
+ * the rendezvous, and a contiguous receive of at least
+ * MINIMPI_RNDV_SPLIT_MIN bytes splits it (the sender writes the second half
+ * from that copy). Run with "datatypes irregular_rendezvous". */
 static void build_irregular_catalog(void) {
   Type dbl = t_predefined(MPI_DOUBLE);
   enum { kBlocks = 600 };

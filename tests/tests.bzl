@@ -47,6 +47,7 @@ MPI_TEST_PROGRAMS = {
     "handles": {"srcs": ["handles.c"], "threaded": False},
     # typebind: derived datatypes through point-to-point communication.
     "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
+    "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -246,6 +247,11 @@ MPI_TEST_CASES = [
     # Stale, freed and garbage handles of every kind; error codes and
     # strings; user error handlers and error classes.
     {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
+    # Non-contiguous point-to-point with the predefined pair types: packed
+    # eager messages and gathered rendezvous reads, both ways between pairs
+    # and bytes; again with a tiny eager limit and two-cell rings.
+    {"name": "pair_types", "program": "pair_types", "ranks": [2]},
+    {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_CELLS=2", "MINIMPI_RNDV_SPLIT_MIN=0"]},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
     # ---- typebind: derived datatypes. Every type against a reference
     # typemap, through every send and receive call, eager and rendezvous;
@@ -295,10 +301,9 @@ MPI_TEST_CASES = [
         "stderr": "MPI_Type_create_darray\\(rank 0\\): order is 77",
         "timeout": 30,
     },
-    # A type too irregular for p2p to describe in one message, into a
-    # contiguous receive: fails until the split rendezvous writes its second
-    # half from the sender's staging copy (see build_irregular_catalog in
-    # datatypes.c). Enable it with that fix:
-    # {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2], "args": ["irregular_rendezvous"], "timeout": 240},
+    # A type too irregular for p2p to describe in one message (a packed
+    # staging copy travels instead), to and from contiguous receives, split
+    # rendezvous included.
+    {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2, 3], "args": ["irregular_rendezvous"], "timeout": 240},
     # ---- end of typebind's cases
 ]

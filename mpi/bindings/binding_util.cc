@@ -158,6 +158,18 @@ int OpError(const char* call, Communicator* comm, MPI_Op handle,
                           ? "invalid datatype (MPI_DATATYPE_NULL)"
                           : "invalid datatype");
   }
+  if (!datatype->predefined()) {
+    const MPI_Datatype base = datatype->layout().reduction_base();
+    const Datatype* base_type = Datatype::FindPredefined(base);
+    return RaiseError(
+        comm, call, MPI_ERR_OP,
+        base_type == nullptr
+            ? absl::StrCat(op->name(),
+                           " is not defined on a derived datatype that mixes "
+                           "predefined types")
+            : absl::StrCat(op->name(), " is not defined for ",
+                           base_type->name(), ", the derived type's base"));
+  }
   return RaiseError(
       comm, call, MPI_ERR_OP,
       absl::StrCat(op->name(), " is not defined for ", datatype->name()));

@@ -184,11 +184,6 @@ inline int CheckReceive(const char* call, const void* buffer, int count,
 // How p2p sees `count` items of `type` at `buffer`: contiguous bytes when
 // the items are contiguous (a derived type too: from buffer + true lb),
 // else the datatype's layout, which p2p packs, unpacks or gathers.
-//
-// typebind: without a layout, `count` is the byte count, the convention of
-// mpi/datatype/pack.h ((buffer, n, nullptr) is n bytes). p2p's gathered
-// read of a non-contiguous sender walks a contiguous receive buffer as
-// (buffer, count, nullptr), and hung with count 0 (tests/datatypes.c).
 struct DataDescription {
   const void* data = nullptr;
   size_t bytes = 0;
@@ -197,14 +192,14 @@ struct DataDescription {
 };
 inline DataDescription Describe(const void* buffer, int64_t count,
                                 const Datatype* type) {
-  const size_t bytes = static_cast<size_t>(count) *
-                       static_cast<size_t>(type->size());
+  const size_t bytes =
+      static_cast<size_t>(count) * static_cast<size_t>(type->size());
   if (type->dense()) [[likely]]
-    return {buffer, bytes, nullptr, static_cast<int64_t>(bytes)};
+    return {buffer, bytes, nullptr, 0};
   const datatype::Layout& layout = type->layout();
   if (layout.IsContiguous(count)) {
     return {static_cast<const char*>(buffer) + layout.true_lb(), bytes, nullptr,
-            static_cast<int64_t>(bytes)};
+            0};
   }
   return {buffer, bytes, &layout, count};
 }
@@ -228,11 +223,22 @@ int RaiseRequestError(const char* call, const p2p::Request* request,
 [[gnu::cold, gnu::noinline]] int OpError(const char* call, Communicator* comm,
                                          MPI_Op handle, MPI_Datatype type);
 
+// The predefined type a predefined operation works on for `type`: the type
+// itself, or a derived type's one predefined base type (MPI_DATATYPE_NULL
+// when it mixes several: predefined operations are undefined on it).
+inline MPI_Datatype ReductionType(MPI_Datatype type) {
+  if (Datatype::FindPredefined(type) != nullptr) return type;
+  const Datatype* derived = LookupDatatype(type);
+  return derived == nullptr ? MPI_DATATYPE_NULL
+                            : derived->layout().reduction_base();
+}
+
 inline int CheckOp(const char* call, Communicator* comm, MPI_Op handle,
                    MPI_Datatype type, const Op** op) {
   *op = LookupOp(handle);
   if (*op != nullptr && handle != MPI_REPLACE && handle != MPI_NO_OP &&
-      (*op)->Supports(type)) [[likely]] {
+      ((*op)->Supports(type) || (*op)->Supports(ReductionType(type))))
+      [[likely]] {
     return MPI_SUCCESS;
   }
   return OpError(call, comm, handle, type);

@@ -256,14 +256,13 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                 recvtag, comm, &c, &receive_type)) {
     return error;
   }
-  return SendReceive(
-      kCall, c,
-      minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest, sendtag,
-                        p2p::SendMode::kStandard),
-      dest,
-      minimpi::MakeReceive(c, recvbuf, recvcount, receive_type, source,
-                           recvtag),
-      source, status);
+  return SendReceive(kCall, c,
+                     minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest,
+                                       sendtag, p2p::SendMode::kStandard),
+                     dest,
+                     minimpi::MakeReceive(c, recvbuf, recvcount, receive_type,
+                                          source, recvtag),
+                     source, status);
 }
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
@@ -295,10 +294,9 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   send.buffer = outgoing.data();
   send.layout = nullptr;
   send.count = 0;
-  return SendReceive(
-      kCall, c, send, dest,
-      minimpi::MakeReceive(c, buf, count, type, source, recvtag), source,
-      status);
+  return SendReceive(kCall, c, send, dest,
+                     minimpi::MakeReceive(c, buf, count, type, source, recvtag),
+                     source, status);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {

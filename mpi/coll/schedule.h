@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -53,6 +54,10 @@ class Schedule : public p2p::Progressable {
   void EndRound();
   // Scratch memory that lives as long as the schedule.
   std::byte* Scratch(size_t bytes);
+  // Work to do once every step has finished, just before the collective
+  // completes (with the VCI's lock held): e.g. unpacking a staged copy of
+  // a receive buffer into the program's non-contiguous datatype.
+  void AtCompletion(std::function<void()> work);
 
   // --- Running.
   // Posts the first round; returns the request that completes at the end
@@ -96,6 +101,7 @@ class Schedule : public p2p::Progressable {
   size_t inline_scratch_used_ = 0;
   absl::InlinedVector<std::unique_ptr<std::byte[]>, 2> scratch_;
   absl::InlinedVector<const Op*, 1> retained_ops_;  // user ops held until done
+  std::vector<std::function<void()>> at_completion_;
   size_t round_ = 0;
   absl::InlinedVector<p2p::Request*, 6> in_flight_;
   bool truncated_ = false;

@@ -183,8 +183,8 @@ void PointToPoint::Send(const SendArguments& arguments) {
     {
       std::lock_guard<std::mutex> lock(vci.mutex);
       const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
-      if (TrySendLocked(arguments.vci, arguments.destination_world_rank,
-                        header, arguments.buffer, arguments.bytes,
+      if (TrySendLocked(arguments.vci, arguments.destination_world_rank, header,
+                        arguments.buffer, arguments.bytes,
                         arguments.layout != nullptr ? &arguments : nullptr)) {
         return;
       }
@@ -325,6 +325,7 @@ void PointToPoint::PostRendezvousRequestLocked(Request* request) {
   size_t length;
   SpanOf(data, arguments.count, layout, arguments.bytes, &start, &length);
   request->send_region = RegisterOrDie(*transport_, start, length, "send");
+  request->rendezvous_data = data;
   request->pending_events = 1;  // kRendezvousDone; a split adds the write
   header.sender_address = reinterpret_cast<uint64_t>(data);
   header.remote_key = request->send_region.remote_key;
@@ -339,8 +340,7 @@ size_t HeaderBytes(const MessageHeader& header) {
 }
 }  // namespace
 
-bool PointToPoint::TrySendLocked(int vci, int peer,
-                                 const MessageHeader& header,
+bool PointToPoint::TrySendLocked(int vci, int peer, const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
   const Vci& v = *vcis_[vci];
@@ -348,13 +348,13 @@ bool PointToPoint::TrySendLocked(int vci, int peer,
   if (packed != nullptr) {
     // Non-contiguous eager data is packed once, straight into the
     // transport's buffer.
-    return transport_->SendPacked(
-               vci, peer, &header, HeaderBytes(header), packed->bytes,
-               [packed](void* destination) {
-                 datatype::Pack(packed->buffer, packed->count, packed->layout,
-                                0, destination,
-                                static_cast<int64_t>(packed->bytes));
-               }) == net::PostResult::kOk;
+    return transport_->SendPacked(vci, peer, &header, HeaderBytes(header),
+                                  packed->bytes, [packed](void* destination) {
+                                    datatype::Pack(
+                                        packed->buffer, packed->count,
+                                        packed->layout, 0, destination,
+                                        static_cast<int64_t>(packed->bytes));
+                                  }) == net::PostResult::kOk;
   }
   return transport_->Send(vci, peer, &header, HeaderBytes(header), payload,
                           payload_length) == net::PostResult::kOk;
@@ -383,8 +383,7 @@ void PointToPoint::EnqueueLocked(int vci, int peer,
   queue.tail = entry;
 }
 
-void PointToPoint::SendDataLocked(Request* request,
-                                  const MessageHeader& header,
+void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
                                   const void* payload, size_t payload_length,
                                   bool complete_when_sent) {
   const int vci = request->send.vci;
@@ -659,11 +658,13 @@ void PointToPoint::StartRendezvousWriteLocked(
   request->receiver_request = clear_to_send.receiver_request;
   ++request->pending_events;  // our write
   const uint64_t offset = clear_to_send.split_offset;
+  // The data the receiver was told about: the send buffer, or the packed
+  // staging copy of a non-contiguous one.
   PostCopyLocked(
       vci, peer,
       {request, /*write=*/true,
        const_cast<std::byte*>(
-           static_cast<const std::byte*>(request->send.buffer) + offset),
+           static_cast<const std::byte*>(request->rendezvous_data) + offset),
        &request->send_region,
        net::RemoteBuffer{clear_to_send.sender_address + offset,
                          clear_to_send.remote_key},
@@ -749,9 +750,14 @@ void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
   size_t length;
   SpanOf(request->receive_buffer, request->receive_count,
          request->receive_layout, delivered, &start, &length);
-  request->receive_region = RegisterOrDie(*transport_, start, length, "receive");
+  request->receive_region =
+      RegisterOrDie(*transport_, start, length, "receive");
+  // A cursor over contiguous memory counts bytes.
+  const int64_t receive_count = request->receive_layout != nullptr
+                                    ? request->receive_count
+                                    : static_cast<int64_t>(request->capacity);
   request->gathered_read = new GatheredRead(
-      request->receive_buffer, request->receive_count, request->receive_layout,
+      request->receive_buffer, receive_count, request->receive_layout,
       header.sender_address, sender_count, std::move(sender_layout), delivered);
   request->rendezvous_remote_key = header.remote_key;
   request->pending_events = 1;  // the gathered read is over
@@ -775,15 +781,17 @@ bool PointToPoint::PumpGatheredReadLocked(Request* request) {
   while (read.remaining > 0) {
     const int64_t local_position = read.local.position();
     const int64_t remote_position = read.remote.position();
-    const datatype::SegmentPairing pairing = datatype::PairSegments(
-        read.local, read.remote, v.local_segments.data(),
-        v.remote_segments.data(), max_segments,
-        std::min(read.remaining, kBytesPerPost));
+    const datatype::SegmentPairing pairing =
+        datatype::PairSegments(read.local, read.remote, v.local_segments.data(),
+                               v.remote_segments.data(), max_segments,
+                               std::min(read.remaining, kBytesPerPost));
     if (pairing.bytes == 0) {
-      // The cursors ran out before `remaining` (cannot happen when both
-      // sides describe the message correctly): stop posting.
-      read.remaining = 0;
-      break;
+      // Both sides hold at least `remaining` more bytes by construction.
+      std::fprintf(stderr,
+                   "minimpi: internal error: a gathered read ran out of "
+                   "segments with %lld bytes to go\n",
+                   static_cast<long long>(read.remaining));
+      std::abort();
     }
     for (int i = 0; i < pairing.local_segments; ++i) {
       v.local_io[i] = {reinterpret_cast<uint64_t>(v.local_segments[i].address),

@@ -64,7 +64,7 @@ struct alignas(64) Vci {
   struct OutgoingMessage {
     OutgoingMessage* next = nullptr;
     MessageHeader header;
-    Request* request = nullptr;   // data message of this request, or null
+    Request* request = nullptr;  // data message of this request, or null
     const void* payload = nullptr;
     size_t payload_length = 0;
     // Non-contiguous eager data: packed from the request's send arguments
@@ -76,8 +76,8 @@ struct alignas(64) Vci {
     OutgoingMessage* head = nullptr;
     OutgoingMessage* tail = nullptr;
   };
-  std::vector<OutgoingQueue> outgoing;   // by world rank; sized on first use
-  std::vector<int> backlogged_peers;     // peers whose queue is not empty
+  std::vector<OutgoingQueue> outgoing;  // by world rank; sized on first use
+  std::vector<int> backlogged_peers;    // peers whose queue is not empty
   std::vector<OutgoingMessage*> spare_outgoing;  // recycled queue entries
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.

@@ -56,8 +56,8 @@ struct MessageHeader {
   // kRendezvousRequest: where the payload lives; kClearToSend: where the
   // receiver wants it.
   uint64_t sender_address;
-  uint32_t remote_key;  // key of the region at sender_address
-  uint32_t flags;       // kRendezvousRequest: kSenderLayoutInPayload
+  uint32_t remote_key;        // key of the region at sender_address
+  uint32_t flags;             // kRendezvousRequest: kSenderLayoutInPayload
   uint64_t receiver_request;  // kClearToSend, echoed back in kWriteDone
   uint64_t split_offset;      // kClearToSend: the sender writes from here
 };

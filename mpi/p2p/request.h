@@ -67,7 +67,7 @@ struct SendArguments {
 
 struct ReceiveArguments {
   void* buffer = nullptr;
-  size_t capacity = 0;  // packed bytes
+  size_t capacity = 0;                       // packed bytes
   const datatype::Layout* layout = nullptr;  // as in SendArguments
   int64_t count = 0;
   int32_t context = 0;
@@ -139,6 +139,8 @@ struct Request : match::PostedReceive {
   // irregular to describe); on the receiver, the gathered read in flight.
   // Both owned by the request until it completes. Guarded by the VCI lock.
   std::byte* rendezvous_staging = nullptr;
+  // The sender's advertised data: the send buffer or the staging copy.
+  const void* rendezvous_data = nullptr;
   struct GatheredRead* gathered_read = nullptr;
   // Keeps a derived datatype's layout alive while a nonblocking or
   // persistent operation may still use it (MPI lets a program free the

@@ -17,9 +17,9 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -89,9 +89,8 @@ constexpr absl::string_view kMemoryFilePrefix = "memfd:";
 int OpenPeerSegment(const PeerAddress& address) {
   const std::string& name = address.segment_name;
   if (absl::StartsWith(name, kMemoryFilePrefix)) {
-    const std::string path =
-        absl::StrCat("/proc/", address.pid, "/fd/",
-                     name.substr(kMemoryFilePrefix.size()));
+    const std::string path = absl::StrCat(
+        "/proc/", address.pid, "/fd/", name.substr(kMemoryFilePrefix.size()));
     return open(path.c_str(), O_RDWR | O_CLOEXEC);
   }
   return shm_open(name.c_str(), O_RDWR, 0);
@@ -169,9 +168,8 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
       fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     }
     if (fd < 0) {
-      return absl::UnavailableError(absl::StrCat("net/shm: shm_open(",
-                                                 segment_name_, ") failed: ",
-                                                 ErrnoText(errno)));
+      return absl::UnavailableError(absl::StrCat(
+          "net/shm: shm_open(", segment_name_, ") failed: ", ErrnoText(errno)));
     }
     segment_linked_ = true;
   }
@@ -409,8 +407,8 @@ void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
     int l = 0, r = 0;
     size_t l_done = 0, r_done = 0;
     while (l < local_count && r < remote_count) {
-      const size_t n = std::min(local[l].length - l_done,
-                                remote[r].length - r_done);
+      const size_t n =
+          std::min(local[l].length - l_done, remote[r].length - r_done);
       std::memmove(reinterpret_cast<void*>(local[l].address + l_done),
                    reinterpret_cast<const void*>(remote[r].address + r_done),
                    n);
