@@ -48,6 +48,8 @@ MPI_TEST_PROGRAMS = {
     # typebind: derived datatypes through point-to-point communication.
     "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
     "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
+    "collectives_datatypes": {"srcs": ["collectives_datatypes.c"], "threaded": False},
+    "halo": {"srcs": ["//apps/bench:halo.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -252,6 +254,13 @@ MPI_TEST_CASES = [
     # and bytes; again with a tiny eager limit and two-cell rings.
     {"name": "pair_types", "program": "pair_types", "ranks": [2]},
     {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_CELLS=2", "MINIMPI_RNDV_SPLIT_MIN=0"]},
+    # Every collective with derived datatypes (gaps, interleaved items,
+    # negative lower bounds, pairs, structs; blocking, nonblocking, in
+    # place, mixed with predefined types of equal signature) against the
+    # same collective on packed data with predefined types.
+    {"name": "collectives_datatypes", "program": "collectives_datatypes", "ranks": [1, 2, 3, 4, 5], "timeout": 180},
+    # The strided-halo benchmark's data check, with small halos.
+    {"name": "halo", "program": "halo", "ranks": [2], "args": ["70000", "quick"]},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
     # ---- typebind: derived datatypes. Every type against a reference
     # typemap, through every send and receive call, eager and rendezvous;

@@ -235,7 +235,6 @@ void PointToPoint::PostSendLocked(Request* request) {
   const SendArguments& arguments = request->send;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
-  const int peer = arguments.destination_world_rank;
   if (arguments.bytes <= eager_max_) {
     if (arguments.mode == SendMode::kSynchronous) {
       MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
