@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mpi/group.h"
+#include "mpi/datatype.h"
 #include "runtime/topology.h"
 
 namespace minimpi {
@@ -94,6 +95,9 @@ void Instance::Finalize() {
   }
   // Groups the program did not free (issue 8).
   instance->groups_.ForEach([](Group* group) { delete group; });
+  // Derived datatypes the program never freed (typebind): each open handle
+  // gives its reference back, so the objects and their layouts are freed.
+  instance->datatypes_.ForEach([](Datatype* type) { type->Release(); });
   instance->p2p_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();

@@ -24,6 +24,7 @@
 
 namespace minimpi {
 
+class Datatype;
 class Op;
 class Group;  // issue 8
 
@@ -52,6 +53,7 @@ class Instance {
   // The tables that turn object handles into objects (mpi/handle_table.h).
   // Predefined handles never reach them.
   HandleTable<Communicator>& communicators() { return communicators_; }
+  HandleTable<Datatype>& datatypes() { return datatypes_; }
   HandleTable<Errhandler>& errhandlers() { return errhandlers_; }
   HandleTable<Op>& ops() { return ops_; }
   HandleTable<p2p::UnexpectedRecord>& messages() { return messages_; }
@@ -86,6 +88,7 @@ class Instance {
   std::thread::id main_thread_;
 
   HandleTable<Communicator> communicators_{HandleKind::kCommunicator};
+  HandleTable<Datatype> datatypes_{HandleKind::kDatatype};
   HandleTable<Errhandler> errhandlers_{HandleKind::kErrhandler};
   HandleTable<Op> ops_{HandleKind::kOp};
   HandleTable<p2p::UnexpectedRecord> messages_{HandleKind::kMessage};

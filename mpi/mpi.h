@@ -269,6 +269,44 @@ enum {
   MPI_UNEQUAL = 104
 };
 
+/* Datatype decoding (MPI_Type_get_envelope). */
+enum {
+  MPI_COMBINER_NAMED = 301,
+  MPI_COMBINER_DUP = 302,
+  MPI_COMBINER_CONTIGUOUS = 303,
+  MPI_COMBINER_VECTOR = 304,
+  MPI_COMBINER_HVECTOR = 305,
+  MPI_COMBINER_INDEXED = 306,
+  MPI_COMBINER_HINDEXED = 307,
+  MPI_COMBINER_INDEXED_BLOCK = 308,
+  MPI_COMBINER_HINDEXED_BLOCK = 309,
+  MPI_COMBINER_STRUCT = 310,
+  MPI_COMBINER_SUBARRAY = 311,
+  MPI_COMBINER_DARRAY = 312,
+  MPI_COMBINER_F90_REAL = 313,
+  MPI_COMBINER_F90_COMPLEX = 314,
+  MPI_COMBINER_F90_INTEGER = 315,
+  MPI_COMBINER_RESIZED = 316,
+  MPI_COMBINER_VALUE_INDEX = 317
+};
+
+/* Array datatypes (MPI_Type_create_subarray, MPI_Type_create_darray). */
+enum {
+  MPI_ORDER_C = 0xC,
+  MPI_ORDER_FORTRAN = 0xF,
+  MPI_DISTRIBUTE_NONE = 0x10,
+  MPI_DISTRIBUTE_BLOCK = 0x11,
+  MPI_DISTRIBUTE_CYCLIC = 0x12,
+  MPI_DISTRIBUTE_DFLT_DARG = 0x13
+};
+
+/* MPI_Type_match_size's type classes (typebind: datatype bindings). */
+enum {
+  MPI_TYPECLASS_INTEGER = 192,
+  MPI_TYPECLASS_REAL = 193,
+  MPI_TYPECLASS_COMPLEX = 194
+};
+
 /* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
@@ -382,6 +420,11 @@ MINIMPI_DECLARE(int, Alltoallv,
                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Alltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[],
+                 const MPI_Datatype recvtypes[], MPI_Comm comm))
 MINIMPI_DECLARE(int, Reduce_scatter,
                 (const void* sendbuf, void* recvbuf, const int recvcounts[],
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
@@ -443,6 +486,12 @@ MINIMPI_DECLARE(int, Ialltoallv,
                  const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int rdispls[],
                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ialltoallw,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[],
+                 const MPI_Datatype recvtypes[], MPI_Comm comm,
+                 MPI_Request* request))
 MINIMPI_DECLARE(int, Ireduce_scatter,
                 (const void* sendbuf, void* recvbuf, const int recvcounts[],
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
@@ -837,6 +886,190 @@ MINIMPI_DECLARE(int, Status_get_source, (const MPI_Status* status, int* source))
 MINIMPI_DECLARE(int, Status_get_tag, (const MPI_Status* status, int* tag))
 MINIMPI_DECLARE(int, Status_get_error, (const MPI_Status* status, int* error))
 /* ---- end of issue 8's block --------------------------------------------- */
+/* ---- Datatypes (typebind): constructors, decoding, queries, packing. Every
+ * constructor and query that MPI-4.1 gives a large-count twin has its _c
+ * form here too. */
+MINIMPI_DECLARE(int, Type_contiguous,
+                (int count, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_contiguous_c,
+                (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_vector,
+                (int count, int blocklength, int stride, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_vector_c,
+                (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hvector,
+                (int count, int blocklength, MPI_Aint stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hvector_c,
+                (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_indexed,
+                (int count, const int array_of_blocklengths[],
+                 const int array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_indexed_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_indexed_block,
+                (int count, int blocklength, const int array_of_displacements[],
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_indexed_block_c,
+                (MPI_Count count, MPI_Count blocklength,
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_block,
+                (int count, int blocklength,
+                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_hindexed_block_c,
+                (MPI_Count count, MPI_Count blocklength,
+                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_struct,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[],
+                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_struct_c,
+                (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                 const MPI_Count array_of_displacements[],
+                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_subarray,
+                (int ndims, const int array_of_sizes[],
+                 const int array_of_subsizes[], const int array_of_starts[],
+                 int order, MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_subarray_c,
+                (int ndims, const MPI_Count array_of_sizes[],
+                 const MPI_Count array_of_subsizes[],
+                 const MPI_Count array_of_starts[], int order,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_darray,
+                (int size, int rank, int ndims, const int array_of_gsizes[],
+                 const int array_of_distribs[], const int array_of_dargs[],
+                 const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_darray_c,
+                (int size, int rank, int ndims,
+                 const MPI_Count array_of_gsizes[],
+                 const int array_of_distribs[], const int array_of_dargs[],
+                 const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_resized,
+                (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_create_resized_c,
+                (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                 MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype))
+MINIMPI_DECLARE(int, Type_commit, (MPI_Datatype * datatype))
+MINIMPI_DECLARE(int, Type_free, (MPI_Datatype * datatype))
+MINIMPI_DECLARE(int, Type_get_envelope,
+                (MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                 int* num_datatypes, int* combiner))
+MINIMPI_DECLARE(int, Type_get_envelope_c,
+                (MPI_Datatype datatype, MPI_Count* num_integers,
+                 MPI_Count* num_addresses, MPI_Count* num_large_counts,
+                 MPI_Count* num_datatypes, int* combiner))
+MINIMPI_DECLARE(int, Type_get_contents,
+                (MPI_Datatype datatype, int max_integers, int max_addresses,
+                 int max_datatypes, int array_of_integers[],
+                 MPI_Aint array_of_addresses[],
+                 MPI_Datatype array_of_datatypes[]))
+MINIMPI_DECLARE(int, Type_get_contents_c,
+                (MPI_Datatype datatype, MPI_Count max_integers,
+                 MPI_Count max_addresses, MPI_Count max_large_counts,
+                 MPI_Count max_datatypes, int array_of_integers[],
+                 MPI_Aint array_of_addresses[],
+                 MPI_Count array_of_large_counts[],
+                 MPI_Datatype array_of_datatypes[]))
+MINIMPI_DECLARE(int, Type_size_x, (MPI_Datatype datatype, MPI_Count* size))
+MINIMPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count* size))
+MINIMPI_DECLARE(int, Type_get_extent_x,
+                (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent))
+MINIMPI_DECLARE(int, Type_get_extent_c,
+                (MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent))
+MINIMPI_DECLARE(int, Type_get_true_extent,
+                (MPI_Datatype datatype, MPI_Aint* true_lb,
+                 MPI_Aint* true_extent))
+MINIMPI_DECLARE(int, Type_get_true_extent_x,
+                (MPI_Datatype datatype, MPI_Count* true_lb,
+                 MPI_Count* true_extent))
+MINIMPI_DECLARE(int, Type_get_true_extent_c,
+                (MPI_Datatype datatype, MPI_Count* true_lb,
+                 MPI_Count* true_extent))
+MINIMPI_DECLARE(int, Get_count_c,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Get_elements_x,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Get_elements_c,
+                (const MPI_Status* status, MPI_Datatype datatype,
+                 MPI_Count* count))
+MINIMPI_DECLARE(int, Type_get_name,
+                (MPI_Datatype datatype, char* type_name, int* resultlen))
+MINIMPI_DECLARE(int, Type_set_name,
+                (MPI_Datatype datatype, const char* type_name))
+MINIMPI_DECLARE(int, Type_match_size,
+                (int typeclass, int size, MPI_Datatype* datatype))
+MINIMPI_DECLARE(int, Type_get_value_index,
+                (MPI_Datatype value_type, MPI_Datatype index_type,
+                 MPI_Datatype* pair_type))
+MINIMPI_DECLARE(int, Get_address, (const void* location, MPI_Aint* address))
+MINIMPI_DECLARE(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+MINIMPI_DECLARE(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+MINIMPI_DECLARE(int, Pack,
+                (const void* inbuf, int incount, MPI_Datatype datatype,
+                 void* outbuf, int outsize, int* position, MPI_Comm comm))
+MINIMPI_DECLARE(int, Pack_c,
+                (const void* inbuf, MPI_Count incount, MPI_Datatype datatype,
+                 void* outbuf, MPI_Count outsize, MPI_Count* position,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Unpack,
+                (const void* inbuf, int insize, int* position, void* outbuf,
+                 int outcount, MPI_Datatype datatype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Unpack_c,
+                (const void* inbuf, MPI_Count insize, MPI_Count* position,
+                 void* outbuf, MPI_Count outcount, MPI_Datatype datatype,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Pack_size,
+                (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size))
+MINIMPI_DECLARE(int, Pack_size_c,
+                (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                 MPI_Count* size))
+MINIMPI_DECLARE(int, Pack_external,
+                (const char datarep[], const void* inbuf, int incount,
+                 MPI_Datatype datatype, void* outbuf, MPI_Aint outsize,
+                 MPI_Aint* position))
+MINIMPI_DECLARE(int, Pack_external_c,
+                (const char datarep[], const void* inbuf, MPI_Count incount,
+                 MPI_Datatype datatype, void* outbuf, MPI_Count outsize,
+                 MPI_Count* position))
+MINIMPI_DECLARE(int, Unpack_external,
+                (const char datarep[], const void* inbuf, MPI_Aint insize,
+                 MPI_Aint* position, void* outbuf, int outcount,
+                 MPI_Datatype datatype))
+MINIMPI_DECLARE(int, Unpack_external_c,
+                (const char datarep[], const void* inbuf, MPI_Count insize,
+                 MPI_Count* position, void* outbuf, MPI_Count outcount,
+                 MPI_Datatype datatype))
+MINIMPI_DECLARE(int, Pack_external_size,
+                (const char datarep[], int incount, MPI_Datatype datatype,
+                 MPI_Aint* size))
+MINIMPI_DECLARE(int, Pack_external_size_c,
+                (const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                 MPI_Count* size))
+/* ---- end of the datatype block (typebind) */
 
 #undef MINIMPI_DECLARE
 #undef MINIMPIX_DECLARE

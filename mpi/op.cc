@@ -44,8 +44,13 @@ enum OpKind : int {
 
 // The datatype groups of the standard's table "Predefined reduction
 // operations" (MPI-4.1 section 6.9.2), plus the pair types of MINLOC and
-// MAXLOC and the types no arithmetic applies to (MPI_CHAR, MPI_WCHAR,
-// MPI_PACKED, MPI_CHARACTER), which only MPI_REPLACE and MPI_NO_OP accept.
+// MAXLOC and the types no arithmetic applies to (MPI_WCHAR, MPI_PACKED),
+// which only MPI_REPLACE and MPI_NO_OP accept.
+//
+// Beyond the table, minimpi accepts what both MPICH and Open MPI accept,
+// because programs rely on it: every integer operation on MPI_CHAR and
+// MPI_CHARACTER (used as small integers), and the logical operations on
+// the Fortran integers and on MPI_AINT, MPI_OFFSET and MPI_COUNT.
 enum class TypeGroup {
   kCInteger,
   kFortranInteger,
@@ -254,8 +259,8 @@ void ReplaceKernel(const void* in, void* inout, int count) {
 
 void NoOpKernel(const void*, void*, int) {}
 
-using datatype_internal::kFirstHandle;
-using datatype_internal::kHandleCount;
+using datatype::predefined_internal::kFirstHandle;
+using datatype::predefined_internal::kHandleCount;
 
 class KernelTable {
  public:
@@ -274,8 +279,10 @@ class KernelTable {
                          group == TypeGroup::kFloatingPoint ||
                          group == TypeGroup::kMultiLanguage;
     const bool sum_product = max_min || group == TypeGroup::kComplex;
-    const bool logical =
-        group == TypeGroup::kCInteger || group == TypeGroup::kLogical;
+    const bool logical = group == TypeGroup::kCInteger ||
+                         group == TypeGroup::kLogical ||
+                         group == TypeGroup::kFortranInteger ||
+                         group == TypeGroup::kMultiLanguage;
     const bool bitwise =
         group == TypeGroup::kCInteger || group == TypeGroup::kFortranInteger ||
         group == TypeGroup::kByte || group == TypeGroup::kMultiLanguage;
@@ -400,10 +407,10 @@ KernelTable BuildKernelTable() {
                                         G::kValueIndexPair);
   t.AddType<ValueIndex<int32_t, int32_t>>(MPI_2INTEGER, G::kValueIndexPair);
 
-  t.AddType<char>(MPI_CHAR, G::kNoArithmetic);
+  t.AddType<char>(MPI_CHAR, G::kCInteger);
+  t.AddType<char>(MPI_CHARACTER, G::kCInteger);
   t.AddType<wchar_t>(MPI_WCHAR, G::kNoArithmetic);
   t.AddType<char>(MPI_PACKED, G::kNoArithmetic);
-  t.AddType<char>(MPI_CHARACTER, G::kNoArithmetic);
   return t;
 }
 

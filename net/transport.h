@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "runtime/bootstrap.h"
 #include "runtime/settings.h"
@@ -52,6 +53,14 @@ struct MemoryRegion {
 struct RemoteBuffer {
   uint64_t address = 0;
   uint32_t remote_key = 0;
+};
+
+// One contiguous piece of memory, local or the peer's: an entry of an I/O
+// vector (an iovec for cross-memory attach, a scatter/gather entry or one
+// work request for verbs).
+struct IoSegment {
+  uint64_t address = 0;
+  size_t length = 0;
 };
 
 enum class CompletionType : uint8_t {
@@ -102,6 +111,15 @@ class Transport {
                           size_t header_length, const void* payload,
                           size_t payload_length) = 0;
 
+  // Like Send, but the payload's `payload_length` bytes are written by
+  // `write_payload` straight into the transport's buffer (a ring cell, a
+  // registered bounce buffer), so data that must be packed is packed once,
+  // where it travels. Not called at all when the answer is kRetry.
+  virtual PostResult SendPacked(
+      int vci, int peer, const void* header, size_t header_length,
+      size_t payload_length,
+      absl::FunctionRef<void(void* destination)> write_payload) = 0;
+
   // One-sided operations; each produces a kLocalDone completion carrying
   // `context` on `vci` when finished. A write with immediate additionally
   // produces a kWriteImmediate completion at the peer's `vci`, after the
@@ -119,6 +137,20 @@ class Transport {
                                         RemoteBuffer remote, size_t length,
                                         uint32_t immediate,
                                         uint64_t context) = 0;
+
+  // A gathered RDMA read: the bytes of the peer's `remote` segments, in
+  // order, into the local `local` segments, in order. Both lists cover the
+  // same number of bytes, with at most max_io_segments() entries each;
+  // local memory lies in `local_region`, remote memory in the region
+  // `remote_key` names. One kLocalDone carrying `context` when finished.
+  // This is how non-contiguous data moves in one copy.
+  virtual PostResult RdmaReadv(int vci, int peer, const IoSegment* local,
+                               int local_count,
+                               const MemoryRegion& local_region,
+                               const IoSegment* remote, int remote_count,
+                               uint32_t remote_key, uint64_t context) = 0;
+  // The most I/O vector entries one side of an RdmaReadv may have.
+  virtual int max_io_segments() const = 0;
 
   // Hands up to `max_completions` completions of `vci` to `handler`;
   // returns how many it handled (0 when idle). Never blocks.

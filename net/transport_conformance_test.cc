@@ -425,6 +425,151 @@ TEST_P(TransportConformanceTest, RdmaReadAndWriteMoveExactBytes) {
   });
 }
 
+// Gathered reads: the peer's strided blocks land in local blocks of another
+// size and stride, in order, with nothing written between them; up to the
+// most segments a post may carry.
+TEST_P(TransportConformanceTest, GatheredReadMovesExactBytes) {
+  Settings settings;
+  settings.num_vcis = 2;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int right = (me + 1) % size;
+    const int max_segments = transport.max_io_segments();
+    // (remote block, local block, blocks on the remote side)
+    const struct {
+      size_t remote_block, local_block, remote_blocks;
+    } shapes[] = {{8, 8, 1},
+                  {8, 3, 100},
+                  {5, 16, 333},
+                  {64, 70, 1000},
+                  {1, 1, size_t(max_segments)},
+                  {4096, 200, 40}};
+    uint64_t context = 1000;
+    for (const auto& shape : shapes) {
+      const size_t total = shape.remote_block * shape.remote_blocks;
+      const size_t local_blocks =
+          (total + shape.local_block - 1) / shape.local_block;
+      if (local_blocks > size_t(max_segments)) continue;
+      // Remote: blocks at twice their length. Local: blocks 3 bytes apart.
+      std::vector<uint8_t> source(2 * total + 8);
+      const uint64_t seed = Mix(me * 7919 + total);
+      FillPattern(seed, source.data(), source.size());
+      std::vector<uint8_t> landing(local_blocks * (shape.local_block + 3) + 8,
+                                   0xEE);
+      absl::StatusOr<MemoryRegion> source_region =
+          transport.RegisterMemory(source.data(), source.size());
+      absl::StatusOr<MemoryRegion> landing_region =
+          transport.RegisterMemory(landing.data(), landing.size());
+      RETURN_IF_FALSE(source_region.ok() && landing_region.ok());
+      RETURN_IF_ERROR(bootstrap.Put(
+          "gather", absl::StrCat(reinterpret_cast<uint64_t>(source.data()), " ",
+                                 source_region->remote_key)));
+      RETURN_IF_ERROR(bootstrap.Commit());
+      RETURN_IF_ERROR(bootstrap.Fence());
+      absl::StatusOr<std::string> peer = bootstrap.Get(right, "gather");
+      RETURN_IF_FALSE(peer.ok());
+      unsigned long long remote_base = 0;
+      unsigned remote_key = 0;
+      RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u", &remote_base,
+                                  &remote_key) == 2);
+      std::vector<IoSegment> remote(shape.remote_blocks), local(local_blocks);
+      for (size_t b = 0; b < shape.remote_blocks; ++b) {
+        remote[b] = {remote_base + 2 * b * shape.remote_block,
+                     shape.remote_block};
+      }
+      for (size_t b = 0; b < local_blocks; ++b) {
+        const size_t length =
+            std::min(shape.local_block, total - b * shape.local_block);
+        local[b] = {reinterpret_cast<uint64_t>(landing.data()) +
+                        b * (shape.local_block + 3),
+                    length};
+      }
+      const int vci = static_cast<int>(total % 2);
+      while (transport.RdmaReadv(vci, right, local.data(),
+                                 static_cast<int>(local.size()),
+                                 *landing_region, remote.data(),
+                                 static_cast<int>(remote.size()), remote_key,
+                                 ++context) == PostResult::kRetry) {
+      }
+      RETURN_IF_ERROR(WaitLocalDone(transport, vci, context));
+      // The bytes in order, and 0xEE everywhere else.
+      const uint64_t right_seed = Mix(right * 7919 + total);
+      std::vector<uint8_t> expected_landing(landing.size(), 0xEE);
+      for (size_t i = 0; i < total; ++i) {
+        const size_t remote_offset =
+            (i / shape.remote_block) * 2 * shape.remote_block +
+            i % shape.remote_block;
+        const size_t local_offset =
+            (i / shape.local_block) * (shape.local_block + 3) +
+            i % shape.local_block;
+        expected_landing[local_offset] = PatternByte(right_seed, remote_offset);
+      }
+      size_t bad = 0;
+      while (bad < landing.size() && landing[bad] == expected_landing[bad]) {
+        ++bad;
+      }
+      RETURN_IF_FALSE(bad == landing.size(), "gathered read of ", total,
+                      " B in ", shape.remote_blocks, "/", local_blocks,
+                      " segments: byte ", bad, " of the landing buffer wrong");
+      RETURN_IF_ERROR(bootstrap.Fence());  // nobody frees what a peer reads
+      transport.DeregisterMemory(*source_region);
+      transport.DeregisterMemory(*landing_region);
+    }
+    return absl::OkStatus();
+  });
+}
+
+// SendPacked: the payload written in place arrives like a Send's, in order
+// with Sends on the same connection.
+TEST_P(TransportConformanceTest, PackedSendsArriveLikeSends) {
+  Settings settings;
+  settings.num_vcis = 1;
+  settings.eager_max = 2048;
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int right = (me + 1) % size;
+    const int left = (me + size - 1) % size;
+    constexpr uint64_t kMessages = 500;
+    std::vector<uint8_t> scratch;
+    uint64_t sent = 0, received = 0;
+    std::string error;
+    FunctionHandler handler([&](int, const Completion& c) {
+      if (!error.empty()) return;
+      if (c.peer != left) {
+        error = absl::StrCat("message from ", c.peer, ", expected ", left);
+        return;
+      }
+      error = CheckPatterned(transport, c, me, 0, received++);
+    });
+    while ((sent < kMessages || received < kMessages) && error.empty()) {
+      if (sent < kMessages) {
+        PostResult result;
+        if (sent % 2 == 0) {
+          result = SendPatterned(transport, 0, me, right, sent, scratch);
+        } else {
+          const size_t length =
+              MessageLength(sent, transport.max_message_size());
+          const size_t header = HeaderLength(sent, length);
+          scratch.resize(length);
+          FillPattern(MessageSeed(me, right, 0, sent), scratch.data(), length);
+          result = transport.SendPacked(
+              0, right, scratch.data(), header, length - header,
+              [&](void* destination) {
+                std::memcpy(destination, scratch.data() + header,
+                            length - header);
+              });
+        }
+        if (result == PostResult::kOk) ++sent;
+      }
+      transport.Poll(0, handler, 16);
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    return absl::OkStatus();
+  });
+}
+
 // Sends and writes with immediate interleaved on one connection: the
 // receiver sees them in posting order, and when a kWriteImmediate arrives
 // its data is already in place.

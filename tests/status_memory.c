@@ -78,6 +78,29 @@ static void check_status_setters(void) {
   expect_count(&status, MPI_CHAR, 100000, 100000,
                "100000 MPI_CHAR (set_elements_x)");
 
+#if !defined(MPICH) && !defined(OPEN_MPI)
+  /* Derived datatypes: the bytes of `count` basic elements of their items,
+   * whole items first, a partial item by its type signature. */
+  MPI_Datatype strided, pairs;
+  MPI_CHECK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &strided));
+  MPI_CHECK(MPI_Type_commit(&strided));
+  MPI_CHECK(MPI_Type_contiguous(2, MPI_2INT, &pairs));
+  MPI_CHECK(MPI_Type_commit(&pairs));
+  MPI_CHECK(MPI_Status_set_elements(&status, strided, 6));
+  expect_count(&status, strided, 2, 6, "6 elements of a 3-double vector");
+  MPI_CHECK(MPI_Status_set_elements(&status, strided, 4));
+  expect_count(&status, strided, MPI_UNDEFINED, 4,
+               "4 elements of a 3-double vector");
+  expect_count(&status, MPI_DOUBLE, 4, 4, "the same bytes as doubles");
+  MPI_CHECK(MPI_Status_set_elements(&status, pairs, 5));
+  expect_count(&status, pairs, MPI_UNDEFINED, 5,
+               "5 elements of two MPI_2INT pairs");
+  expect_count(&status, MPI_INT, 5, 5, "the same bytes as ints");
+  MPI_CHECK(MPI_Type_free(&strided));
+  MPI_CHECK(MPI_Type_free(&pairs));
+  MPI_CHECK(MPI_Status_set_elements_x(&status, MPI_CHAR, (MPI_Count)100000));
+#endif
+
   int flag = -1;
   MPI_CHECK(MPI_Status_set_cancelled(&status, 1));
   MPI_CHECK(MPI_Test_cancelled(&status, &flag));

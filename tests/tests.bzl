@@ -53,6 +53,13 @@ MPI_TEST_PROGRAMS = {
     "status_memory": {"srcs": ["status_memory.c"], "threaded": False},
     "errors_objects": {"srcs": ["errors_objects.c"], "threaded": False},
     "fatal_objects": {"srcs": ["fatal_objects.c"], "threaded": False},
+    "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
+    "handles": {"srcs": ["handles.c"], "threaded": False},
+    # typebind: derived datatypes through point-to-point communication.
+    "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
+    "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
+    "collectives_datatypes": {"srcs": ["collectives_datatypes.c"], "threaded": False},
+    "halo": {"srcs": ["//apps/bench:halo.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -371,4 +378,79 @@ MPI_TEST_CASES = [
         "stderr": "MPI_Info_set\\(MPI not initialized\\): empty key",
         "timeout": 30,
     },
+    # No call blocks on a full ring: crossed duplicates, 10,000 MPI_Isends
+    # to a rank that makes no MPI call, head-on blocking sends, threads with
+    # random sizes; with default rings, two-cell rings, and one VCI.
+    {"name": "send_progress", "program": "send_progress", "ranks": [1, 2, 3, 4], "timeout": 180},
+    {"name": "send_progress_tiny_rings", "program": "send_progress", "ranks": [2, 4], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
+    {"name": "send_progress_tiny_rings_one_vci", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    # Stale, freed and garbage handles of every kind; error codes and
+    # strings; user error handlers and error classes.
+    {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
+    # Non-contiguous point-to-point with the predefined pair types: packed
+    # eager messages and gathered rendezvous reads, both ways between pairs
+    # and bytes; again with a tiny eager limit and two-cell rings.
+    {"name": "pair_types", "program": "pair_types", "ranks": [2]},
+    {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_CELLS=2", "MINIMPI_RNDV_SPLIT_MIN=0"]},
+    # Every collective with derived datatypes (gaps, interleaved items,
+    # negative lower bounds, pairs, structs; blocking, nonblocking, in
+    # place, mixed with predefined types of equal signature) against the
+    # same collective on packed data with predefined types.
+    {"name": "collectives_datatypes", "program": "collectives_datatypes", "ranks": [1, 2, 3, 4, 5], "timeout": 180},
+    # The strided-halo benchmark's data check, with small halos.
+    {"name": "halo", "program": "halo", "ranks": [2], "args": ["70000", "quick"]},
+    {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
+    # ---- typebind: derived datatypes. Every type against a reference
+    # typemap, through every send and receive call, eager and rendezvous;
+    # then with a 256-byte eager limit (almost everything rendezvous) on
+    # two-cell rings (constant back-pressure).
+    {"name": "datatypes", "program": "datatypes", "ranks": [1, 2, 3, 4], "timeout": 240},
+    {
+        "name": "datatypes_rendezvous_tiny_rings",
+        "program": "datatypes",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "timeout": 240,
+    },
+    {
+        "name": "fatal_type_vector_count",
+        "program": "datatypes",
+        "ranks": [2],
+        "args": ["fatal_vector_count"],
+        "expect": "failure",
+        "stderr": "MPI_Type_vector\\(rank 1\\): invalid count -1",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_type_free_predefined",
+        "program": "datatypes",
+        "ranks": [1],
+        "args": ["fatal_free_predefined"],
+        "expect": "failure",
+        "stderr": "MPI_Type_free\\(rank 0\\): cannot free the predefined datatype MPI_INT",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_send_uncommitted_type",
+        "program": "datatypes",
+        "ranks": [2],
+        "args": ["fatal_uncommitted_send"],
+        "expect": "failure",
+        "stderr": "MPI_Send\\(rank 1\\): datatype pair is not committed",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_type_darray_order",
+        "program": "datatypes",
+        "ranks": [1],
+        "args": ["fatal_darray_order"],
+        "expect": "failure",
+        "stderr": "MPI_Type_create_darray\\(rank 0\\): order is 77",
+        "timeout": 30,
+    },
+    # A type too irregular for p2p to describe in one message (a packed
+    # staging copy travels instead), to and from contiguous receives, split
+    # rendezvous included.
+    {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2, 3], "args": ["irregular_rendezvous"], "timeout": 240},
+    # ---- end of typebind's cases
 ]

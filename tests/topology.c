@@ -15,7 +15,9 @@
  * sent in the opposite direction (MPI-4.1 8.6), for graphs the k-th block
  * the source sent here matching the k-th time the source is listed.
  * Every byte is checked; blocks of MPI_PROC_NULL neighbours and the gaps
- * between blocks must stay untouched. */
+ * between blocks must stay untouched. Derived datatypes too: strided
+ * vectors against contiguous items, and per-neighbour types in
+ * alltoallw. */
 #include "test_util.h"
 
 #ifdef MINIMPI_TAG_UB
@@ -855,6 +857,103 @@ static void check_dist_graphs(void) {
   }
 }
 
+/* Derived datatypes in neighbourhood collectives, on an open line: blocks
+ * sent as a strided vector arrive in contiguous doubles and in the same
+ * vector (whose gaps must stay untouched), blocking and nonblocking, and
+ * in alltoallw with a different datatype per neighbour. */
+static double line_value(int sender, int block, int k) {
+  return sender * 1000.0 + block * 100.0 + k + 0.25;
+}
+
+static void check_derived_datatypes(void) {
+  int dims[1] = {g_size}, periods[1] = {0};
+  MPI_Comm line;
+  MPI_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line));
+  int left, right;
+  MPI_CHECK(MPI_Cart_shift(line, 0, 1, &left, &right));
+  const int neighbors[2] = {left, right};
+  /* Three doubles, every other one: extent five doubles. */
+  MPI_Datatype strided;
+  MPI_CHECK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &strided));
+  MPI_CHECK(MPI_Type_commit(&strided));
+  double send[10], contiguous[6], vectors[10], mixed[8];
+  for (int j = 0; j < 2; ++j)
+    for (int k = 0; k < 5; ++k)
+      send[5 * j + k] = k % 2 ? -1.0 : line_value(g_rank, j, k / 2);
+  const double kSentinel = -777.0;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 10; ++i) vectors[i] = kSentinel;
+    for (int i = 0; i < 6; ++i) contiguous[i] = kSentinel;
+    for (int i = 0; i < 8; ++i) mixed[i] = kSentinel;
+    /* alltoallw: to the left a vector, to the right three doubles; the
+     * receiver takes what comes from the left as doubles and from the
+     * right as a vector, so each pair's signatures match. */
+    int wcounts[2] = {1, 3};
+    MPI_Aint sdispls[2] = {0, 5 * (MPI_Aint)sizeof(double)};
+    MPI_Datatype stypes[2] = {strided, MPI_DOUBLE};
+    int rcounts[2] = {3, 1};
+    MPI_Aint rdispls[2] = {0, 3 * (MPI_Aint)sizeof(double)};
+    MPI_Datatype rtypes[2] = {MPI_DOUBLE, strided};
+    /* The right block of the send buffer as three contiguous doubles. */
+    double send_w[8];
+    for (int k = 0; k < 5; ++k) send_w[k] = send[k];
+    for (int k = 0; k < 3; ++k) send_w[5 + k] = line_value(g_rank, 1, k);
+    if (round == 0) {
+      MPI_CHECK(MPI_Neighbor_alltoall(send, 1, strided, contiguous, 3,
+                                      MPI_DOUBLE, line));
+      MPI_CHECK(
+          MPI_Neighbor_alltoall(send, 1, strided, vectors, 1, strided, line));
+      MPI_CHECK(MPI_Neighbor_alltoallw(send_w, wcounts, sdispls, stypes, mixed,
+                                       rcounts, rdispls, rtypes, line));
+    } else {
+      MPI_Request requests[3];
+      MPI_CHECK(MPI_Ineighbor_alltoall(send, 1, strided, contiguous, 3,
+                                       MPI_DOUBLE, line, &requests[0]));
+      MPI_CHECK(MPI_Ineighbor_alltoall(send, 1, strided, vectors, 1, strided,
+                                       line, &requests[1]));
+      MPI_CHECK(MPI_Ineighbor_alltoallw(send_w, wcounts, sdispls, stypes, mixed,
+                                        rcounts, rdispls, rtypes, line,
+                                        &requests[2]));
+      MPI_CHECK(MPI_Waitall(3, requests, MPI_STATUSES_IGNORE));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const int q = neighbors[i];
+      /* Our block i came from q's block in the opposite direction. */
+      const int j = 1 - i;
+      for (int k = 0; k < 3; ++k) {
+        const double want =
+            q == MPI_PROC_NULL ? kSentinel : line_value(q, j, k);
+        CHECK(contiguous[3 * i + k] == want,
+              "vector into doubles, round %d, block %d item %d: %g, expected "
+              "%g",
+              round, i, k, contiguous[3 * i + k], want);
+        CHECK(vectors[5 * i + 2 * k] == want,
+              "vector into vector, round %d, block %d item %d: %g, expected %g",
+              round, i, k, vectors[5 * i + 2 * k], want);
+      }
+      CHECK(vectors[5 * i + 1] == kSentinel && vectors[5 * i + 3] == kSentinel,
+            "vector into vector wrote into the gaps of block %d", i);
+    }
+    /* alltoallw: from the left (sent to its right: three doubles of its
+     * block 1) into doubles at 0..2; from the right (its vector, block 0)
+     * into a vector at 3, 5, 7. */
+    for (int k = 0; k < 3; ++k) {
+      const double from_left =
+          left == MPI_PROC_NULL ? kSentinel : line_value(left, 1, k);
+      const double from_right =
+          right == MPI_PROC_NULL ? kSentinel : line_value(right, 0, k);
+      CHECK(mixed[k] == from_left && mixed[3 + 2 * k] == from_right,
+            "alltoallw with derived types, round %d, item %d: %g %g, expected "
+            "%g %g",
+            round, k, mixed[k], mixed[3 + 2 * k], from_left, from_right);
+    }
+    CHECK(mixed[4] == kSentinel && mixed[6] == kSentinel,
+          "alltoallw wrote into the gaps of the vector block");
+  }
+  MPI_CHECK(MPI_Type_free(&strided));
+  MPI_CHECK(MPI_Comm_free(&line));
+}
+
 /* Without a topology, neighbourhood collectives are MPI_ERR_TOPOLOGY. */
 static void check_no_topology(void) {
   MPI_Comm plain;
@@ -890,6 +989,7 @@ int main(int argc, char** argv) {
   check_grids();
   check_graph();
   check_dist_graphs();
+  check_derived_datatypes();
   check_no_topology();
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   test_report_pass("topology", MPI_COMM_WORLD);

@@ -14,12 +14,17 @@
 #   5. bazel test --config=asan          unit tests (not tagged multirank)
 #   6. bazel test --config=tsan          unit tests tagged threaded
 #
-# Every step runs even when an earlier one failed. The output ends with the
-# failing names and exactly one line "N passed, N failed" (Bazel test targets,
-# srun cases and the checks of step 3); the exit status is non-zero when
-# anything failed.
+# Every step runs even when an earlier one failed. The terminal shows what
+# each step does and its result; Bazel's and the test runners' full output
+# goes to log files in one directory whose path is printed first and last.
+# The output ends with the failing names and exactly one line
+# "N passed, N failed" (Bazel test targets, srun cases and the checks of
+# step 3); the exit status is non-zero when anything failed.
 #
-#   BAZEL   the bazel command (default: bazel), e.g. to add startup options
+#   BAZEL             the bazel command (default: bazel), e.g. to add
+#                     startup options
+#   MINIMPI_TEST_LOGS where the logs go (default: a new directory under
+#                     ${TMPDIR:-/tmp})
 set -uo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -32,36 +37,44 @@ bazel_flags=(--local_cpu_resources=2 --jobs=2 --keep_going --color=no
 # Resolved, so paths compare equal to what the wrappers compute.
 work="$(cd -- "$(mktemp -d)" && pwd -P)"
 trap 'rm -rf "${work}"' EXIT
+logs="${MINIMPI_TEST_LOGS:-$(mktemp -d "${TMPDIR:-/tmp}/minimpi-test-logs.XXXXXX")}"
+mkdir -p "${logs}"
+echo "minimpi: running every test; full logs in ${logs}"
+started=${SECONDS}
 
 passed=0
 failed=0
 failures=()
-pass() { passed=$((passed + 1)); echo "PASS: $1"; }
-fail() { failed=$((failed + 1)); failures+=("$1"); echo "FAIL: $1"; }
-step() { printf '\n=== %s ===\n' "$*"; }
+pass() { passed=$((passed + 1)); echo "  PASS: $1"; }
+fail() { failed=$((failed + 1)); failures+=("$1"); echo "  FAIL: $1"; }
+step() { printf '\n=== %s  [%dm%02ds]\n' "$*" $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
 
 # bazel_test NAME [bazel test options...] -- targets...
-# Counts one result per test target from Bazel's summary lines.
+# Counts one result per test target from Bazel's summary lines; Bazel's own
+# output (and the sandbox's debug chatter some Bazel builds print around
+# every action) goes to the step's log.
 bazel_test() {
   local name="$1"; shift
-  local log="${work}/${name}.log"
+  local log="${logs}/${name}.log"
   step "${name}: bazel test $*"
-  # The full log is kept for parsing; the sandbox's debug chatter that some
-  # Bazel builds print around every action is left out of the display.
-  timeout 2400 "${bazel[@]}" test "${bazel_flags[@]}" "$@" 2>&1 | tee "${log}" |
-    grep --line-buffered -v '^[0-9.]*: src/main/tools/linux-sandbox'
+  echo "  building and testing (log: ${log})"
+  timeout 2400 "${bazel[@]}" test "${bazel_flags[@]}" "$@" >"${log}" 2>&1
 
-  local code=${PIPESTATUS[0]}
-  local counted_failures=0
+  local code=$?
+  local counted_failures=0 counted=0
   while read -r target result; do
+    counted=$((counted + 1))
     case "${result}" in
       PASSED* | FLAKY*) passed=$((passed + 1)) ;;
       *)
         failed=$((failed + 1)); counted_failures=$((counted_failures + 1))
         failures+=("${name}: ${target} ${result}")
+        local target_path="${target#//}"
+        echo "  FAIL: ${target} ${result} (its log: bazel-testlogs/${target_path/://}/test.log)"
         ;;
     esac
   done < <(sed -nE 's/^(\/\/[^ ]+) +(\(cached\) )?(PASSED|FAILED TO BUILD|FAILED|TIMEOUT|NO STATUS|FLAKY|INCOMPLETE|REMOTE FAILURE)( .*)?$/\1 \3/p' "${log}")
+  echo "  $((counted - counted_failures)) passed, ${counted_failures} failed"
   # 0: all passed; 3: some tests failed (counted above); 4: no test matched
   # the filters, which is fine. Anything else is a build or analysis error
   # that no summary line may show.
@@ -69,22 +82,25 @@ bazel_test() {
     0 | 3 | 4) ;;
     *)
       if [ "${code}" -ne 1 ] || [ "${counted_failures}" -eq 0 ]; then
-        fail "${name}: bazel exited ${code} (build or analysis error, see above)"
+        grep -E "^ERROR|error:" "${log}" | head -n 20 | sed 's/^/  /'
+        fail "${name}: bazel exited ${code} (build or analysis error, see ${log})"
       fi
       ;;
   esac
 }
 
 # check NAME COMMAND...: one pass/fail from the command's exit status (a
-# command or an exported function); its output is shown when it fails.
+# command or an exported function); its output is kept in checks.log and
+# shown when it fails.
 check() {
   local name="$1"; shift
   if timeout 120 bash -c '"$@"' _ "$@" >"${work}/check.log" 2>&1; then
     pass "${name}"
   else
-    cat "${work}/check.log"
+    sed 's/^/    /' "${work}/check.log"
     fail "${name}"
   fi
+  { echo "=== ${name}"; cat "${work}/check.log"; } >>"${logs}/checks.log"
 }
 
 # Runs a command with an empty environment (PATH only), so the program finds
@@ -98,8 +114,14 @@ run_clean_and_expect() {
 export -f run_clean_and_expect  # check runs commands in a child bash
 
 # --- 1 -----------------------------------------------------------------------
-step "install_deps"
-if tools/install_deps.sh; then pass "install_deps"; else fail "install_deps"; fi
+step "install_deps: Debian packages"
+if tools/install_deps.sh >"${logs}/install_deps.log" 2>&1; then
+  sed 's/^/  /' "${logs}/install_deps.log"
+  pass "install_deps"
+else
+  tail -n 20 "${logs}/install_deps.log" | sed 's/^/  /'
+  fail "install_deps (log: ${logs}/install_deps.log)"
+fi
 
 # --- 2 -----------------------------------------------------------------------
 bazel_test "test" -- //...
@@ -162,31 +184,38 @@ check "minimpi_info reports an invalid setting" bash -c '
 # added to the totals and its failing cases listed under NAME.
 run_all() {
   local name="$1" limit="$2"; shift 2
-  local log="${work}/${name//[^a-z0-9]/_}.log"
+  local log="${logs}/${name//[^a-z0-9]/_}.log"
+  echo "  running every multi-rank case (log: ${log})"
   # run_all.sh builds the test programs with ${BAZEL}; the same limits apply.
   BAZEL_BUILD_OPTIONS="${BAZEL_BUILD_OPTIONS:---local_cpu_resources=2 --jobs=2}" \
-    timeout "${limit}" tests/run_all.sh "$@" 2>&1 | tee "${log}"
+    MPI_TEST_LOG_DIR="${logs}/${name//[^a-z0-9]/_}" \
+    timeout "${limit}" tests/run_all.sh "$@" >"${log}" 2>&1
   local summary
   summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${log}" | tail -n 1)"
   if [ -z "${summary}" ]; then
+    tail -n 20 "${log}" | sed 's/^/  /'
     fail "${name}: tests/run_all.sh printed no 'N passed, N failed' line"
     return
   fi
+  echo "  ${summary}"
   local run_passed run_failed
   read -r run_passed _ run_failed _ <<<"${summary}"
   passed=$((passed + run_passed))
   failed=$((failed + run_failed))
   while read -r line; do
+    echo "  FAIL: ${line}"
     failures+=("${name}: ${line}")
   done < <(sed -nE 's/^(FAIL|FAILED)[: ]+(.*)$/\2/p' "${log}")
 }
 
 step "Slurm: tests/run_all.sh srun"
-if timeout 300 tools/slurm/start_slurm.sh; then
+if timeout 300 tools/slurm/start_slurm.sh >"${logs}/slurm.log" 2>&1; then
+  tail -n 1 "${logs}/slurm.log" | sed 's/^/  /'
   pass "slurm: start"
   run_all "srun" 1200 srun
 else
-  fail "slurm: start"
+  tail -n 20 "${logs}/slurm.log" | sed 's/^/  /'
+  fail "slurm: start (log: ${logs}/slurm.log)"
 fi
 
 # --- 4b ----------------------------------------------------------------------
@@ -211,5 +240,6 @@ if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"
   printf '  %s\n' "${failures[@]}"
 fi
+echo "Full logs: ${logs} ($(((SECONDS - started) / 60)) min)"
 echo "${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ]

@@ -44,13 +44,19 @@ int CommunicatorError(const char* call, MPI_Comm handle) {
 }
 
 int BufferError(const char* call, Communicator* comm, const void* buffer,
-                int count, MPI_Datatype handle) {
+                int64_t count, MPI_Datatype handle) {
   const Datatype* type = LookupDatatype(handle);
   if (type == nullptr) {
     return RaiseError(comm, call, MPI_ERR_TYPE,
                       handle == MPI_DATATYPE_NULL
                           ? "invalid datatype (MPI_DATATYPE_NULL)"
-                          : "invalid datatype");
+                          : "invalid datatype (freed, or never a datatype)");
+  }
+  if (!type->committed()) {
+    return RaiseError(
+        comm, call, MPI_ERR_TYPE,
+        absl::StrFormat("datatype %s is not committed (call MPI_Type_commit)",
+                        type->name().empty() ? "(unnamed)" : type->name()));
   }
   if (count < 0) {
     return RaiseError(comm, call, MPI_ERR_COUNT,
@@ -81,11 +87,14 @@ int PeerError(const char* call, Communicator* comm, bool is_source, int peer,
 }
 
 p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
-                            size_t bytes, int destination, int tag,
-                            p2p::SendMode mode) {
+                            int64_t count, const Datatype* type,
+                            int destination, int tag, p2p::SendMode mode) {
+  const DataDescription data = Describe(buffer, count, type);
   p2p::SendArguments send;
-  send.buffer = buffer;
-  send.bytes = bytes;
+  send.buffer = data.data;
+  send.bytes = data.bytes;
+  send.layout = data.layout;
+  send.count = data.count;
   send.destination_world_rank = comm->world_ranks[destination];
   send.remote_context = comm->remote_point_to_point_context(destination);
   send.source_rank = comm->rank;
@@ -96,10 +105,14 @@ p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
 }
 
 p2p::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
-                                  size_t capacity, int source, int tag) {
+                                  int64_t count, const Datatype* type,
+                                  int source, int tag) {
+  const DataDescription data = Describe(buffer, count, type);
   p2p::ReceiveArguments receive;
-  receive.buffer = buffer;
-  receive.capacity = capacity;
+  receive.buffer = const_cast<void*>(data.data);
+  receive.capacity = data.bytes;
+  receive.layout = data.layout;
+  receive.count = data.count;
   receive.context = comm->point_to_point_context();
   receive.source = source == MPI_ANY_SOURCE ? match::kAnySource : source;
   receive.tag = tag == MPI_ANY_TAG ? match::kAnyTag : tag;
@@ -150,9 +163,21 @@ int OpError(const char* call, Communicator* comm, MPI_Op handle,
                           ? "invalid datatype (MPI_DATATYPE_NULL)"
                           : "invalid datatype");
   }
+  if (!datatype->predefined()) {
+    const MPI_Datatype base = datatype->layout().reduction_base();
+    const Datatype* base_type = Datatype::FindPredefined(base);
+    return RaiseError(
+        comm, call, MPI_ERR_OP,
+        base_type == nullptr
+            ? absl::StrCat(op->name(),
+                           " is not defined on a derived datatype that mixes "
+                           "predefined types")
+            : absl::StrCat(op->name(), " is not defined for ",
+                           base_type->name(), ", the derived type's base"));
+  }
   return RaiseError(
       comm, call, MPI_ERR_OP,
-      absl::StrCat(op->name(), " is not defined for ", datatype->name));
+      absl::StrCat(op->name(), " is not defined for ", datatype->name()));
 }
 
 }  // namespace minimpi

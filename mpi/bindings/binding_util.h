@@ -116,7 +116,7 @@ p2p::Status ProcNullStatus();
                                                    MPI_Comm handle);
 [[gnu::cold, gnu::noinline]] int BufferError(const char* call,
                                              Communicator* comm,
-                                             const void* buffer, int count,
+                                             const void* buffer, int64_t count,
                                              MPI_Datatype handle);
 [[gnu::cold, gnu::noinline]] int PeerError(const char* call, Communicator* comm,
                                            bool is_source, int peer, int tag);
@@ -133,11 +133,16 @@ inline int CheckCommunicator(const char* call, MPI_Comm handle,
   return CommunicatorError(call, handle);
 }
 
+// A buffer argument: a committed datatype, a count that is not negative,
+// and a buffer that is not null when there is data to move (a derived
+// datatype may address absolute memory from MPI_BOTTOM, which is null).
 inline int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
-                       int count, MPI_Datatype handle, const Datatype** type) {
+                       int64_t count, MPI_Datatype handle,
+                       const Datatype** type) {
   *type = LookupDatatype(handle);
-  if (*type != nullptr && count >= 0 &&
-      (buffer != nullptr || count == 0 || (*type)->size == 0)) [[likely]] {
+  if (*type != nullptr && count >= 0 && (*type)->committed() &&
+      (buffer != nullptr || count == 0 || (*type)->size() == 0 ||
+       !(*type)->predefined())) [[likely]] {
     return MPI_SUCCESS;
   }
   return BufferError(call, comm, buffer, count, handle);
@@ -178,11 +183,35 @@ inline int CheckReceive(const char* call, const void* buffer, int count,
   return CheckBuffer(call, *comm, buffer, count, datatype, type);
 }
 
+// How p2p sees `count` items of `type` at `buffer`: contiguous bytes when
+// the items are contiguous (a derived type too: from buffer + true lb),
+// else the datatype's layout, which p2p packs, unpacks or gathers.
+struct DataDescription {
+  const void* data = nullptr;
+  size_t bytes = 0;
+  const datatype::Layout* layout = nullptr;
+  int64_t count = 0;
+};
+inline DataDescription Describe(const void* buffer, int64_t count,
+                                const Datatype* type) {
+  const size_t bytes =
+      static_cast<size_t>(count) * static_cast<size_t>(type->size());
+  if (type->dense()) [[likely]]
+    return {buffer, bytes, nullptr, 0};
+  const datatype::Layout& layout = type->layout();
+  if (layout.IsContiguous(count)) {
+    return {static_cast<const char*>(buffer) + layout.true_lb(), bytes, nullptr,
+            0};
+  }
+  return {buffer, bytes, &layout, count};
+}
+
 p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
-                            size_t bytes, int destination, int tag,
-                            p2p::SendMode mode);
+                            int64_t count, const Datatype* type,
+                            int destination, int tag, p2p::SendMode mode);
 p2p::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
-                                  size_t capacity, int source, int tag);
+                                  int64_t count, const Datatype* type,
+                                  int source, int tag);
 match::Envelope MakeEnvelope(Communicator* comm, int source, int tag);
 
 // Raises the error a completed request carries (truncation), if any.
@@ -196,11 +225,22 @@ int RaiseRequestError(const char* call, const p2p::Request* request,
 [[gnu::cold, gnu::noinline]] int OpError(const char* call, Communicator* comm,
                                          MPI_Op handle, MPI_Datatype type);
 
+// The predefined type a predefined operation works on for `type`: the type
+// itself, or a derived type's one predefined base type (MPI_DATATYPE_NULL
+// when it mixes several: predefined operations are undefined on it).
+inline MPI_Datatype ReductionType(MPI_Datatype type) {
+  if (Datatype::FindPredefined(type) != nullptr) return type;
+  const Datatype* derived = LookupDatatype(type);
+  return derived == nullptr ? MPI_DATATYPE_NULL
+                            : derived->layout().reduction_base();
+}
+
 inline int CheckOp(const char* call, Communicator* comm, MPI_Op handle,
                    MPI_Datatype type, const Op** op) {
   *op = LookupOp(handle);
   if (*op != nullptr && handle != MPI_REPLACE && handle != MPI_NO_OP &&
-      (*op)->Supports(type)) [[likely]] {
+      ((*op)->Supports(type) || (*op)->Supports(ReductionType(type))))
+      [[likely]] {
     return MPI_SUCCESS;
   }
   return OpError(call, comm, handle, type);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "mpi/bindings/collective_staging.h"
 #include "mpi/coll/basic.h"
 
 namespace minimpi {
@@ -44,7 +45,7 @@ int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
   if (int error = CheckBuffer(call, comm, buffer, count, type, &datatype)) {
     return error;
   }
-  *extent = static_cast<size_t>(datatype->extent);
+  *extent = static_cast<size_t>(datatype->extent());
   return MPI_SUCCESS;
 }
 
@@ -136,8 +137,15 @@ int CheckSignatures(const char* call, Communicator* comm,
 }  // namespace
 
 int RunCollective(const char* call, Communicator* comm,
-                  coll::Collective collective, const coll::Arguments& arguments,
-                  MPI_Request* request) {
+                  coll::Collective collective,
+                  const coll::Arguments& call_arguments, MPI_Request* request,
+                  std::shared_ptr<CollectiveStaging> staging) {
+  // Non-contiguous datatypes reach the algorithms as contiguous copies.
+  coll::Arguments arguments = call_arguments;
+  if (staging == nullptr) staging = std::make_shared<CollectiveStaging>();
+  if (int error = staging->Stage(call, comm, collective, &arguments)) {
+    return error;
+  }
   // Checking a nonblocking call would make it wait for the other ranks to
   // start theirs, which can deadlock a correct program: blocking calls only.
   if (request == nullptr && comm->size > 1 &&
@@ -149,6 +157,9 @@ int RunCollective(const char* call, Communicator* comm,
   p2p::PointToPoint& p2p = Instance::Get().p2p();
   std::unique_ptr<coll::Schedule> schedule =
       coll::Build(collective, *comm, arguments);
+  if (staging->needs_finish()) {
+    schedule->AtCompletion([staging] { staging->Finish(); });
+  }
   if (request != nullptr) {
     p2p::Request* started = schedule.release()->Start(p2p);
     started->owner = OwnerValue(comm);

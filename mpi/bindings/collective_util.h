@@ -5,7 +5,10 @@
 #ifndef MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
 
+#include <memory>
+
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/collective_staging.h"
 #include "mpi/coll/algorithms.h"
 
 namespace minimpi {
@@ -35,9 +38,11 @@ int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
 // Builds the schedule of `collective` and runs it to the end (request ==
 // nullptr) or starts it and returns its request. Mismatched counts between
 // ranks surface as MPI_ERR_TRUNCATE on `comm`.
+// Non-contiguous datatypes are staged first (collective_staging.h).
 int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective, const coll::Arguments& arguments,
-                  MPI_Request* request);
+                  MPI_Request* request,
+                  std::shared_ptr<CollectiveStaging> staging = nullptr);
 
 }  // namespace minimpi
 

@@ -318,9 +318,88 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
       arguments, request);
 }
 
+// --- Alltoallw -------------------------------------------------------------
+
+// One side of MPI_Alltoallw: counts, byte displacements and a datatype per
+// rank, each type committed, each buffer present where there is data.
+int CheckAlltoallwSide(const char* call, Communicator* comm, const void* buffer,
+                       const int* counts, const int* displacements,
+                       const MPI_Datatype* types, const char* what) {
+  if (counts == nullptr || displacements == nullptr || types == nullptr) {
+    return minimpi::RaiseError(
+        comm, call, MPI_ERR_ARG,
+        absl::StrFormat("null %s counts, displacements or types array", what));
+  }
+  for (int rank = 0; rank < comm->size; ++rank) {
+    const minimpi::Datatype* type;
+    if (int error = minimpi::CheckBuffer(call, comm, buffer, counts[rank],
+                                         types[rank], &type)) {
+      return error;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
+              const int* send_displacements, const MPI_Datatype* send_types,
+              void* receive_buffer, const int* receive_counts,
+              const int* receive_displacements,
+              const MPI_Datatype* receive_types, MPI_Comm comm,
+              MPI_Request* request, bool nonblocking) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  const bool in_place = send_buffer == MPI_IN_PLACE;
+  if (!in_place) {
+    if (int error =
+            CheckAlltoallwSide(call, c, send_buffer, send_counts,
+                               send_displacements, send_types, "send")) {
+      return error;
+    }
+  }
+  if (receive_buffer == MPI_IN_PLACE) {
+    return minimpi::InPlaceNotAllowed(call, c);
+  }
+  if (int error =
+          CheckAlltoallwSide(call, c, receive_buffer, receive_counts,
+                             receive_displacements, receive_types, "receive")) {
+    return error;
+  }
+  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+    return error;
+  }
+  auto staging = std::make_shared<minimpi::CollectiveStaging>();
+  coll::Arguments arguments;
+  staging->StageAlltoallw(send_buffer, send_counts, send_displacements,
+                          send_types, receive_buffer, receive_counts,
+                          receive_displacements, receive_types, c->size,
+                          in_place, &arguments);
+  return minimpi::RunCollective(call, c, coll::Collective::kAlltoallv,
+                                arguments, request, staging);
+}
+
 }  // namespace
 
 extern "C" {
+
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[],
+                   const int sdispls[], const MPI_Datatype sendtypes[],
+                   void* recvbuf, const int recvcounts[], const int rdispls[],
+                   const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return Alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes,
+                   recvbuf, recvcounts, rdispls, recvtypes, comm, nullptr,
+                   /*nonblocking=*/false);
+}
+
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
+                    const int sdispls[], const MPI_Datatype sendtypes[],
+                    void* recvbuf, const int recvcounts[], const int rdispls[],
+                    const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
+  return Alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes,
+                   recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+                   /*nonblocking=*/true);
+}
 
 int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
@@ -475,3 +554,5 @@ MINIMPI_EXPORT(Alltoall)
 MINIMPI_EXPORT(Ialltoall)
 MINIMPI_EXPORT(Alltoallv)
 MINIMPI_EXPORT(Ialltoallv)
+MINIMPI_EXPORT(Alltoallw)
+MINIMPI_EXPORT(Ialltoallw)

@@ -118,7 +118,7 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
   exchange->comm = created;
   minimpi::p2p::Request* started = minimpi::coll::StartAllgatherBytes(
       instance.p2p(), *parent, &exchange->my_id, sizeof(int32_t),
-      exchange->ids.data(), [exchange](bool /*intact*/) {
+      exchange->ids.data(), [exchange] {
         Communicator* comm = exchange->comm;
         comm->remote_ids = exchange->ids;
         comm->vci = Instance::Get().VciFor(exchange->ids[0]);

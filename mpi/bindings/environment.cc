@@ -154,80 +154,6 @@ double PMPI_Wtick(void) {
   return static_cast<double>(resolution.tv_sec) + 1e-9 * resolution.tv_nsec;
 }
 
-int PMPI_Type_size(MPI_Datatype datatype, int* size) {
-  MINIMPI_REQUIRE_INIT("MPI_Type_size");
-  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
-  if (type == nullptr) {
-    return RaiseError(nullptr, "MPI_Type_size", MPI_ERR_TYPE,
-                      "invalid datatype");
-  }
-  *size = type->size;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb,
-                         MPI_Aint* extent) {
-  MINIMPI_REQUIRE_INIT("MPI_Type_get_extent");
-  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
-  if (type == nullptr) {
-    return RaiseError(nullptr, "MPI_Type_get_extent", MPI_ERR_TYPE,
-                      "invalid datatype");
-  }
-  *lb = 0;
-  *extent = type->extent;
-  return MPI_SUCCESS;
-}
-
-int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype,
-                   int* count) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_count");
-  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
-  if (type == nullptr) {
-    return RaiseError(nullptr, "MPI_Get_count", MPI_ERR_TYPE,
-                      "invalid datatype");
-  }
-  uint64_t bytes = minimpi::StatusBytes(status);
-  if (type->extent == 0) {
-    *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-  } else if (bytes % type->extent != 0) {
-    *count = MPI_UNDEFINED;
-  } else {
-    *count = static_cast<int>(bytes / type->extent);
-  }
-  return MPI_SUCCESS;
-}
-
-int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype,
-                      int* count) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_elements");
-  const minimpi::Datatype* type = minimpi::LookupDatatype(datatype);
-  if (type == nullptr) {
-    return RaiseError(nullptr, "MPI_Get_elements", MPI_ERR_TYPE,
-                      "invalid datatype");
-  }
-  uint64_t bytes = minimpi::StatusBytes(status);
-  if (type->basic_elements == 1) {
-    if (type->size == 0 || bytes % type->size != 0) {
-      *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    } else {
-      *count = static_cast<int>(bytes / type->size);
-    }
-    return MPI_SUCCESS;
-  }
-  // A pair type: whole pairs count two basic elements; a trailing value
-  // without its index counts one.
-  uint64_t pairs = bytes / type->extent;
-  uint64_t rest = bytes % type->extent;
-  if (rest == 0) {
-    *count = static_cast<int>(2 * pairs);
-  } else if (rest == static_cast<uint64_t>(type->first_member_size)) {
-    *count = static_cast<int>(2 * pairs + 1);
-  } else {
-    *count = MPI_UNDEFINED;
-  }
-  return MPI_SUCCESS;
-}
-
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   *flag = status->internal[2] != 0;
   return MPI_SUCCESS;
@@ -248,8 +174,4 @@ MINIMPI_EXPORT(Get_library_version)
 MINIMPI_EXPORT(Get_processor_name)
 MINIMPI_EXPORT(Wtime)
 MINIMPI_EXPORT(Wtick)
-MINIMPI_EXPORT(Type_size)
-MINIMPI_EXPORT(Type_get_extent)
-MINIMPI_EXPORT(Get_count)
-MINIMPI_EXPORT(Get_elements)
 MINIMPI_EXPORT(Test_cancelled)

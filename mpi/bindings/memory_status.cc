@@ -3,15 +3,18 @@
 // _set_cancelled, and MPI-4.1's _set/_get_source, _tag, _error).
 //
 // Alloc_mem remembers what it handed out, so MPI_Free_mem of anything else
-// is MPI_ERR_BASE instead of a crash. Status_set_elements knows the
-// predefined datatypes only; derived datatypes (another package) will
-// extend it.
+// is MPI_ERR_BASE instead of a crash. Status_set_elements stores the packed
+// bytes that hold `count` basic elements of the datatype (predefined or
+// derived), so MPI_Get_elements returns exactly `count` afterwards.
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/comm_util.h"
+#include "mpi/datatype/predefined.h"
 
 using minimpi::RaiseError;
 
@@ -34,8 +37,33 @@ int CheckStatus(const char* call, const MPI_Status* status) {
                     "null status (MPI_STATUS_IGNORE is not a status)");
 }
 
-// The bytes `count` basic elements of `datatype` occupy, the inverse of
-// MPI_Get_elements: a pair type's elements come two per pair.
+// The packed bytes that hold the first `count` basic elements of items of
+// `type` (the inverse of MPI_Get_elements): whole items, then the type
+// signature entry by entry, and inside a pair type the value member alone.
+// -1 when the type holds no data but elements were asked for.
+int64_t BytesForElements(const minimpi::Datatype& type, int64_t count) {
+  const minimpi::datatype::Layout& layout = type.layout();
+  if (layout.basic_elements() == 0) return count == 0 ? 0 : -1;
+  int64_t bytes = count / layout.basic_elements() * layout.size();
+  int64_t rest = count % layout.basic_elements();
+  for (const minimpi::datatype::SignatureRun& run : layout.signature()) {
+    if (rest == 0) break;
+    const minimpi::datatype::PredefinedType& basic =
+        *minimpi::datatype::FindPredefined(run.basic);
+    const int64_t per_entry = basic.basic_elements();
+    const int64_t whole = std::min(rest / per_entry, run.count);
+    bytes += whole * basic.size;
+    rest -= whole * per_entry;
+    if (whole < run.count && rest > 0) {
+      // Part of a pair: its value member is one basic element.
+      bytes += static_cast<int64_t>(basic.members[0].native_size) *
+               basic.members[0].components;
+      rest = 0;
+    }
+  }
+  return bytes;
+}
+
 int SetElements(const char* call, MPI_Status* status, MPI_Datatype datatype,
                 MPI_Count count) {
   if (int error = CheckStatus(call, status)) return error;
@@ -44,21 +72,20 @@ int SetElements(const char* call, MPI_Status* status, MPI_Datatype datatype,
     return RaiseError(nullptr, call, MPI_ERR_TYPE,
                       datatype == MPI_DATATYPE_NULL
                           ? "invalid datatype (MPI_DATATYPE_NULL)"
-                          : "invalid or non-predefined datatype (only "
-                            "predefined datatypes are supported here yet)");
+                          : "invalid datatype (freed or never created)");
   }
   if (count < 0) {
     return RaiseError(nullptr, call, MPI_ERR_COUNT,
                       absl::StrFormat("invalid count %d", count));
   }
-  uint64_t bytes;
-  if (type->basic_elements == 1) {
-    bytes = static_cast<uint64_t>(count) * type->size;
-  } else {
-    bytes = static_cast<uint64_t>(count / 2) * type->extent +
-            (count % 2 == 1 ? type->first_member_size : 0);
+  const int64_t bytes = BytesForElements(*type, count);
+  if (bytes < 0) {
+    return RaiseError(nullptr, call, MPI_ERR_TYPE,
+                      absl::StrFormat("%d elements of a datatype that holds "
+                                      "no data",
+                                      count));
   }
-  minimpi::SetStatusBytes(status, bytes);
+  minimpi::SetStatusBytes(status, static_cast<uint64_t>(bytes));
   return MPI_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 // Neighbourhood collectives, blocking and nonblocking, on Cartesian, graph
 // and distributed-graph communicators: the bindings check arguments,
-// describe each neighbour's block (coll::NeighborBlock) and run the
+// describe each neighbour's block (coll::NeighborBlock: count items of a
+// datatype, predefined or derived, at a byte displacement) and run the
 // schedule mpi/coll/neighborhood builds. MPI_IN_PLACE has no meaning here
 // and is refused.
 #include "mpi/coll/neighborhood.h"
@@ -34,12 +35,13 @@ int CheckNeighbors(const char* call, MPI_Comm comm, Communicator** c,
 // One side's buffer: no MPI_IN_PLACE; type and count checked; the buffer
 // itself only when some neighbour on that side needs it.
 int CheckSide(const char* call, Communicator* c, const void* buffer, int count,
-              MPI_Datatype type, bool used, size_t* extent) {
+              MPI_Datatype type, bool used,
+              const minimpi::Datatype** datatype) {
   if (buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
   // An unused side may pass a null buffer; a negative count is wrong
   // anyway.
-  return minimpi::CheckTypedCount(call, c, buffer,
-                                  used || count < 0 ? count : 0, type, extent);
+  return minimpi::CheckBuffer(call, c, buffer, used || count < 0 ? count : 0,
+                              type, datatype);
 }
 
 // Counts (and displacements) for each of `degree` neighbours.
@@ -101,9 +103,10 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
   const size_t in = neighbors.sources.size();
   const size_t out = neighbors.destinations.size();
-  size_t send_extent, receive_extent;
+  const minimpi::Datatype* send_type;
+  const minimpi::Datatype* receive_type;
   if (int error = CheckSide(call, c, sendbuf, sendcount, sendtype, out > 0,
-                            &send_extent)) {
+                            &send_type)) {
     return error;
   }
   if (variable) {
@@ -117,22 +120,19 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
     for (size_t i = 0; i < in; ++i) largest = std::max(largest, recvcounts[i]);
   }
   if (int error = CheckSide(call, c, recvbuf, largest, recvtype, in > 0,
-                            &receive_extent)) {
+                            &receive_type)) {
     return error;
   }
   if (int error = RequestCheck(call, c, request, nonblocking)) return error;
-  std::vector<coll::NeighborBlock> send_blocks(out,
-                                               {0, sendcount, send_extent});
+  std::vector<coll::NeighborBlock> send_blocks(out, {0, sendcount, send_type});
   std::vector<coll::NeighborBlock> receive_blocks(in);
+  const MPI_Aint unit = static_cast<MPI_Aint>(receive_type->extent());
   for (size_t i = 0; i < in; ++i) {
     receive_blocks[i] =
         variable
-            ? coll::NeighborBlock{static_cast<MPI_Aint>(displs[i]) *
-                                      static_cast<MPI_Aint>(receive_extent),
-                                  recvcounts[i], receive_extent}
-            : coll::NeighborBlock{static_cast<MPI_Aint>(i) * recvcount *
-                                      static_cast<MPI_Aint>(receive_extent),
-                                  recvcount, receive_extent};
+            ? coll::NeighborBlock{displs[i] * unit, recvcounts[i], receive_type}
+            : coll::NeighborBlock{static_cast<MPI_Aint>(i) * recvcount * unit,
+                                  recvcount, receive_type};
   }
   return Run(call, c, coll::CollectiveKind::kAllgather, neighbors, sendbuf,
              send_blocks, recvbuf, receive_blocks,
@@ -168,31 +168,31 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
       largest_receive = std::max(largest_receive, recvcounts[i]);
     }
   }
-  size_t send_extent, receive_extent;
+  const minimpi::Datatype* send_type;
+  const minimpi::Datatype* receive_type;
   if (int error = CheckSide(call, c, sendbuf, largest_send, sendtype, out > 0,
-                            &send_extent)) {
+                            &send_type)) {
     return error;
   }
   if (int error = CheckSide(call, c, recvbuf, largest_receive, recvtype, in > 0,
-                            &receive_extent)) {
+                            &receive_type)) {
     return error;
   }
   if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  // Block i: at displs[i] (v-form) or i blocks in, in items of the type.
   auto block = [&](size_t i, int count, const int* counts, const int* displs,
-                   size_t extent) {
-    const MPI_Aint unit = static_cast<MPI_Aint>(extent);
-    return variable
-               ? coll::NeighborBlock{displs[i] * unit, counts[i], extent}
-               : coll::NeighborBlock{static_cast<MPI_Aint>(i) * count * unit,
-                                     count, extent};
+                   const minimpi::Datatype* type) {
+    const MPI_Aint unit = static_cast<MPI_Aint>(type->extent());
+    return variable ? coll::NeighborBlock{displs[i] * unit, counts[i], type}
+                    : coll::NeighborBlock{
+                          static_cast<MPI_Aint>(i) * count * unit, count, type};
   };
   std::vector<coll::NeighborBlock> send_blocks(out), receive_blocks(in);
   for (size_t i = 0; i < out; ++i) {
-    send_blocks[i] = block(i, sendcount, sendcounts, sdispls, send_extent);
+    send_blocks[i] = block(i, sendcount, sendcounts, sdispls, send_type);
   }
   for (size_t i = 0; i < in; ++i) {
-    receive_blocks[i] =
-        block(i, recvcount, recvcounts, rdispls, receive_extent);
+    receive_blocks[i] = block(i, recvcount, recvcounts, rdispls, receive_type);
   }
   return Run(call, c, coll::CollectiveKind::kAlltoall, neighbors, sendbuf,
              send_blocks, recvbuf, receive_blocks,
@@ -215,12 +215,12 @@ int AlltoallwSide(const char* call, Communicator* c, const void* buffer,
   }
   blocks->resize(degree);
   for (size_t i = 0; i < degree; ++i) {
-    size_t extent;
-    if (int error = minimpi::CheckTypedCount(call, c, buffer, counts[i],
-                                             types[i], &extent)) {
+    const minimpi::Datatype* type;
+    if (int error =
+            minimpi::CheckBuffer(call, c, buffer, counts[i], types[i], &type)) {
       return error;
     }
-    (*blocks)[i] = {displacements[i], counts[i], extent};
+    (*blocks)[i] = {displacements[i], counts[i], type};
   }
   return MPI_SUCCESS;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/datatype/pack.h"
 
 using minimpi::Communicator;
 using minimpi::Datatype;
@@ -15,42 +16,60 @@ namespace p2p = minimpi::p2p;
 
 namespace {
 
-size_t Bytes(int count, const Datatype* type) {
-  return static_cast<size_t>(count) * static_cast<size_t>(type->extent);
-}
-
 // The checks every send shares; `request` is nullptr for blocking sends.
-// On success *comm and *bytes describe the send.
+// On success *comm and *type describe the send.
 int PrepareSend(const char* call, const void* buf, int count,
                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                MPI_Request* request, Communicator** c, size_t* bytes,
+                MPI_Request* request, Communicator** c, const Datatype** type,
                 bool needs_request) {
-  const Datatype* type;
   if (int error = minimpi::CheckSend(call, buf, count, datatype, dest, tag,
-                                     comm, c, &type)) {
+                                     comm, c, type)) {
     return error;
   }
   if (needs_request && request == nullptr) {
     return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
   }
-  *bytes = Bytes(count, type);
   return MPI_SUCCESS;
 }
 
 // The same for receives.
 int PrepareReceive(const char* call, void* buf, int count,
                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                   MPI_Request* request, Communicator** c, size_t* bytes) {
-  const Datatype* type;
+                   MPI_Request* request, Communicator** c,
+                   const Datatype** type) {
   if (int error = minimpi::CheckReceive(call, buf, count, datatype, source, tag,
-                                        comm, c, &type)) {
+                                        comm, c, type)) {
     return error;
   }
   if (request == nullptr) {
     return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
   }
-  *bytes = Bytes(count, type);
   return MPI_SUCCESS;
+}
+
+// MPI_Sendrecv once its arguments are checked: the receive is posted first,
+// so two ranks sending to each other never wait on each other.
+int SendReceive(const char* call, Communicator* c,
+                const p2p::SendArguments& send, int dest,
+                const p2p::ReceiveArguments& receive_arguments, int source,
+                MPI_Status* status) {
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  p2p::Request* receive = nullptr;
+  if (source != MPI_PROC_NULL) receive = engine.Irecv(receive_arguments);
+  if (dest != MPI_PROC_NULL) {
+    p2p::Request* sending = engine.Isend(send);
+    engine.Wait(sending);
+    engine.Retire(sending);
+  }
+  if (receive == nullptr) {
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  engine.Wait(receive);
+  minimpi::ToMpiStatus(receive->status, status);
+  int error = minimpi::RaiseRequestError(call, receive, c);
+  engine.Retire(receive);
+  return error;
 }
 
 // A handle for a message a matched probe took out of the matching engine.
@@ -74,16 +93,17 @@ int StartSend(const char* call, const void* buf, int count,
               p2p::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  size_t bytes;
+  const Datatype* type;
   if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
-                              request, &c, &bytes, /*needs_request=*/true)) {
+                              request, &c, &type, /*needs_request=*/true)) {
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
   p2p::Request* r =
       dest == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
-          : engine.Isend(minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
+          : engine.Isend(
+                minimpi::MakeSend(c, buf, count, type, dest, tag, mode));
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -94,14 +114,15 @@ int BlockingSend(const char* call, const void* buf, int count,
                  p2p::SendMode mode) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  size_t bytes;
+  const Datatype* type;
   if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
-                              nullptr, &c, &bytes, /*needs_request=*/false)) {
+                              nullptr, &c, &type, /*needs_request=*/false)) {
     return error;
   }
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::SendArguments send = minimpi::MakeSend(c, buf, bytes, dest, tag, mode);
+  p2p::SendArguments send =
+      minimpi::MakeSend(c, buf, count, type, dest, tag, mode);
   if (mode == p2p::SendMode::kSynchronous) {
     p2p::Request* r = engine.Isend(send);
     engine.Wait(r);
@@ -117,16 +138,16 @@ int MakePersistentSend(const char* call, const void* buf, int count,
                        p2p::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  size_t bytes;
+  const Datatype* type;
   if (int error = PrepareSend(call, buf, count, datatype, dest, tag, comm,
-                              request, &c, &bytes, /*needs_request=*/true)) {
+                              request, &c, &type, /*needs_request=*/true)) {
     return error;
   }
   p2p::Request* r =
       dest == MPI_PROC_NULL
           ? NewProcNullPersistent(c)
           : Instance::Get().p2p().NewPersistentSend(
-                minimpi::MakeSend(c, buf, bytes, dest, tag, mode));
+                minimpi::MakeSend(c, buf, count, type, dest, tag, mode));
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -177,16 +198,17 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
   constexpr const char* kCall = "MPI_Irecv";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  size_t bytes;
+  const Datatype* type;
   if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
-                                 request, &c, &bytes)) {
+                                 request, &c, &type)) {
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
   p2p::Request* r =
       source == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
-          : engine.Irecv(minimpi::MakeReceive(c, buf, bytes, source, tag));
+          : engine.Irecv(
+                minimpi::MakeReceive(c, buf, count, type, source, tag));
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -207,8 +229,8 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
     return MPI_SUCCESS;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r = engine.Irecv(
-      minimpi::MakeReceive(c, buf, Bytes(count, type), source, tag));
+  p2p::Request* r =
+      engine.Irecv(minimpi::MakeReceive(c, buf, count, type, source, tag));
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
   int error = minimpi::RaiseRequestError(kCall, r, c);
@@ -234,28 +256,13 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                 recvtag, comm, &c, &receive_type)) {
     return error;
   }
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* receive = nullptr;
-  if (source != MPI_PROC_NULL) {
-    receive = engine.Irecv(minimpi::MakeReceive(
-        c, recvbuf, Bytes(recvcount, receive_type), source, recvtag));
-  }
-  if (dest != MPI_PROC_NULL) {
-    p2p::Request* send = engine.Isend(
-        minimpi::MakeSend(c, sendbuf, Bytes(sendcount, send_type), dest,
-                          sendtag, p2p::SendMode::kStandard));
-    engine.Wait(send);
-    engine.Retire(send);
-  }
-  if (receive == nullptr) {
-    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
-    return MPI_SUCCESS;
-  }
-  engine.Wait(receive);
-  minimpi::ToMpiStatus(receive->status, status);
-  int error = minimpi::RaiseRequestError(kCall, receive, c);
-  engine.Retire(receive);
-  return error;
+  return SendReceive(kCall, c,
+                     minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest,
+                                       sendtag, p2p::SendMode::kStandard),
+                     dest,
+                     minimpi::MakeReceive(c, recvbuf, recvcount, receive_type,
+                                          source, recvtag),
+                     source, status);
 }
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
@@ -273,12 +280,23 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
                                         recvtag, comm, &c, &type)) {
     return error;
   }
-  // The outgoing data moves to a copy so the receive can land in place.
-  size_t bytes = Bytes(count, type);
-  std::vector<std::byte> outgoing(bytes);
-  if (bytes > 0) std::memcpy(outgoing.data(), buf, bytes);
-  return PMPI_Sendrecv(outgoing.data(), count, datatype, dest, sendtag, buf,
-                       count, datatype, source, recvtag, comm, status);
+  // The outgoing data moves to a packed copy so the receive can land in
+  // place; the copy travels as the packed bytes it is.
+  p2p::SendArguments send = minimpi::MakeSend(
+      c, buf, count, type, dest, sendtag, p2p::SendMode::kStandard);
+  std::vector<std::byte> outgoing(send.bytes);
+  if (send.layout == nullptr) {
+    if (send.bytes > 0) std::memcpy(outgoing.data(), send.buffer, send.bytes);
+  } else {
+    minimpi::datatype::Pack(send.buffer, send.count, send.layout, 0,
+                            outgoing.data(), static_cast<int64_t>(send.bytes));
+  }
+  send.buffer = outgoing.data();
+  send.layout = nullptr;
+  send.count = 0;
+  return SendReceive(kCall, c, send, dest,
+                     minimpi::MakeReceive(c, buf, count, type, source, recvtag),
+                     source, status);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -414,8 +432,9 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
     return error;
   }
   Instance::Get().messages().Remove(minimpi::HandleValue(*message));
-  p2p::Request* r =
-      engine.Imrecv(record, buf, Bytes(count, type), record->owner);
+  p2p::Request* r = engine.Imrecv(
+      record, minimpi::MakeReceive(c, buf, count, type, MPI_ANY_SOURCE, 0),
+      record->owner);
   *message = MPI_MESSAGE_NULL;
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -460,15 +479,16 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
   constexpr const char* kCall = "MPI_Recv_init";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  size_t bytes;
+  const Datatype* type;
   if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
-                                 request, &c, &bytes)) {
+                                 request, &c, &type)) {
     return error;
   }
-  p2p::Request* r = source == MPI_PROC_NULL
-                        ? NewProcNullPersistent(c)
-                        : Instance::Get().p2p().NewPersistentReceive(
-                              minimpi::MakeReceive(c, buf, bytes, source, tag));
+  p2p::Request* r =
+      source == MPI_PROC_NULL
+          ? NewProcNullPersistent(c)
+          : Instance::Get().p2p().NewPersistentReceive(
+                minimpi::MakeReceive(c, buf, count, type, source, tag));
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;

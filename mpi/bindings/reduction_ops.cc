@@ -1,8 +1,12 @@
 // Reduction operations: MPI_Op_create, MPI_Op_free, MPI_Op_commutative and
 // MPI_Reduce_local. None of them names a communicator, so errors go to
 // MPI_COMM_SELF's error handler.
+#include <climits>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/datatype/pack.h"
 #include "mpi/op.h"
 
 using minimpi::LookupOp;
@@ -88,7 +92,36 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
   if (int error = minimpi::CheckOp(kCall, nullptr, op, datatype, &reduction)) {
     return error;
   }
-  if (count > 0) reduction->Apply(inbuf, inoutbuf, count, datatype);
+  if (count == 0) return MPI_SUCCESS;
+  if (!reduction->predefined() || type->predefined()) {
+    reduction->Apply(inbuf, inoutbuf, count, datatype);
+    return MPI_SUCCESS;
+  }
+  // A predefined operation on a derived type works on its base items: in
+  // place when the memory is an array of them, else through copies.
+  const minimpi::Datatype& base =
+      *minimpi::Datatype::FindPredefined(type->layout().reduction_base());
+  const int64_t items = count * type->layout().reduction_base_count();
+  if (items > INT_MAX) {
+    return RaiseError(nullptr, kCall, MPI_ERR_COUNT,
+                      "too many base items to reduce");
+  }
+  if (type->dense() && base.dense()) {
+    reduction->Apply(inbuf, inoutbuf, static_cast<int>(items), base.handle());
+    return MPI_SUCCESS;
+  }
+  const int64_t bytes = count * type->size();
+  std::vector<std::byte> in(items * base.extent()),
+      inout(items * base.extent());
+  namespace datatype = minimpi::datatype;
+  datatype::TypedCopy(inbuf, count, &type->layout(), in.data(), items,
+                      &base.layout(), bytes);
+  datatype::TypedCopy(inoutbuf, count, &type->layout(), inout.data(), items,
+                      &base.layout(), bytes);
+  reduction->Apply(in.data(), inout.data(), static_cast<int>(items),
+                   base.handle());
+  datatype::TypedCopy(inout.data(), items, &base.layout(), inoutbuf, count,
+                      &type->layout(), bytes);
   return MPI_SUCCESS;
 }
 

@@ -76,10 +76,10 @@ void AllgatherBytesAmong(p2p::PointToPoint& p2p, Communicator& comm,
   Schedule::Run(std::move(schedule), p2p);
 }
 
-p2p::Request* StartAllgatherBytes(
-    p2p::PointToPoint& p2p, Communicator& comm, const void* contribution,
-    size_t bytes, void* gathered,
-    std::function<void(bool intact)> on_complete) {
+p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
+                                  const void* contribution, size_t bytes,
+                                  void* gathered,
+                                  std::function<void()> on_complete) {
   auto schedule =
       std::make_unique<Schedule>(comm, CollectiveKind::kCommCreate, bytes);
   auto* out = static_cast<std::byte*>(gathered);
@@ -90,7 +90,7 @@ p2p::Request* StartAllgatherBytes(
     schedule->Receive(out + from * bytes, bytes, from);
     schedule->Send(contribution, bytes, to);
   }
-  schedule->OnComplete(std::move(on_complete));
+  schedule->AtCompletion(std::move(on_complete));
   return schedule.release()->Start(p2p);
 }
 

@@ -52,14 +52,14 @@ void AllgatherBytesAmong(p2p::PointToPoint& p2p, Communicator& comm,
                          void* gathered);
 
 // A nonblocking AllgatherBytes (comm's next collective): returns its
-// request at once. `on_complete` runs as the schedule's completion hook
-// (Schedule::OnComplete: VCI lock held, no p2p, no user code), and owns
+// request at once. `on_complete` runs as the schedule's completion work
+// (Schedule::AtCompletion: VCI lock held, no p2p, no user code), and owns
 // whatever must outlive the exchange; `contribution` and `gathered` must
 // stay valid until it runs (MPI_Comm_idup).
 p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                                   const void* contribution, size_t bytes,
                                   void* gathered,
-                                  std::function<void(bool intact)> on_complete);
+                                  std::function<void()> on_complete);
 
 }  // namespace minimpi::coll
 

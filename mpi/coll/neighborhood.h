@@ -6,10 +6,14 @@
 // MPI_PROC_NULL neighbours are skipped: nothing is sent, and their receive
 // blocks are left untouched.
 //
-// Blocks are located by one helper, BlockAt: today a block is `count`
-// items of a predefined (contiguous) datatype, count * extent bytes at a
-// byte displacement. Derived datatypes will change a block into a typed
-// region there, and nowhere else.
+// A block is `count` items of a datatype at a byte displacement; one
+// helper, BlockAt, says where a block's bytes travel from or to. Blocks of
+// dense datatypes (items back to back) move as they lie; the others move
+// in their packed form, staged in the schedule's scratch memory: a send
+// block is packed when the schedule is built, a receive block is unpacked
+// into the program's buffer when the collective completes. Both sides
+// agree, because the packed form of any datatype is its type signature's
+// bytes in order, which MPI requires the two sides to match.
 //
 // Owned by: mpi/coll. Called by: the neighbourhood bindings.
 #ifndef MINIMPI_MPI_COLL_NEIGHBORHOOD_H_
@@ -21,6 +25,7 @@
 
 #include "mpi/coll/schedule.h"
 #include "mpi/comm.h"
+#include "mpi/datatype.h"
 #include "mpi/mpi.h"
 #include "mpi/topo/topology.h"
 
@@ -30,15 +35,8 @@ namespace minimpi::coll {
 struct NeighborBlock {
   MPI_Aint displacement = 0;  // bytes from the buffer's start
   int count = 0;              // items
-  size_t extent = 0;          // bytes per item
+  const Datatype* type = nullptr;
 };
-
-// Where a block starts and how many bytes it spans.
-struct BlockSpan {
-  std::byte* address;
-  size_t bytes;
-};
-BlockSpan BlockAt(const void* buffer, const NeighborBlock& block);
 
 // The exchange: send block i goes to neighbors.destinations[i], receive
 // block i comes from neighbors.sources[i]. `kind` is the matching hint

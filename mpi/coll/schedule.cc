@@ -79,6 +79,10 @@ void Schedule::Copy(const void* from, void* to, size_t bytes) {
   steps_.push_back(step);
 }
 
+void Schedule::AtCompletion(std::function<void()> work) {
+  at_completion_.push_back(std::move(work));
+}
+
 void Schedule::EndRound() {
   const size_t previous_end = round_ends_.empty() ? 0 : round_ends_.back();
   if (steps_.size() > previous_end) round_ends_.push_back(steps_.size());
@@ -173,8 +177,9 @@ void Schedule::Advance(p2p::PointToPoint& p2p, int /*vci*/) {
   // back here; the loop stops at the first round still waiting on messages.
   while (RoundDone(p2p)) {
     if (round_ == round_ends_.size()) {
+      for (std::function<void()>& work : at_completion_) work();
+      at_completion_.clear();
       if (truncated_) request->status.error = p2p::Error::kTruncated;
-      if (on_complete_) on_complete_(!truncated_);
       in_advance = false;
       p2p.CompleteCollectiveLocked(request);  // may delete `this` (waiter)
       return;

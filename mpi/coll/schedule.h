@@ -61,13 +61,10 @@ class Schedule : public p2p::Progressable {
   void EndRound();
   // Scratch memory that lives as long as the schedule.
   std::byte* Scratch(size_t bytes);
-  // Runs once when the last round has finished, just before the request
-  // completes, with the VCI's lock held: it must not call into p2p or run
-  // user code. `intact` is false if a message arrived truncated.
-  // MPI_Comm_idup fills in its new communicator here.
-  void OnComplete(std::function<void(bool intact)> hook) {
-    on_complete_ = std::move(hook);
-  }
+  // Work to do once every step has finished, just before the collective
+  // completes (with the VCI's lock held): e.g. unpacking a staged copy of
+  // a receive buffer into the program's non-contiguous datatype.
+  void AtCompletion(std::function<void()> work);
 
   // --- Running.
   // Posts the first round; returns the request that completes at the end
@@ -111,10 +108,10 @@ class Schedule : public p2p::Progressable {
   size_t inline_scratch_used_ = 0;
   absl::InlinedVector<std::unique_ptr<std::byte[]>, 2> scratch_;
   absl::InlinedVector<const Op*, 1> retained_ops_;  // user ops held until done
+  std::vector<std::function<void()>> at_completion_;
   size_t round_ = 0;
   absl::InlinedVector<p2p::Request*, 6> in_flight_;
   bool truncated_ = false;
-  std::function<void(bool intact)> on_complete_;
 };
 
 }  // namespace minimpi::coll

@@ -59,7 +59,7 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     net::Transport* transport, const runtime::Settings& settings,
     bool oversubscribed, int world_size) {
   std::unique_ptr<PointToPoint> p2p(
-      new PointToPoint(transport, settings, oversubscribed));
+      new PointToPoint(transport, settings, oversubscribed, world_size));
   match::MatchEngineOptions options;
   options.theta = settings.match_theta;
   options.kc = settings.match_kc;
@@ -78,12 +78,13 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
 
 PointToPoint::PointToPoint(net::Transport* transport,
                            const runtime::Settings& settings,
-                           bool oversubscribed)
+                           bool oversubscribed, int world_size)
     : transport_(transport),
       eager_max_(std::min(settings.eager_max, transport->max_message_size() -
                                                   sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
-      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield) {}
+      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield),
+      world_size_(world_size) {}
 
 std::string PointToPoint::MatchStatistics() {
   std::string text;
@@ -114,6 +115,14 @@ PointToPoint::~PointToPoint() {
       record->~UnexpectedRecord();
       std::free(record);
     }
+    // Messages still queued at teardown were never going to be received.
+    for (Vci::OutgoingQueue& queue : vci->outgoing) {
+      while (Vci::OutgoingMessage* message = queue.head) {
+        queue.head = message->next;
+        delete message;
+      }
+    }
+    for (Vci::OutgoingMessage* message : vci->spare_outgoing) delete message;
   }
 }
 
@@ -170,10 +179,24 @@ void PointToPoint::Send(const SendArguments& arguments) {
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
     Vci& vci = *vcis_[arguments.vci];
-    std::lock_guard<std::mutex> lock(vci.mutex);
-    SendMessageLocked(arguments.vci, arguments.destination_world_rank,
-                      MakeHeader(MessageType::kEager, arguments),
-                      arguments.buffer, arguments.bytes);
+    Request* request;
+    {
+      std::lock_guard<std::mutex> lock(vci.mutex);
+      const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
+      if (TrySendLocked(arguments.vci, arguments.destination_world_rank, header,
+                        arguments.buffer, arguments.bytes,
+                        arguments.layout != nullptr ? &arguments : nullptr)) {
+        return;
+      }
+      // No room: the message waits in the queue with a request to wait on,
+      // and this thread waits by progressing, without the VCI's lock.
+      request = NewSendLocked(arguments, /*persistent=*/false);
+      request->state.store(RequestState::kActive, std::memory_order_relaxed);
+      SendDataLocked(request, header, request->send.buffer, request->send.bytes,
+                     /*complete_when_sent=*/true);
+    }
+    Wait(request);
+    Retire(request);
     return;
   }
   Request* request = Isend(arguments);
@@ -202,6 +225,9 @@ Request* PointToPoint::NewSendLocked(const SendArguments& arguments,
   request->persistent = persistent;
   request->vci = arguments.vci;
   request->send = arguments;
+  if (arguments.layout != nullptr) {
+    request->layout_hold = datatype::LayoutRef::Share(arguments.layout);
+  }
   return request;
 }
 
@@ -209,62 +235,226 @@ void PointToPoint::PostSendLocked(Request* request) {
   const SendArguments& arguments = request->send;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
-  const int peer = arguments.destination_world_rank;
   if (arguments.bytes <= eager_max_) {
     if (arguments.mode == SendMode::kSynchronous) {
       MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
       header.sender_request = reinterpret_cast<uint64_t>(request);
-      SendMessageLocked(arguments.vci, peer, header, arguments.buffer,
-                        arguments.bytes);
+      SendDataLocked(request, header, arguments.buffer, arguments.bytes,
+                     /*complete_when_sent=*/false);
       return;  // completes on kSyncAck
     }
-    SendMessageLocked(arguments.vci, peer,
-                      MakeHeader(MessageType::kEager, arguments),
-                      arguments.buffer, arguments.bytes);
-    Complete(request);
+    SendDataLocked(request, MakeHeader(MessageType::kEager, arguments),
+                   arguments.buffer, arguments.bytes,
+                   /*complete_when_sent=*/true);
     return;
   }
-  // Rendezvous: advertise the buffer; the receiver reads it in one copy and
-  // answers kRendezvousDone, which also makes every mode synchronous.
-  auto region = transport_->RegisterMemory(const_cast<void*>(arguments.buffer),
-                                           arguments.bytes);
+  PostRendezvousRequestLocked(request);
+}
+
+namespace {
+
+// The memory a (buffer, count, layout) touches, as one region to register
+// for remote access: from the lowest byte of the first item to the highest
+// of the last.
+void SpanOf(const void* buffer, int64_t count, const datatype::Layout* layout,
+            size_t bytes, std::byte** start, size_t* length) {
+  auto* base = static_cast<std::byte*>(const_cast<void*>(buffer));
+  if (layout == nullptr || count == 0) {
+    *start = base;
+    *length = bytes;
+    return;
+  }
+  const int64_t last_item = (count - 1) * layout->extent();
+  const int64_t low = layout->true_lb() + std::min<int64_t>(0, last_item);
+  const int64_t high = layout->true_ub() + std::max<int64_t>(0, last_item);
+  *start = base + low;
+  *length = static_cast<size_t>(high - low);
+}
+
+net::MemoryRegion RegisterOrDie(net::Transport& transport, std::byte* start,
+                                size_t length, const char* what) {
+  auto region = transport.RegisterMemory(start, length);
   if (!region.ok()) {
-    std::fprintf(stderr, "minimpi: cannot register a send buffer: %s\n",
+    std::fprintf(stderr, "minimpi: cannot register a %s buffer: %s\n", what,
                  std::string(region.status().message()).c_str());
     std::abort();
   }
-  request->send_region = *region;
-  request->pending_events = 1;  // kRendezvousDone; a split adds the write
-  MessageHeader header = MakeHeader(MessageType::kRendezvousRequest, arguments);
-  header.sender_request = reinterpret_cast<uint64_t>(request);
-  header.sender_address = reinterpret_cast<uint64_t>(arguments.buffer);
-  header.remote_key = region->remote_key;
-  SendMessageLocked(arguments.vci, peer, header, nullptr, 0);
+  return *region;
 }
 
-void PointToPoint::SendMessageLocked(int vci, int peer,
-                                     const MessageHeader& header,
-                                     const void* payload,
-                                     size_t payload_length) {
-  // While the peer's ring is full, drain our own: the peer may be stuck
-  // sending to us, and draining is what lets both sides move on.
-  const size_t header_bytes =
-      header.type == MessageType::kEager ? kEagerHeaderBytes : sizeof(header);
-  while (transport_->Send(vci, peer, &header, header_bytes, payload,
-                          payload_length) == net::PostResult::kRetry) {
-    if (!PollLocked(vci) && spin_before_yield_ == 0) sched_yield();
+}  // namespace
+
+void PointToPoint::PostRendezvousRequestLocked(Request* request) {
+  // The receiver reads the data in one copy and answers kRendezvousDone,
+  // which also makes every mode synchronous.
+  const SendArguments& arguments = request->send;
+  MessageHeader header = MakeHeader(MessageType::kRendezvousRequest, arguments);
+  header.sender_request = reinterpret_cast<uint64_t>(request);
+  const void* data = arguments.buffer;
+  const datatype::Layout* layout = arguments.layout;
+  const std::byte* payload = nullptr;
+  size_t payload_length = 0;
+  if (layout != nullptr) {
+    const std::span<const datatype::Run> runs = layout->runs();
+    const size_t description =
+        sizeof(SenderLayout) + runs.size() * sizeof(datatype::Run);
+    if (description <= eager_max_) {
+      // Describe the memory: the receiver gathers the pieces in place.
+      request->rendezvous_staging = new std::byte[description];
+      const SenderLayout head{arguments.count, layout->extent(),
+                              static_cast<int64_t>(runs.size()), 0};
+      std::memcpy(request->rendezvous_staging, &head, sizeof(head));
+      std::memcpy(request->rendezvous_staging + sizeof(head), runs.data(),
+                  runs.size() * sizeof(datatype::Run));
+      payload = request->rendezvous_staging;
+      payload_length = description;
+      header.flags = kSenderLayoutInPayload;
+    } else {
+      // Too irregular to describe in one message: pack it once here, and
+      // the receiver reads the packed copy.
+      request->rendezvous_staging = new std::byte[arguments.bytes];
+      datatype::Pack(arguments.buffer, arguments.count, layout, 0,
+                     request->rendezvous_staging,
+                     static_cast<int64_t>(arguments.bytes));
+      data = request->rendezvous_staging;
+      layout = nullptr;
+    }
   }
+  std::byte* start;
+  size_t length;
+  SpanOf(data, arguments.count, layout, arguments.bytes, &start, &length);
+  request->send_region = RegisterOrDie(*transport_, start, length, "send");
+  request->rendezvous_data = data;
+  request->pending_events = 1;  // kRendezvousDone; a split adds the write
+  header.sender_address = reinterpret_cast<uint64_t>(data);
+  header.remote_key = request->send_region.remote_key;
+  SendDataLocked(request, header, payload, payload_length,
+                 /*complete_when_sent=*/false);
+}
+
+namespace {
+size_t HeaderBytes(const MessageHeader& header) {
+  return header.type == MessageType::kEager ? kEagerHeaderBytes
+                                            : sizeof(header);
+}
+}  // namespace
+
+bool PointToPoint::TrySendLocked(int vci, int peer, const MessageHeader& header,
+                                 const void* payload, size_t payload_length,
+                                 const SendArguments* packed) {
+  const Vci& v = *vcis_[vci];
+  if (!v.outgoing.empty() && v.outgoing[peer].head != nullptr) return false;
+  if (packed != nullptr) {
+    // Non-contiguous eager data is packed once, straight into the
+    // transport's buffer.
+    return transport_->SendPacked(vci, peer, &header, HeaderBytes(header),
+                                  packed->bytes, [packed](void* destination) {
+                                    datatype::Pack(
+                                        packed->buffer, packed->count,
+                                        packed->layout, 0, destination,
+                                        static_cast<int64_t>(packed->bytes));
+                                  }) == net::PostResult::kOk;
+  }
+  return transport_->Send(vci, peer, &header, HeaderBytes(header), payload,
+                          payload_length) == net::PostResult::kOk;
+}
+
+void PointToPoint::EnqueueLocked(int vci, int peer,
+                                 const Vci::OutgoingMessage& message) {
+  Vci& v = *vcis_[vci];
+  if (v.outgoing.empty()) v.outgoing.resize(world_size_);
+  Vci::OutgoingMessage* entry;
+  if (!v.spare_outgoing.empty()) {
+    entry = v.spare_outgoing.back();
+    v.spare_outgoing.pop_back();
+  } else {
+    entry = new Vci::OutgoingMessage();
+  }
+  *entry = message;
+  entry->next = nullptr;
+  Vci::OutgoingQueue& queue = v.outgoing[peer];
+  if (queue.head == nullptr) {
+    queue.head = entry;
+    v.backlogged_peers.push_back(peer);
+  } else {
+    queue.tail->next = entry;
+  }
+  queue.tail = entry;
+}
+
+void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
+                                  const void* payload, size_t payload_length,
+                                  bool complete_when_sent) {
+  const int vci = request->send.vci;
+  const int peer = request->send.destination_world_rank;
+  // Eager data of a non-contiguous send is packed from the request (a
+  // rendezvous request's payload is its own description).
+  const bool pack = header.type != MessageType::kRendezvousRequest &&
+                    request->send.layout != nullptr;
+  if (TrySendLocked(vci, peer, header, payload, payload_length,
+                    pack ? &request->send : nullptr)) {
+    if (complete_when_sent) Complete(request);
+    return;
+  }
+  Vci::OutgoingMessage message;
+  message.header = header;
+  message.request = request;
+  message.payload = payload;
+  message.payload_length = payload_length;
+  message.pack_from_request = pack;
+  message.complete_when_sent = complete_when_sent;
+  EnqueueLocked(vci, peer, message);
 }
 
 void PointToPoint::SendControlLocked(int vci, int peer,
                                      const MessageHeader& header) {
+  if (TrySendLocked(vci, peer, header, nullptr, 0)) return;
+  Vci::OutgoingMessage message;
+  message.header = header;
+  EnqueueLocked(vci, peer, message);
+}
+
+bool PointToPoint::RetryOutgoingLocked(int vci) {
   Vci& v = *vcis_[vci];
-  if (v.pending_control.empty() &&
-      transport_->Send(vci, peer, &header, sizeof(header), nullptr, 0) ==
-          net::PostResult::kOk) {
-    return;
+  bool progressed = false;
+  for (size_t i = 0; i < v.backlogged_peers.size();) {
+    const int peer = v.backlogged_peers[i];
+    Vci::OutgoingQueue& queue = v.outgoing[peer];
+    while (Vci::OutgoingMessage* message = queue.head) {
+      const SendArguments* packed =
+          message->pack_from_request ? &message->request->send : nullptr;
+      // Not TrySendLocked: this message is the head of the backlog.
+      const bool sent =
+          packed != nullptr
+              ? transport_->SendPacked(
+                    vci, peer, &message->header, HeaderBytes(message->header),
+                    packed->bytes,
+                    [packed](void* destination) {
+                      datatype::Pack(packed->buffer, packed->count,
+                                     packed->layout, 0, destination,
+                                     static_cast<int64_t>(packed->bytes));
+                    }) == net::PostResult::kOk
+              : transport_->Send(vci, peer, &message->header,
+                                 HeaderBytes(message->header), message->payload,
+                                 message->payload_length) ==
+                    net::PostResult::kOk;
+      if (!sent) break;
+      progressed = true;
+      queue.head = message->next;
+      Request* request = message->request;
+      const bool complete = message->complete_when_sent;
+      v.spare_outgoing.push_back(message);
+      if (complete) Complete(request);
+    }
+    if (queue.head == nullptr) {
+      queue.tail = nullptr;
+      v.backlogged_peers[i] = v.backlogged_peers.back();
+      v.backlogged_peers.pop_back();
+    } else {
+      ++i;
+    }
   }
-  v.pending_control.push_back({peer, header});
+  return progressed;
 }
 
 // --- Receiving ---------------------------------------------------------------
@@ -291,6 +481,11 @@ Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
   request->vci = arguments.vci;
   request->receive_buffer = arguments.buffer;
   request->capacity = arguments.capacity;
+  request->receive_layout = arguments.layout;
+  request->receive_count = arguments.count;
+  if (arguments.layout != nullptr) {
+    request->layout_hold = datatype::LayoutRef::Share(arguments.layout);
+  }
   request->wanted = {arguments.context, arguments.source, arguments.tag};
   request->traffic = arguments.kind;
   return request;
@@ -375,12 +570,11 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
                                            UnexpectedRecord* message) {
   const MessageHeader& header = message->header;
   if (header.type == MessageType::kRendezvousRequest) {
-    StartRendezvousReadLocked(request, message->source_world_rank, header);
+    StartRendezvousReadLocked(request, message->source_world_rank, header,
+                              message->payload(), message->payload_length);
   } else {
     size_t delivered = std::min<size_t>(header.length, request->capacity);
-    if (delivered > 0) {
-      std::memcpy(request->receive_buffer, message->payload(), delivered);
-    }
+    CopyIntoReceive(request, message->payload(), delivered);
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
       SendControlLocked(
@@ -392,8 +586,22 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
   FreeRecordLocked(*vcis_[request->vci], message);
 }
 
+void PointToPoint::CopyIntoReceive(Request* request, const std::byte* payload,
+                                   size_t delivered) {
+  if (delivered == 0) return;
+  if (request->receive_layout == nullptr) {
+    std::memcpy(request->receive_buffer, payload, delivered);
+    return;
+  }
+  datatype::Unpack(payload, static_cast<int64_t>(delivered),
+                   request->receive_buffer, request->receive_count,
+                   request->receive_layout, 0);
+}
+
 void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
-                                             const MessageHeader& header) {
+                                             const MessageHeader& header,
+                                             const std::byte* payload,
+                                             size_t payload_length) {
   size_t delivered = std::min<size_t>(header.length, request->capacity);
   FillStatus(request, header, delivered);
   request->rendezvous_peer = peer;
@@ -403,6 +611,12 @@ void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
         request->vci, peer,
         MakeControl(MessageType::kRendezvousDone, header.sender_request));
     Complete(request);
+    return;
+  }
+  if ((header.flags & kSenderLayoutInPayload) != 0 ||
+      request->receive_layout != nullptr) {
+    StartGatheredReadLocked(request, peer, header, payload, payload_length,
+                            delivered);
     return;
   }
   auto region = transport_->RegisterMemory(request->receive_buffer, delivered);
@@ -443,11 +657,13 @@ void PointToPoint::StartRendezvousWriteLocked(
   request->receiver_request = clear_to_send.receiver_request;
   ++request->pending_events;  // our write
   const uint64_t offset = clear_to_send.split_offset;
+  // The data the receiver was told about: the send buffer, or the packed
+  // staging copy of a non-contiguous one.
   PostCopyLocked(
       vci, peer,
       {request, /*write=*/true,
        const_cast<std::byte*>(
-           static_cast<const std::byte*>(request->send.buffer) + offset),
+           static_cast<const std::byte*>(request->rendezvous_data) + offset),
        &request->send_region,
        net::RemoteBuffer{clear_to_send.sender_address + offset,
                          clear_to_send.remote_key},
@@ -474,10 +690,144 @@ void PointToPoint::FinishRendezvousEvent(Request* request) {
   if (--request->pending_events > 0) return;
   if (request->kind == RequestKind::kSend) {
     transport_->DeregisterMemory(request->send_region);
+    delete[] request->rendezvous_staging;
+    request->rendezvous_staging = nullptr;
   } else {
     transport_->DeregisterMemory(request->receive_region);
   }
   Complete(request);
+}
+
+// --- Gathered reads (non-contiguous rendezvous) ----------------------------
+
+// The state of one gathered read: where the next bytes come from (the
+// sender's memory, walked with its layout as it described it) and go to.
+struct GatheredRead {
+  GatheredRead(void* receive_buffer, int64_t receive_count,
+               const datatype::Layout* receive_layout, uint64_t sender_address,
+               int64_t sender_count, datatype::LayoutRef sender,
+               size_t delivered)
+      : sender_layout(std::move(sender)),
+        local(receive_buffer, receive_count, receive_layout),
+        remote(reinterpret_cast<const void*>(sender_address), sender_count,
+               sender_layout.get()),
+        remaining(static_cast<int64_t>(delivered)) {}
+
+  datatype::LayoutRef sender_layout;  // empty: the sender's data is contiguous
+  datatype::SegmentCursor local;
+  datatype::SegmentCursor remote;
+  int64_t remaining;     // bytes not yet posted
+  int outstanding = 0;   // posted reads not yet complete
+  bool stalled = false;  // on the VCI's stalled_reads list
+};
+
+void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
+                                           const MessageHeader& header,
+                                           const std::byte* payload,
+                                           size_t payload_length,
+                                           size_t delivered) {
+  datatype::LayoutRef sender_layout;
+  int64_t sender_count = static_cast<int64_t>(header.length);
+  if ((header.flags & kSenderLayoutInPayload) != 0) {
+    SenderLayout head;
+    if (payload_length < sizeof(head)) {
+      std::fprintf(stderr, "minimpi: corrupt rendezvous request\n");
+      std::abort();
+    }
+    std::memcpy(&head, payload, sizeof(head));
+    std::vector<datatype::Run> runs(head.num_runs);
+    if (payload_length < sizeof(head) + runs.size() * sizeof(datatype::Run)) {
+      std::fprintf(stderr, "minimpi: corrupt rendezvous layout\n");
+      std::abort();
+    }
+    std::memcpy(runs.data(), payload + sizeof(head),
+                runs.size() * sizeof(datatype::Run));
+    sender_layout = datatype::RunsOnly(runs, head.extent);
+    sender_count = head.count;
+  }
+  std::byte* start;
+  size_t length;
+  SpanOf(request->receive_buffer, request->receive_count,
+         request->receive_layout, delivered, &start, &length);
+  request->receive_region =
+      RegisterOrDie(*transport_, start, length, "receive");
+  // A cursor over contiguous memory counts bytes.
+  const int64_t receive_count = request->receive_layout != nullptr
+                                    ? request->receive_count
+                                    : static_cast<int64_t>(request->capacity);
+  request->gathered_read = new GatheredRead(
+      request->receive_buffer, receive_count, request->receive_layout,
+      header.sender_address, sender_count, std::move(sender_layout), delivered);
+  request->rendezvous_remote_key = header.remote_key;
+  request->pending_events = 1;  // the gathered read is over
+  if (!PumpGatheredReadLocked(request)) {
+    request->gathered_read->stalled = true;
+    vcis_[request->vci]->stalled_reads.push_back(request);
+  }
+}
+
+bool PointToPoint::PumpGatheredReadLocked(Request* request) {
+  GatheredRead& read = *request->gathered_read;
+  Vci& v = *vcis_[request->vci];
+  const int max_segments = std::min(transport_->max_io_segments(), 1024);
+  v.local_segments.resize(max_segments);
+  v.remote_segments.resize(max_segments);
+  v.local_io.resize(max_segments);
+  v.remote_io.resize(max_segments);
+  // One post moves at most this much, so a huge message is several posts
+  // whose completions keep progress moving.
+  constexpr int64_t kBytesPerPost = int64_t{16} << 20;
+  while (read.remaining > 0) {
+    const int64_t local_position = read.local.position();
+    const int64_t remote_position = read.remote.position();
+    const datatype::SegmentPairing pairing =
+        datatype::PairSegments(read.local, read.remote, v.local_segments.data(),
+                               v.remote_segments.data(), max_segments,
+                               std::min(read.remaining, kBytesPerPost));
+    if (pairing.bytes == 0) {
+      // Both sides hold at least `remaining` more bytes by construction.
+      std::fprintf(stderr,
+                   "minimpi: internal error: a gathered read ran out of "
+                   "segments with %lld bytes to go\n",
+                   static_cast<long long>(read.remaining));
+      std::abort();
+    }
+    for (int i = 0; i < pairing.local_segments; ++i) {
+      v.local_io[i] = {reinterpret_cast<uint64_t>(v.local_segments[i].address),
+                       static_cast<size_t>(v.local_segments[i].length)};
+    }
+    for (int i = 0; i < pairing.remote_segments; ++i) {
+      v.remote_io[i] = {
+          reinterpret_cast<uint64_t>(v.remote_segments[i].address),
+          static_cast<size_t>(v.remote_segments[i].length)};
+    }
+    const net::PostResult result = transport_->RdmaReadv(
+        request->vci, request->rendezvous_peer, v.local_io.data(),
+        pairing.local_segments, request->receive_region, v.remote_io.data(),
+        pairing.remote_segments, request->rendezvous_remote_key,
+        reinterpret_cast<uint64_t>(request));
+    if (result == net::PostResult::kRetry) {
+      // Not posted: rewind, and let progress try again.
+      read.local.Seek(local_position);
+      read.remote.Seek(remote_position);
+      return false;
+    }
+    read.remaining -= pairing.bytes;
+    ++read.outstanding;
+  }
+  return true;
+}
+
+void PointToPoint::FinishGatheredReadLocked(int vci, Request* request) {
+  GatheredRead& read = *request->gathered_read;
+  --read.outstanding;
+  if (read.remaining > 0 || read.outstanding > 0) return;
+  delete request->gathered_read;
+  request->gathered_read = nullptr;
+  SendControlLocked(vci, request->rendezvous_peer,
+                    MakeControl(MessageType::kRendezvousDone,
+                                request->rendezvous_sender_request));
+  FinishRendezvousEvent(request);
 }
 
 // --- Probes ------------------------------------------------------------------
@@ -536,15 +886,21 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
   }
 }
 
-Request* PointToPoint::Imrecv(UnexpectedRecord* message, void* buffer,
-                              size_t capacity, uintptr_t owner) {
+Request* PointToPoint::Imrecv(UnexpectedRecord* message,
+                              const ReceiveArguments& receive,
+                              uintptr_t owner) {
   Vci& vci = *vcis_[message->vci];
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = vci.requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->vci = message->vci;
-  request->receive_buffer = buffer;
-  request->capacity = capacity;
+  request->receive_buffer = receive.buffer;
+  request->capacity = receive.capacity;
+  request->receive_layout = receive.layout;
+  request->receive_count = receive.count;
+  if (receive.layout != nullptr) {
+    request->layout_hold = datatype::LayoutRef::Share(receive.layout);
+  }
   request->owner = owner;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   DeliverUnexpectedLocked(request, message);
@@ -635,14 +991,16 @@ void PointToPoint::ProgressAll() {
 bool PointToPoint::PollLocked(int vci) {
   Vci& v = *vcis_[vci];
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  while (!v.pending_control.empty()) {
-    const Vci::PendingControl& pending = v.pending_control.front();
-    if (transport_->Send(vci, pending.peer, &pending.header,
-                         sizeof(pending.header), nullptr,
-                         0) == net::PostResult::kRetry) {
-      break;
+  if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
+  for (size_t i = 0; i < v.stalled_reads.size();) {
+    Request* request = v.stalled_reads[i];
+    if (!PumpGatheredReadLocked(request)) {
+      ++i;
+      continue;
     }
-    v.pending_control.pop_front();
+    request->gathered_read->stalled = false;
+    v.stalled_reads[i] = v.stalled_reads.back();
+    v.stalled_reads.pop_back();
     progressed = true;
   }
   while (!v.pending_copies.empty()) {
@@ -720,6 +1078,11 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
     }
     case net::CompletionType::kLocalDone: {
       auto* request = reinterpret_cast<Request*>(completion.context);
+      if (request->kind == RequestKind::kReceive &&
+          request->gathered_read != nullptr) {
+        FinishGatheredReadLocked(vci, request);
+        return;
+      }
       if (request->kind == RequestKind::kReceive) {
         // Our read is over: the sender's buffer is free as far as we go.
         SendControlLocked(vci, request->rendezvous_peer,
@@ -752,11 +1115,11 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
   if (posted != nullptr) {
     auto* request = static_cast<Request*>(posted);
     if (header.type == MessageType::kRendezvousRequest) {
-      StartRendezvousReadLocked(request, peer, header);
+      StartRendezvousReadLocked(request, peer, header, payload, payload_length);
       return;
     }
     size_t delivered = std::min<size_t>(header.length, request->capacity);
-    if (delivered > 0) std::memcpy(request->receive_buffer, payload, delivered);
+    CopyIntoReceive(request, payload, delivered);
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
       SendControlLocked(
@@ -765,15 +1128,16 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
     Complete(request);
     return;
   }
-  // Unexpected: keep the envelope, and the payload of an eager message.
-  size_t kept =
-      header.type == MessageType::kRendezvousRequest ? 0 : payload_length;
+  // Unexpected: keep the envelope and the payload (an eager message's
+  // data, or a rendezvous request's description of the sender's layout).
+  const size_t kept = payload_length;
   UnexpectedRecord* record = NewRecordLocked(v, kept);
   record->arrived = arrived;
   record->traffic = traffic;
   record->header = header;
   record->source_world_rank = peer;
   record->vci = vci;
+  record->payload_length = kept;
   if (kept > 0) std::memcpy(record->payload(), payload, kept);
   v.engine->AddUnexpected(record);
 }

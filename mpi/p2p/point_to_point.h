@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "mpi/datatype/pack.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
 #include "mpi/p2p/request.h"
@@ -42,6 +43,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 
   MessageHeader header;
   size_t payload_capacity = 0;
+  size_t payload_length = 0;  // bytes kept behind the record
   int source_world_rank = -1;
   int vci = 0;
   uintptr_t owner = 0;  // opaque to p2p: the bindings keep the communicator
@@ -53,13 +55,30 @@ struct alignas(64) Vci {
   std::mutex mutex;
   std::unique_ptr<match::MatchEngine> engine;
   RequestPool requests;
-  // Control messages (acks) the transport refused for now; sent at the next
-  // progress. Guarded by `mutex`.
-  struct PendingControl {
-    int peer;
+  // Two-sided messages the transport refused for now (the ring to that peer
+  // was full), kept per peer in send order and posted again by progress.
+  // Once a peer has a backlog every later message to it queues behind, so
+  // messages still arrive in the order they were sent. A data message names
+  // its request (whose buffer stays untouched until the message has left);
+  // a control message carries its header. Guarded by `mutex`.
+  struct OutgoingMessage {
+    OutgoingMessage* next = nullptr;
     MessageHeader header;
+    Request* request = nullptr;  // data message of this request, or null
+    const void* payload = nullptr;
+    size_t payload_length = 0;
+    // Non-contiguous eager data: packed from the request's send arguments
+    // into the transport's buffer when the message leaves.
+    bool pack_from_request = false;
+    bool complete_when_sent = false;  // standard-mode eager: done once sent
   };
-  std::deque<PendingControl> pending_control;
+  struct OutgoingQueue {
+    OutgoingMessage* head = nullptr;
+    OutgoingMessage* tail = nullptr;
+  };
+  std::vector<OutgoingQueue> outgoing;  // by world rank; sized on first use
+  std::vector<int> backlogged_peers;    // peers whose queue is not empty
+  std::vector<OutgoingMessage*> spare_outgoing;  // recycled queue entries
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.
   struct PendingCopy {
@@ -71,6 +90,12 @@ struct alignas(64) Vci {
     size_t length;
   };
   std::deque<PendingCopy> pending_copies;
+  // Gathered reads (non-contiguous rendezvous) that stopped posting for
+  // want of transport resources; progress resumes them. Guarded by `mutex`.
+  std::vector<Request*> stalled_reads;
+  // I/O vector scratch for posting gathered reads. Guarded by `mutex`.
+  std::vector<datatype::Segment> local_segments, remote_segments;
+  std::vector<net::IoSegment> local_io, remote_io;
   // Recycled small unexpected-message records. Guarded by `mutex`.
   std::vector<UnexpectedRecord*> spare_records;
   // Schedules whose requests completed, to advance. Guarded by `mutex`.
@@ -144,8 +169,9 @@ class PointToPoint : public net::CompletionHandler {
                             Status* status);
   UnexpectedRecord* Mprobe(const match::Envelope& wanted, int vci,
                            Status* status);
-  // Receives a message taken by a matched probe.
-  Request* Imrecv(UnexpectedRecord* message, void* buffer, size_t capacity,
+  // Receives a message taken by a matched probe into `receive` (buffer,
+  // capacity, layout and count are used).
+  Request* Imrecv(UnexpectedRecord* message, const ReceiveArguments& receive,
                   uintptr_t owner);
 
   static bool IsComplete(const Request* request) {
@@ -174,16 +200,29 @@ class PointToPoint : public net::CompletionHandler {
 
  private:
   PointToPoint(net::Transport* transport, const runtime::Settings& settings,
-               bool oversubscribed);
+               bool oversubscribed, int world_size);
 
   // The following run with vcis_[vci]->mutex held.
   bool PollLocked(int vci);
   Request* NewSendLocked(const SendArguments& arguments, bool persistent);
   Request* NewReceiveLocked(const ReceiveArguments& arguments, bool persistent);
   void PostSendLocked(Request* request);
-  void SendMessageLocked(int vci, int peer, const MessageHeader& header,
-                         const void* payload, size_t payload_length);
+  // Sends a data message of `request` (eager, synchronous eager, or a
+  // rendezvous request), or queues it behind the peer's backlog. A queued
+  // standard-mode eager message completes its request once it leaves.
+  void SendDataLocked(Request* request, const MessageHeader& header,
+                      const void* payload, size_t payload_length,
+                      bool complete_when_sent);
   void SendControlLocked(int vci, int peer, const MessageHeader& header);
+  // Posts `message` unless the peer has a backlog; false when it must wait.
+  // A non-null `packed` means the payload is the packed form of those send
+  // arguments' data.
+  bool TrySendLocked(int vci, int peer, const MessageHeader& header,
+                     const void* payload, size_t payload_length,
+                     const SendArguments* packed = nullptr);
+  void EnqueueLocked(int vci, int peer, const Vci::OutgoingMessage& message);
+  // Posts what the transport refused before, in order; true if any left.
+  bool RetryOutgoingLocked(int vci);
   void PostReceiveLocked(Request* request);
   void HandleArrival(int vci, int peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
@@ -192,13 +231,33 @@ class PointToPoint : public net::CompletionHandler {
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
   void StartRendezvousReadLocked(Request* request, int peer,
-                                 const MessageHeader& header);
+                                 const MessageHeader& header,
+                                 const std::byte* payload,
+                                 size_t payload_length);
+  // The non-contiguous rendezvous: one gathered copy from the sender's
+  // memory (as its layout describes it) into the receive buffer.
+  void StartGatheredReadLocked(Request* request, int peer,
+                               const MessageHeader& header,
+                               const std::byte* payload, size_t payload_length,
+                               size_t delivered);
+  // Posts gathered reads until done or the transport is full; false when
+  // it stopped for resources.
+  bool PumpGatheredReadLocked(Request* request);
+  // One gathered read finished; ends the rendezvous after the last.
+  void FinishGatheredReadLocked(int vci, Request* request);
+  // Copies an eager payload into a receive (contiguous or not).
+  static void CopyIntoReceive(Request* request, const std::byte* payload,
+                              size_t delivered);
   void StartRendezvousWriteLocked(int vci, int peer,
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
   void PostCopyLocked(int vci, int peer, const Vci::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
+  // The rendezvous request of a send: contiguous data advertises its
+  // buffer; non-contiguous data its layout in the payload, or a packed
+  // staging copy when the layout does not fit one message.
+  void PostRendezvousRequestLocked(Request* request);
   void Complete(Request* request);
   void RunAdvance(Progressable* schedule, int vci);
   void Backoff(int& idle_rounds);
@@ -207,6 +266,7 @@ class PointToPoint : public net::CompletionHandler {
   const size_t eager_max_;
   const size_t split_min_;  // 0: never split a rendezvous
   const int spin_before_yield_;
+  const int world_size_;
   std::vector<std::unique_ptr<Vci>> vcis_;
 };
 

@@ -7,6 +7,13 @@
 //                      from the sender's buffer (RDMA read / CMA single copy)
 //                      and answers kRendezvousDone
 //
+// Non-contiguous data: eager messages carry it packed (the sender packs it
+// straight into the transport's buffer, the receiver unpacks from there).
+// A rendezvous request carries the sender's memory layout (SenderLayout and
+// its runs) and the receiver reads every piece in place with gathered
+// reads; only a layout too long for one message is packed into a staging
+// copy first. Non-contiguous rendezvous messages are never split.
+//
 // Large messages (at least Settings::rendezvous_split_min bytes) are moved by
 // both sides at once, so two cores copy instead of one: the receiver answers
 // the request with kClearToSend, naming its buffer and a split point, then
@@ -49,13 +56,25 @@ struct MessageHeader {
   // kRendezvousRequest: where the payload lives; kClearToSend: where the
   // receiver wants it.
   uint64_t sender_address;
-  uint32_t remote_key;  // key of the region at sender_address
-  uint32_t reserved2;
+  uint32_t remote_key;        // key of the region at sender_address
+  uint32_t flags;             // kRendezvousRequest: kSenderLayoutInPayload
   uint64_t receiver_request;  // kClearToSend, echoed back in kWriteDone
   uint64_t split_offset;      // kClearToSend: the sender writes from here
 };
 
 static_assert(sizeof(MessageHeader) <= net::kMaxHeaderBytes);
+
+// kRendezvousRequest of non-contiguous data: the payload describes the
+// sender's memory, a SenderLayout followed by its runs (relative to
+// sender_address), so the receiver can read the data in one gathered copy.
+inline constexpr uint32_t kSenderLayoutInPayload = 1;
+
+struct SenderLayout {
+  int64_t count;   // items
+  int64_t extent;  // bytes from one item to the next
+  int64_t num_runs;
+  int64_t reserved;
+};
 
 // kEager messages carry only the envelope: the leading fields of
 // MessageHeader, up to and including `tag`. The length is the message's.

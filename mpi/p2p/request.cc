@@ -65,6 +65,7 @@ void RequestPool::Invalidate(Request* request) {
 
 void RequestPool::Release(Request* request) {
   Invalidate(request);
+  request->layout_hold = datatype::LayoutRef();
   Request* head = returned_.load(std::memory_order_relaxed);
   do {
     request->next_free = head;

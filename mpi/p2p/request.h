@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "mpi/datatype/layout.h"
 #include "mpi/match/match_engine.h"
 #include "net/transport.h"
 
@@ -45,9 +46,16 @@ enum class RequestKind : uint8_t {
 
 enum class SendMode : uint8_t { kStandard, kSynchronous, kReady };
 
+// The data of a send or a receive is either `bytes` contiguous bytes at
+// `buffer` (layout == nullptr), or `count` items of a non-contiguous
+// datatype `layout` at `buffer`, whose packed form is `bytes` long. The
+// bindings turn every contiguous case (a derived type included) into the
+// first form, so the fast paths never look at a layout.
 struct SendArguments {
   const void* buffer = nullptr;
   size_t bytes = 0;
+  const datatype::Layout* layout = nullptr;
+  int64_t count = 0;
   int destination_world_rank = 0;
   int32_t remote_context = 0;  // the receiver's matching context
   int32_t source_rank = 0;     // our rank in the communicator
@@ -59,7 +67,9 @@ struct SendArguments {
 
 struct ReceiveArguments {
   void* buffer = nullptr;
-  size_t capacity = 0;
+  size_t capacity = 0;                       // packed bytes
+  const datatype::Layout* layout = nullptr;  // as in SendArguments
+  int64_t count = 0;
   int32_t context = 0;
   int32_t source = match::kAnySource;  // rank in the communicator, or any
   int32_t tag = match::kAnyTag;
@@ -114,13 +124,28 @@ struct Request : match::PostedReceive {
 
   // Receive side.
   void* receive_buffer = nullptr;
-  size_t capacity = 0;
+  size_t capacity = 0;  // packed bytes
+  const datatype::Layout* receive_layout = nullptr;
+  int64_t receive_count = 0;
   net::MemoryRegion receive_region;
   int rendezvous_peer = -1;  // world rank whose buffer we read
   uint64_t rendezvous_sender_request = 0;
+  uint32_t rendezvous_remote_key = 0;  // of the sender's region
   // Rendezvous events still to come before the request completes (read or
   // write done, the peer's done). Guarded by the VCI lock.
   int pending_events = 0;
+  // A non-contiguous rendezvous: on the sender, the description of its
+  // memory layout sent with the request (or a packed copy of data too
+  // irregular to describe); on the receiver, the gathered read in flight.
+  // Both owned by the request until it completes. Guarded by the VCI lock.
+  std::byte* rendezvous_staging = nullptr;
+  // The sender's advertised data: the send buffer or the staging copy.
+  const void* rendezvous_data = nullptr;
+  struct GatheredRead* gathered_read = nullptr;
+  // Keeps a derived datatype's layout alive while a nonblocking or
+  // persistent operation may still use it (MPI lets a program free the
+  // datatype meanwhile). Empty for contiguous and predefined data.
+  datatype::LayoutRef layout_hold;
 
   Status status;
   // Opaque to p2p: the bindings keep the communicator's handle here, to

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -80,6 +82,20 @@ struct PeerAddress {
   }
 };
 
+// A segment published as "memfd:<fd>" is a memory file of the peer's,
+// opened through /proc; any other name is a POSIX shared-memory name.
+constexpr absl::string_view kMemoryFilePrefix = "memfd:";
+
+int OpenPeerSegment(const PeerAddress& address) {
+  const std::string& name = address.segment_name;
+  if (absl::StartsWith(name, kMemoryFilePrefix)) {
+    const std::string path = absl::StrCat(
+        "/proc/", address.pid, "/fd/", name.substr(kMemoryFilePrefix.size()));
+    return open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  return shm_open(name.c_str(), O_RDWR, 0);
+}
+
 }  // namespace
 
 ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
@@ -130,22 +146,33 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // Fails harmlessly with EINVAL where Yama is absent.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
-  // Our receive rings: one per (sender, vci). ftruncate gives zeroed, sparse
-  // memory, which is an empty ring; nothing is touched here.
-  segment_name_ = SegmentName(bootstrap.job_id(), rank_);
+  // Our receive rings: one per (sender, vci), self included. The segment is
+  // an anonymous memory file that peers open through /proc/<pid>/fd/<fd>
+  // (allowed exactly when cross-memory attach is, which single copy needs
+  // anyway), so it has no name: nothing is left behind in /dev/shm when a
+  // rank dies, even during MPI_Init. Where memory files are unavailable,
+  // fall back to a named POSIX segment that is unlinked once mapped.
+  // ftruncate gives zeroed, sparse memory, which is an empty ring; nothing
+  // is touched here.
   const size_t sender_part = size_t(num_vcis_) * ring_stride_;
   const size_t segment_bytes = size_t(num_local) * sender_part;
-  int fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0 && errno == EEXIST) {
-    // Left over by a crashed earlier incarnation of this very rank and job.
-    shm_unlink(segment_name_.c_str());
+  int fd = memfd_create("minimpi-shm", MFD_CLOEXEC);
+  if (fd >= 0) {
+    segment_name_ = absl::StrCat(kMemoryFilePrefix, fd);
+  } else {
+    segment_name_ = SegmentName(bootstrap.job_id(), rank_);
     fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) {
+      // Left over by a crashed earlier incarnation of this very rank and job.
+      shm_unlink(segment_name_.c_str());
+      fd = shm_open(segment_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0) {
+      return absl::UnavailableError(absl::StrCat(
+          "net/shm: shm_open(", segment_name_, ") failed: ", ErrnoText(errno)));
+    }
+    segment_linked_ = true;
   }
-  if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "net/shm: shm_open(", segment_name_, ") failed: ", ErrnoText(errno)));
-  }
-  segment_linked_ = true;
   if (ftruncate(fd, static_cast<off_t>(segment_bytes)) != 0) {
     int error = errno;
     close(fd);
@@ -156,11 +183,17 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   void* base =
       mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int mmap_error = errno;
-  close(fd);
   if (base == MAP_FAILED) {
+    close(fd);
     return absl::ResourceExhaustedError(
         absl::StrCat("net/shm: mmap of ", segment_bytes,
                      " bytes failed: ", ErrnoText(mmap_error)));
+  }
+  // A memory file must stay open until every peer has opened it too.
+  if (segment_linked_) {
+    close(fd);
+  } else {
+    segment_fd_ = fd;
   }
   own_segment_ = {base, segment_bytes};
 
@@ -202,7 +235,7 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
           static_cast<std::byte*>(own_segment_.address) + part_offset, 0};
       continue;
     }
-    int peer_fd = shm_open(address->segment_name.c_str(), O_RDWR, 0);
+    int peer_fd = OpenPeerSegment(*address);
     if (peer_fd < 0) {
       return absl::UnavailableError(
           absl::StrCat("net/shm: cannot open rank ", peer, "'s segment ",
@@ -237,11 +270,14 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
     }
   }
 
-  // Everyone has mapped everyone: the name is no longer needed.
+  // Everyone has mapped everyone: the name (or open file) is no longer
+  // needed; the mappings keep the memory.
   status = bootstrap.Fence();
   if (!status.ok()) return status;
-  shm_unlink(segment_name_.c_str());
+  if (segment_linked_) shm_unlink(segment_name_.c_str());
   segment_linked_ = false;
+  if (segment_fd_ >= 0) close(segment_fd_);
+  segment_fd_ = -1;
   return absl::OkStatus();
 }
 
@@ -289,6 +325,7 @@ ShmTransport::~ShmTransport() {
     munmap(own_segment_.address, own_segment_.length);
   }
   if (segment_linked_) shm_unlink(segment_name_.c_str());
+  if (segment_fd_ >= 0) close(segment_fd_);
 }
 
 absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,
@@ -334,6 +371,117 @@ PostResult ShmTransport::Send(int vci, int peer, const void* header,
   cell->length = static_cast<uint32_t>(length);
   cell->flags = 0;
   ring.Publish();
+  return PostResult::kOk;
+}
+
+PostResult ShmTransport::SendPacked(
+    int vci, int peer, const void* header, size_t header_length,
+    size_t payload_length,
+    absl::FunctionRef<void(void* destination)> write_payload) {
+  const size_t length = header_length + payload_length;
+  if (length > max_message_) {
+    std::fprintf(stderr,
+                 "net/shm SendPacked(rank %d): %zu-byte message exceeds the "
+                 "%zu bytes a cell holds\n",
+                 rank_, length, max_message_);
+    std::abort();
+  }
+  RingProducer& ring = vcis_[vci].to_peer[LocalIndexOrDie(peer, "SendPacked")];
+  CellHeader* cell = ring.TryReserve();
+  if (cell == nullptr) return PostResult::kRetry;
+  std::byte* message = cell->message();
+  if (header_length != 0) std::memcpy(message, header, header_length);
+  if (payload_length != 0) write_payload(message + header_length);
+  cell->length = static_cast<uint32_t>(length);
+  cell->flags = 0;
+  ring.Publish();
+  return PostResult::kOk;
+}
+
+void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
+                                    int local_count, const IoSegment* remote,
+                                    int remote_count) {
+  const int peer_local = local_index_of_rank_[peer];
+  if (peer_local == my_local_index_) {
+    // Our own address space: walk both lists with memmove.
+    int l = 0, r = 0;
+    size_t l_done = 0, r_done = 0;
+    while (l < local_count && r < remote_count) {
+      const size_t n =
+          std::min(local[l].length - l_done, remote[r].length - r_done);
+      std::memmove(reinterpret_cast<void*>(local[l].address + l_done),
+                   reinterpret_cast<const void*>(remote[r].address + r_done),
+                   n);
+      l_done += n;
+      r_done += n;
+      if (l_done == local[l].length) ++l, l_done = 0;
+      if (r_done == remote[r].length) ++r, r_done = 0;
+    }
+    return;
+  }
+  iovec local_iov[1024];
+  iovec remote_iov[1024];
+  size_t total = 0;
+  for (int i = 0; i < local_count; ++i) {
+    local_iov[i] = {reinterpret_cast<void*>(local[i].address), local[i].length};
+    total += local[i].length;
+  }
+  for (int i = 0; i < remote_count; ++i) {
+    remote_iov[i] = {reinterpret_cast<void*>(remote[i].address),
+                     remote[i].length};
+  }
+  // The kernel may stop early (a partial transfer); resume where it did on
+  // both lists.
+  iovec* l = local_iov;
+  iovec* r = remote_iov;
+  int l_left = local_count, r_left = remote_count;
+  size_t done = 0;
+  while (done < total) {
+    ssize_t moved =
+        process_vm_readv(peer_pids_[peer_local], l, l_left, r, r_left, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      std::fprintf(stderr,
+                   "net/shm RdmaReadv(rank %d): process_vm_readv of %zu bytes "
+                   "in %d/%d segments from rank %d failed after %zu bytes: "
+                   "%s\n",
+                   rank_, total, local_count, remote_count, peer, done,
+                   moved < 0 ? ErrnoText(errno).c_str() : "no progress");
+      std::abort();
+    }
+    done += static_cast<size_t>(moved);
+    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
+      const size_t n = std::min(skip, l->iov_len);
+      l->iov_base = static_cast<std::byte*>(l->iov_base) + n;
+      l->iov_len -= n;
+      skip -= n;
+      if (l->iov_len == 0 && l_left > 0) ++l, --l_left;
+    }
+    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
+      const size_t n = std::min(skip, r->iov_len);
+      r->iov_base = static_cast<std::byte*>(r->iov_base) + n;
+      r->iov_len -= n;
+      skip -= n;
+      if (r->iov_len == 0 && r_left > 0) ++r, --r_left;
+    }
+  }
+}
+
+PostResult ShmTransport::RdmaReadv(int vci, int peer, const IoSegment* local,
+                                   int local_count, const MemoryRegion&,
+                                   const IoSegment* remote, int remote_count,
+                                   uint32_t, uint64_t context) {
+  LocalIndexOrDie(peer, "RdmaReadv");
+  if (local_count > max_io_segments() || remote_count > max_io_segments()) {
+    std::fprintf(stderr,
+                 "net/shm RdmaReadv(rank %d): %d/%d segments exceed %d\n",
+                 rank_, local_count, remote_count, max_io_segments());
+    std::abort();
+  }
+  Vci& state = vcis_[vci];
+  if (state.local_done.full()) return PostResult::kRetry;
+  CrossMemoryReadv(peer, local, local_count, remote, remote_count);
+  PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }
 

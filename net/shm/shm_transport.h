@@ -5,9 +5,10 @@
 //
 // Each rank owns one segment holding its receive rings, one per (sender,
 // vci), self included; the rings of one sender are contiguous so that the
-// sender maps only its own part of each peer's segment. The segment is
-// unlinked as soon as every peer has mapped it, so a crashed job leaves
-// nothing behind in /dev/shm.
+// sender maps only its own part of each peer's segment. The segment is an
+// anonymous memory file (memfd) that peers open through /proc, so a crashed
+// job leaves nothing behind in /dev/shm, not even one that crashed during
+// MPI_Init (a named segment, unlinked once mapped, is the fallback).
 //
 // Owned by: net/shm. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_SHM_SHM_TRANSPORT_H_
@@ -55,6 +56,16 @@ class ShmTransport final : public Transport {
 
   PostResult Send(int vci, int peer, const void* header, size_t header_length,
                   const void* payload, size_t payload_length) override;
+  PostResult SendPacked(
+      int vci, int peer, const void* header, size_t header_length,
+      size_t payload_length,
+      absl::FunctionRef<void(void* destination)> write_payload) override;
+  PostResult RdmaReadv(int vci, int peer, const IoSegment* local,
+                       int local_count, const MemoryRegion& local_region,
+                       const IoSegment* remote, int remote_count,
+                       uint32_t remote_key, uint64_t context) override;
+  // process_vm_readv's limit (IOV_MAX) per side.
+  int max_io_segments() const override { return 1024; }
   PostResult RdmaRead(int vci, int peer, void* local,
                       const MemoryRegion& local_region, RemoteBuffer remote,
                       size_t length, uint64_t context) override;
@@ -100,6 +111,9 @@ class ShmTransport final : public Transport {
   // interface has no error completion, and setup already proved CMA works).
   void CrossMemoryCopy(bool write, int peer, void* local, uint64_t remote,
                        size_t length);
+  // The gathered form: `local` and `remote` cover the same bytes.
+  void CrossMemoryReadv(int peer, const IoSegment* local, int local_count,
+                        const IoSegment* remote, int remote_count);
   void PushLocalDone(Vci& vci, int peer, uint64_t context);
   int LocalIndexOrDie(int peer, const char* operation) const;
 
@@ -114,8 +128,9 @@ class ShmTransport final : public Transport {
   int my_local_index_ = -1;
   std::vector<pid_t> peer_pids_;  // by local index
 
-  std::string segment_name_;
+  std::string segment_name_;  // "memfd:<fd>" or a POSIX shm name
   bool segment_linked_ = false;
+  int segment_fd_ = -1;  // the memory file, open until every peer mapped it
   Mapping own_segment_;
   std::vector<Mapping> peer_parts_;  // our sender part of each peer's segment
   std::unique_ptr<Vci[]> vcis_;

@@ -1,0 +1,111 @@
+// Derived datatypes in collectives. The algorithms of mpi/coll move blocks
+// of `count * extent` bytes and reduce arrays of predefined items; they
+// never look at a layout. So before a collective is built, every buffer
+// whose datatype is not dense (items back to back, nothing between them) is
+// staged:
+//
+//   - data that only moves goes through its packed form: a send buffer is
+//     packed into a contiguous copy, a receive buffer is replaced by a
+//     contiguous one that is unpacked into the program's buffer when the
+//     collective completes; the algorithms then see items of size(type)
+//     bytes. Both sides of a collective agree, because the packed form of
+//     any type is its type signature's bytes in order (what MPI requires
+//     the two sides to match);
+//   - a predefined reduction on a derived type runs on arrays of the type's
+//     one predefined base type (MPI_Type_contiguous(4, MPI_DOUBLE) reduces
+//     as 4 * count doubles), copied there and back only when the memory is
+//     not already such an array;
+//   - a user-defined reduction on a derived type is handed items of the
+//     derived type, as MPI says; data that is not dense is copied into a
+//     dense array of items of that type (gaps and all) and back.
+//
+// The staging owns its copies and its rewritten count/displacement arrays,
+// and keeps the datatypes' layouts alive, since a nonblocking collective
+// may outlive the program's MPI_Type_free.
+//
+// Owned by: mpi/bindings. Called by: RunCollective (collective_util.cc).
+#ifndef MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
+#define MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mpi/coll/algorithms.h"
+#include "mpi/comm.h"
+#include "mpi/datatype.h"
+
+namespace minimpi {
+
+class CollectiveStaging {
+ public:
+  CollectiveStaging() = default;
+  CollectiveStaging(const CollectiveStaging&) = delete;
+  CollectiveStaging& operator=(const CollectiveStaging&) = delete;
+
+  // Rewrites `arguments` of `collective` so that the algorithms see dense
+  // data only. Returns MPI_SUCCESS or the error it raised (a user
+  // reduction on a datatype whose data lies outside its items' extents).
+  int Stage(const char* call, Communicator* comm, coll::Collective collective,
+            coll::Arguments* arguments);
+
+  // MPI_Alltoallw as an alltoallv of bytes: each block travels in its
+  // packed form (copied only when some block's datatype is not dense).
+  // Fills every field of `arguments` (the caller checked the arrays).
+  void StageAlltoallw(const void* send_buffer, const int* send_counts,
+                      const int* send_displacements,
+                      const MPI_Datatype* send_types, void* receive_buffer,
+                      const int* receive_counts,
+                      const int* receive_displacements,
+                      const MPI_Datatype* receive_types, int ranks,
+                      bool in_place, coll::Arguments* arguments);
+
+  // Whether Stage made copies that Finish must copy back.
+  bool needs_finish() const { return !finish_.empty(); }
+  // Copies the staged results into the program's buffers: call once the
+  // collective's steps are all done.
+  void Finish();
+
+ private:
+  // A contiguous packed copy of `count` items of `type` at `buffer`, or
+  // `buffer` itself when the type is dense.
+  const void* PackedInput(const void* buffer, int64_t count,
+                          const Datatype& type);
+  // A contiguous buffer standing for `count` items of `type` at `buffer`,
+  // unpacked into it by Finish; `preserve` packs the current contents in
+  // first (MPI_IN_PLACE, or output that may stay untouched).
+  void* PackedOutput(void* buffer, int64_t count, const Datatype& type,
+                     bool preserve);
+  // For PackedOutputBlocks: pack every block in first (in-place alltoallv).
+  static constexpr int kPreserveAll = -2;
+
+  // The same with blocks at displacements (the v-collectives): a
+  // contiguous buffer holding the blocks one after the other, and the
+  // displacements of that buffer (in items) in *new_displacements.
+  const void* PackedInputBlocks(const void* buffer, const int* counts,
+                                const int* displacements, int blocks,
+                                const Datatype& type,
+                                const int** new_displacements);
+  void* PackedOutputBlocks(void* buffer, const int* counts,
+                           const int* displacements, int blocks,
+                           const Datatype& type, int preserve_block,
+                           const int** new_displacements);
+
+  int StageReduction(const char* call, Communicator* comm,
+                     coll::Collective collective, coll::Arguments* arguments);
+
+  std::byte* NewBuffer(size_t bytes);
+  const int* NewArray(std::vector<int> values);
+  void Hold(const Datatype& type);
+
+  std::vector<std::unique_ptr<std::byte[]>> buffers_;
+  std::vector<std::unique_ptr<int[]>> arrays_;
+  std::vector<datatype::LayoutRef> layouts_;
+  std::vector<std::function<void()>> finish_;
+};
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
