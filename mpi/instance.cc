@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "mpi/group.h"
 #include "mpi/datatype.h"
+#include "mpi/group.h"
 #include "runtime/topology.h"
 
 namespace minimpi {
