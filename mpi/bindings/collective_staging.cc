@@ -156,8 +156,20 @@ int CollectiveStaging::Stage(const char* call, Communicator* comm,
                              Collective collective,
                              coll::Arguments* arguments) {
   coll::Arguments& a = *arguments;
-  const int n = comm->size;
-  const bool is_root = comm->rank == a.root;
+  // Blocks are per peer: per remote process on an intercommunicator.
+  const int n = comm->peer_count();
+  const bool is_root = comm->inter ? a.root == MPI_ROOT : comm->rank == a.root;
+  // An intercommunicator's root group: only the root has data, and it is
+  // the side left unset by the bindings that the other processes send or
+  // receive.
+  if (comm->inter && a.root == MPI_PROC_NULL &&
+      (collective == Collective::kBcast || collective == Collective::kReduce ||
+       collective == Collective::kGather ||
+       collective == Collective::kGatherv ||
+       collective == Collective::kScatter ||
+       collective == Collective::kScatterv)) {
+    return MPI_SUCCESS;
+  }
   switch (collective) {
     case Collective::kBarrier:
       return MPI_SUCCESS;
@@ -259,8 +271,8 @@ int CollectiveStaging::StageReduction(const char* call, Communicator* comm,
   coll::Arguments& a = *arguments;
   const Datatype* type = TypeOf(a.type);
   if (type == nullptr || type->predefined()) return MPI_SUCCESS;
-  const int n = comm->size;
-  const bool is_root = comm->rank == a.root;
+  const int n = comm->size;  // reduce_scatter's counts: the local group
+  const bool is_root = comm->inter ? a.root == MPI_ROOT : comm->rank == a.root;
 
   // How many items each buffer holds on this rank (-1: not significant).
   int64_t input_items = 0;
@@ -269,7 +281,8 @@ int CollectiveStaging::StageReduction(const char* call, Communicator* comm,
   bool preserve_output = a.in_place;
   switch (collective) {
     case Collective::kReduce:
-      input_items = a.count;
+      // An intercommunicator's root only receives.
+      input_items = comm->inter && is_root ? 0 : a.count;
       output_items = is_root ? a.count : -1;
       output_kept = output_items;
       break;

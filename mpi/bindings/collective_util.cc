@@ -10,19 +10,34 @@ namespace minimpi {
 
 int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
                                 Communicator** comm) {
+  return CheckCommunicator(call, handle, comm);
+}
+
+int CheckIntracommunicator(const char* call, MPI_Comm handle,
+                           Communicator** comm) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
   if (!(*comm)->inter) [[likely]]
     return MPI_SUCCESS;
   return RaiseError(*comm, call, MPI_ERR_COMM,
-                    "collective operations on intercommunicators are not "
-                    "supported yet");
+                    "not defined on an intercommunicator");
 }
 
 int CheckRoot(const char* call, Communicator* comm, int root) {
-  if (root >= 0 && root < comm->size) return MPI_SUCCESS;
-  return RaiseError(comm, call, MPI_ERR_ROOT,
-                    absl::StrFormat("invalid root %d (communicator size %d)",
-                                    root, comm->size));
+  if (!comm->inter) {
+    if (root >= 0 && root < comm->size) return MPI_SUCCESS;
+    return RaiseError(comm, call, MPI_ERR_ROOT,
+                      absl::StrFormat("invalid root %d (communicator size %d)",
+                                      root, comm->size));
+  }
+  if (root == MPI_ROOT || root == MPI_PROC_NULL ||
+      (root >= 0 && root < comm->peer_count())) {
+    return MPI_SUCCESS;
+  }
+  return RaiseError(
+      comm, call, MPI_ERR_ROOT,
+      absl::StrFormat("invalid root %d on an intercommunicator (MPI_ROOT, "
+                      "MPI_PROC_NULL or a rank of the remote group of %d)",
+                      root, comm->peer_count()));
 }
 
 int CheckRequestPointer(const char* call, Communicator* comm,
@@ -33,7 +48,9 @@ int CheckRequestPointer(const char* call, Communicator* comm,
 
 int InPlaceNotAllowed(const char* call, Communicator* comm) {
   return RaiseError(comm, call, MPI_ERR_BUFFER,
-                    "MPI_IN_PLACE is not allowed here");
+                    comm->inter
+                        ? "MPI_IN_PLACE is not allowed on an intercommunicator"
+                        : "MPI_IN_PLACE is not allowed here");
 }
 
 int CheckNoAlias(const char* call, Communicator* comm, const void* send,
@@ -158,7 +175,9 @@ int RunCollective(const char* call, Communicator* comm,
   }
   // Checking a nonblocking call would make it wait for the other ranks to
   // start theirs, which can deadlock a correct program: blocking calls only.
-  if (request == nullptr && comm->size > 1 &&
+  // (Intercommunicators are not checked: their groups see different
+  // arguments by design.)
+  if (request == nullptr && comm->size > 1 && !comm->inter &&
       Instance::Get().settings().collective_check) {
     if (int error = CheckSignatures(call, comm, collective, arguments)) {
       return error;

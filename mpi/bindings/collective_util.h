@@ -13,20 +13,41 @@
 
 namespace minimpi {
 
-// The communicator of a collective call: MPI_ERR_COMM also for an
-// intercommunicator, whose collectives minimpi does not implement yet.
+// The communicator of a collective call (intra- or intercommunicator).
 int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
                                 Communicator** comm);
 
-// MPI_ERR_ROOT unless 0 <= root < size.
+// The same for calls MPI defines on intracommunicators only (scans,
+// topologies, neighbourhood collectives): MPI_ERR_COMM for an
+// intercommunicator.
+int CheckIntracommunicator(const char* call, MPI_Comm handle,
+                           Communicator** comm);
+
+// MPI_ERR_ROOT unless 0 <= root < size; on an intercommunicator the root
+// may also be MPI_ROOT (the root itself) or MPI_PROC_NULL (the rest of its
+// group), and a rank names a process of the remote group.
 int CheckRoot(const char* call, Communicator* comm, int root);
+
+// Whether this process is the root of a rooted collective: the rank equal
+// to `root`, or on an intercommunicator the one that passed MPI_ROOT.
+inline bool IsRoot(const Communicator* comm, int root) {
+  return comm->inter ? root == MPI_ROOT : comm->rank == root;
+}
+
+// On an intercommunicator, the root's group members other than the root
+// (root == MPI_PROC_NULL) take no part: none of their arguments is
+// significant.
+inline bool TakesNoPart(const Communicator* comm, int root) {
+  return comm->inter && root == MPI_PROC_NULL;
+}
 
 // MPI_ERR_REQUEST for a null request pointer of a nonblocking call (a
 // blocking call passes nonblocking = false and no request).
 int CheckRequestPointer(const char* call, Communicator* comm,
                         MPI_Request* request, bool nonblocking);
 
-// MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it.
+// MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it
+// (anywhere on an intercommunicator).
 int InPlaceNotAllowed(const char* call, Communicator* comm);
 
 // MPI_ERR_BUFFER when one buffer is passed as both sides of a call that moves

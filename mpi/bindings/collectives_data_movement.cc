@@ -29,7 +29,7 @@ int CheckCountsAndDisplacements(const char* call, Communicator* comm,
   }
   *any_data = false;
   *largest = 0;
-  for (int rank = 0; rank < comm->size; ++rank) {
+  for (int rank = 0; rank < comm->peer_count(); ++rank) {
     if (counts[rank] < 0) {
       return minimpi::RaiseError(
           comm, call, MPI_ERR_COUNT,
@@ -56,12 +56,14 @@ int Gather(const char* call, const void* send_buffer, int send_count,
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
     return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
-  const bool is_root = c->rank == root;
+  const bool is_root = minimpi::IsRoot(c, root);
   coll::Arguments arguments;
   arguments.root = root;
 
-  if (send_buffer == MPI_IN_PLACE) {
-    if (!is_root) return minimpi::InPlaceNotAllowed(call, c);
+  if (minimpi::TakesNoPart(c, root) || (c->inter && is_root)) {
+    // Nothing sent from here (an intercommunicator's root group).
+  } else if (send_buffer == MPI_IN_PLACE) {
+    if (!is_root || c->inter) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     if (int error =
@@ -93,7 +95,7 @@ int Gather(const char* call, const void* send_buffer, int send_count,
                                      receive_type, &arguments.receive_extent)) {
       return error;
     }
-    if (!arguments.in_place) {
+    if (!arguments.in_place && !c->inter) {
       if (int error =
               minimpi::CheckNoAlias(call, c, send_buffer, send_count > 0,
                                     receive_buffer, receives_data)) {
@@ -127,12 +129,14 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
     return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
-  const bool is_root = c->rank == root;
+  const bool is_root = minimpi::IsRoot(c, root);
   coll::Arguments arguments;
   arguments.root = root;
 
-  if (receive_buffer == MPI_IN_PLACE) {
-    if (!is_root) return minimpi::InPlaceNotAllowed(call, c);
+  if (minimpi::TakesNoPart(c, root) || (c->inter && is_root)) {
+    // Nothing received here (an intercommunicator's root group).
+  } else if (receive_buffer == MPI_IN_PLACE) {
+    if (!is_root || c->inter) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     if (int error =
@@ -163,7 +167,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
                                      send_type, &arguments.send_extent)) {
       return error;
     }
-    if (!arguments.in_place) {
+    if (!arguments.in_place && !c->inter) {
       if (int error =
               minimpi::CheckNoAlias(call, c, send_buffer, sends_data,
                                     receive_buffer, receive_count > 0)) {
@@ -199,6 +203,7 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
   coll::Arguments arguments;
 
   if (send_buffer == MPI_IN_PLACE) {
+    if (c->inter) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     if (int error =
@@ -263,6 +268,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
 
   bool sends_data = false;
   if (send_buffer == MPI_IN_PLACE) {
+    if (c->inter) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
     int checked_count = send_count;
@@ -334,7 +340,7 @@ int CheckAlltoallwSide(const char* call, Communicator* comm, const void* buffer,
         comm, call, MPI_ERR_ARG,
         absl::StrFormat("null %s counts, displacements or types array", what));
   }
-  for (int rank = 0; rank < comm->size; ++rank) {
+  for (int rank = 0; rank < comm->peer_count(); ++rank) {
     const minimpi::Datatype* type;
     if (int error = minimpi::CheckBuffer(call, comm, buffer, counts[rank],
                                          types[rank], &type)) {
@@ -355,6 +361,7 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
     return error;
   const bool in_place = send_buffer == MPI_IN_PLACE;
+  if (in_place && c->inter) return minimpi::InPlaceNotAllowed(call, c);
   if (!in_place) {
     if (int error =
             CheckAlltoallwSide(call, c, send_buffer, send_counts,
@@ -377,7 +384,7 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
   coll::Arguments arguments;
   staging->StageAlltoallw(send_buffer, send_counts, send_displacements,
                           send_types, receive_buffer, receive_counts,
-                          receive_displacements, receive_types, c->size,
+                          receive_displacements, receive_types, c->peer_count(),
                           in_place, &arguments);
   return minimpi::RunCollective(call, c, coll::Collective::kAlltoallv,
                                 arguments, request, staging);

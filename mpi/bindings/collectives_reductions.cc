@@ -14,19 +14,22 @@ namespace coll = minimpi::coll;
 namespace {
 
 // What the reductions check alike. `items` is the number of items in the
-// send buffer (the whole vector); `receive_items` those in the receive
-// buffer where it is significant (-1: not significant on this rank).
+// send buffer (the whole vector), unless `sends` is false (an
+// intercommunicator's root sends nothing); `receive_items` those in the
+// receive buffer where it is significant (-1: not significant on this rank).
 int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
-                   void* recvbuf, int items, int receive_items,
+                   void* recvbuf, bool sends, int items, int receive_items,
                    MPI_Datatype datatype, MPI_Op op, bool in_place_allowed,
                    coll::Arguments* arguments) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !in_place_allowed) {
     return minimpi::InPlaceNotAllowed(call, comm);
   }
-  if (int error = minimpi::CheckTypedCount(call, comm, sendbuf, items, datatype,
-                                           &arguments->extent)) {
-    return error;
+  if (sends) {
+    if (int error = minimpi::CheckTypedCount(call, comm, sendbuf, items,
+                                             datatype, &arguments->extent)) {
+      return error;
+    }
   }
   if (receive_items >= 0) {
     if (recvbuf == MPI_IN_PLACE) {
@@ -36,7 +39,7 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
                                              datatype, &arguments->extent)) {
       return error;
     }
-    if (!in_place) {
+    if (!in_place && sends) {
       if (int error = minimpi::CheckNoAlias(call, comm, sendbuf, items > 0,
                                             recvbuf, receive_items > 0)) {
         return error;
@@ -47,7 +50,7 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
     return error;
   }
   arguments->in_place = in_place;
-  arguments->send_buffer = in_place ? nullptr : sendbuf;
+  arguments->send_buffer = in_place || !sends ? nullptr : sendbuf;
   arguments->receive_buffer = recvbuf;
   arguments->type = datatype;
   return MPI_SUCCESS;
@@ -61,13 +64,18 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
     return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
-  const bool at_root = c->rank == root;
+  const bool at_root = minimpi::IsRoot(c, root);
   coll::Arguments arguments;
-  // The receive buffer matters at the root only; MPI_IN_PLACE too.
-  if (int error = CheckReduction(call, c, sendbuf, recvbuf, count,
-                                 at_root ? count : -1, datatype, op,
-                                 /*in_place_allowed=*/at_root, &arguments)) {
-    return error;
+  // The receive buffer matters at the root only; MPI_IN_PLACE too. On an
+  // intercommunicator the root only receives, and the rest of its group
+  // takes no part.
+  if (!minimpi::TakesNoPart(c, root)) {
+    if (int error = CheckReduction(
+            call, c, sendbuf, recvbuf, /*sends=*/!(c->inter && at_root), count,
+            at_root ? count : -1, datatype, op,
+            /*in_place_allowed=*/at_root && !c->inter, &arguments)) {
+      return error;
+    }
   }
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
@@ -86,12 +94,15 @@ int Everywhere(const char* call, coll::Collective collective,
                MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = collective == coll::Collective::kAllreduce
+                      ? minimpi::CheckCollectiveCommunicator(call, comm, &c)
+                      : minimpi::CheckIntracommunicator(call, comm, &c)) {
     return error;
+  }
   coll::Arguments arguments;
-  if (int error =
-          CheckReduction(call, c, sendbuf, recvbuf, count, count, datatype, op,
-                         /*in_place_allowed=*/true, &arguments)) {
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, /*sends=*/true,
+                                 count, count, datatype, op,
+                                 /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
@@ -132,9 +143,9 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
   const int receive_items =
       sendbuf == MPI_IN_PLACE ? items : recvcounts[c->rank];
   coll::Arguments arguments;
-  if (int error = CheckReduction(call, c, sendbuf, recvbuf, items,
-                                 receive_items, datatype, op,
-                                 /*in_place_allowed=*/true, &arguments)) {
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, /*sends=*/true,
+                                 items, receive_items, datatype, op,
+                                 /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
@@ -166,9 +177,9 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
   const int items = static_cast<int>(total);
   const int receive_items = sendbuf == MPI_IN_PLACE ? items : recvcount;
   coll::Arguments arguments;
-  if (int error = CheckReduction(call, c, sendbuf, recvbuf, items,
-                                 receive_items, datatype, op,
-                                 /*in_place_allowed=*/true, &arguments)) {
+  if (int error = CheckReduction(call, c, sendbuf, recvbuf, /*sends=*/true,
+                                 items, receive_items, datatype, op,
+                                 /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {

@@ -177,8 +177,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
   constexpr const char* kCall = "MPI_Cart_create";
   (void)reorder;  // ranks keep their order
   Communicator* parent;
-  if (int error =
-          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
+  if (int error = minimpi::CheckIntracommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_cart == nullptr) {
@@ -382,8 +381,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
   constexpr const char* kCall = "MPI_Graph_create";
   (void)reorder;
   Communicator* parent;
-  if (int error =
-          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
+  if (int error = minimpi::CheckIntracommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_graph == nullptr) {
@@ -525,8 +523,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
   constexpr const char* kCall = "MPI_Dist_graph_create_adjacent";
   (void)reorder;
   Communicator* parent;
-  if (int error =
-          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
+  if (int error = minimpi::CheckIntracommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_dist_graph == nullptr) {
@@ -593,8 +590,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
   constexpr const char* kCall = "MPI_Dist_graph_create";
   (void)reorder;
   Communicator* parent;
-  if (int error =
-          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
+  if (int error = minimpi::CheckIntracommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_dist_graph == nullptr) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mpi/coll/families.h"
+#include "mpi/coll/intercomm.h"
 
 namespace minimpi::coll {
 namespace {
@@ -99,6 +100,7 @@ std::string ConfiguredAlgorithm(Collective collective) {
 
 std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,
                                 const Arguments& arguments) {
+  if (comm.inter) return BuildIntercomm(collective, comm, arguments);
   const CollectiveAlgorithms& entry = Entry(collective);
   const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
   if (algorithm == nullptr ||

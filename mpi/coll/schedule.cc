@@ -9,6 +9,7 @@ namespace minimpi::coll {
 Schedule::Schedule(Communicator& comm, CollectiveKind kind,
                    size_t message_bytes)
     : comm_(comm),
+      vci_(comm.vci),
       hint_{kind,
             static_cast<uint32_t>(std::min<size_t>(
                 message_bytes, std::numeric_limits<uint32_t>::max())),
@@ -21,6 +22,7 @@ Schedule::Schedule(Communicator& comm, CollectiveKind kind,
 Schedule::Schedule(Communicator& comm, CollectiveKind kind,
                    size_t message_bytes, int32_t tag)
     : comm_(comm),
+      vci_(comm.vci),
       hint_{kind,
             static_cast<uint32_t>(std::min<size_t>(
                 message_bytes, std::numeric_limits<uint32_t>::max())),
@@ -79,6 +81,15 @@ void Schedule::Copy(const void* from, void* to, size_t bytes) {
   steps_.push_back(step);
 }
 
+void Schedule::Nested(std::unique_ptr<Schedule> child) {
+  Step step{StepKind::kNested};
+  step.child = children_.size();
+  child->vci_ = vci_;
+  child->EndRound();  // what Start does for a schedule started on its own
+  children_.push_back(std::move(child));
+  steps_.push_back(step);
+}
+
 void Schedule::AtCompletion(std::function<void()> work) {
   at_completion_.push_back(std::move(work));
 }
@@ -102,7 +113,7 @@ std::byte* Schedule::Scratch(size_t bytes) {
 
 p2p::Request* Schedule::Start(p2p::PointToPoint& p2p) {
   EndRound();
-  return p2p.StartCollective(this, comm_.vci);
+  return p2p.StartCollective(this, vci_);
 }
 
 bool Schedule::Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p) {
@@ -128,7 +139,7 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         send.remote_context = comm_.remote_collective_context(step.peer);
         send.source_rank = comm_.rank;
         send.tag = tag_;
-        send.vci = comm_.vci;
+        send.vci = vci_;
         send.kind = {hint_.collective, static_cast<uint32_t>(step.bytes),
                      hint_.comm_size};
         in_flight_.push_back(p2p.IsendLocked(send, this));
@@ -141,7 +152,7 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         receive.context = comm_.collective_context();
         receive.source = step.peer;
         receive.tag = tag_;
-        receive.vci = comm_.vci;
+        receive.vci = vci_;
         // The same hint the message itself carries: this message's size.
         receive.kind = {hint_.collective, static_cast<uint32_t>(step.bytes),
                         hint_.comm_size};
@@ -155,6 +166,10 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         if (step.bytes > 0 && step.in != step.out) {
           std::memmove(step.out, step.in, step.bytes);
         }
+        break;
+      case StepKind::kNested:
+        in_flight_.push_back(
+            p2p.StartNestedLocked(children_[step.child].release(), vci_, this));
         break;
     }
   }

@@ -57,6 +57,11 @@ class Schedule : public p2p::Progressable {
   void Reduce(const void* in, void* inout, int count, MPI_Datatype type,
               const Op* op);
   void Copy(const void* from, void* to, size_t bytes);
+  // A whole collective as one step (e.g. an intercommunicator's collective
+  // running a collective on its local group). `child` was built before
+  // this schedule starts, so its tag comes from its communicator's sequence
+  // in program order; it runs on this schedule's VCI.
+  void Nested(std::unique_ptr<Schedule> child);
   // Steps added after this wait for every step added before.
   void EndRound();
   // Scratch memory that lives as long as the schedule.
@@ -77,7 +82,7 @@ class Schedule : public p2p::Progressable {
   void Advance(p2p::PointToPoint& p2p, int vci) override;
 
  private:
-  enum class StepKind : uint8_t { kSend, kReceive, kReduce, kCopy };
+  enum class StepKind : uint8_t { kSend, kReceive, kReduce, kCopy, kNested };
   struct Step {
     StepKind kind;
     const void* in = nullptr;  // send / reduce input / copy source
@@ -87,6 +92,7 @@ class Schedule : public p2p::Progressable {
     int count = 0;             // reduce
     MPI_Datatype type = nullptr;
     const Op* op = nullptr;
+    size_t child = 0;  // nested: index into children_
   };
 
   // Runs the local steps and posts the messages of round `round_`.
@@ -95,6 +101,9 @@ class Schedule : public p2p::Progressable {
   bool RoundDone(p2p::PointToPoint& p2p);
 
   const Communicator& comm_;
+  // The VCI the schedule's messages and request use: its communicator's,
+  // or its parent's when nested.
+  int vci_;
   const match::TrafficKind hint_;
   const int32_t tag_;
   // Inline capacities cover the schedules of small communicators, so a
@@ -109,6 +118,8 @@ class Schedule : public p2p::Progressable {
   absl::InlinedVector<std::unique_ptr<std::byte[]>, 2> scratch_;
   absl::InlinedVector<const Op*, 1> retained_ops_;  // user ops held until done
   std::vector<std::function<void()>> at_completion_;
+  // Nested collectives not started yet (their requests own them after).
+  std::vector<std::unique_ptr<Schedule>> children_;
   size_t round_ = 0;
   absl::InlinedVector<p2p::Request*, 6> in_flight_;
   bool truncated_ = false;

@@ -518,6 +518,19 @@ Request* PointToPoint::StartCollective(Progressable* schedule, int vci) {
   return request;
 }
 
+Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
+                                         Progressable* parent) {
+  Request* request = vcis_[vci]->requests.Allocate();
+  request->kind = RequestKind::kCollective;
+  request->vci = vci;
+  request->schedule = schedule;
+  request->parent = parent;
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  schedule->request = request;
+  RunAdvance(schedule, vci);
+  return request;
+}
+
 void PointToPoint::RunAdvance(Progressable* schedule, int vci) {
   schedule->in_advance = true;
   schedule->Advance(*this, vci);

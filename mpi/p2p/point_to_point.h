@@ -155,6 +155,11 @@ class PointToPoint : public net::CompletionHandler {
   // step whose completion advances `parent`, and finish the collective.
   Request* IsendLocked(const SendArguments& arguments, Progressable* parent);
   Request* IrecvLocked(const ReceiveArguments& arguments, Progressable* parent);
+  // Starts `schedule` as a step of `parent` (a collective made of smaller
+  // collectives, such as one on an intercommunicator running one on its
+  // local group): its request completes into the parent, which retires it.
+  Request* StartNestedLocked(Progressable* schedule, int vci,
+                             Progressable* parent);
   void CompleteCollectiveLocked(Request* request);
 
   // Cancels a pending receive; true if it was cancelled (it then completes
