@@ -3,7 +3,7 @@
  * Comm_group, compare), point-to-point between the groups (ranks name the
  * remote group; a receiver sees the sender's rank in its own group; any
  * source, probes, nonblocking), MPI_Intercomm_merge in both orders, and
- * MPI_Comm_dup / MPI_Comm_split / MPI_Comm_create of an intercommunicator,
+ * MPI_Comm_dup / _idup / _split / _create of an intercommunicator,
  * each checked by traffic that must arrive on the new communicator and not
  * on the old one. Every byte is checked. Collectives on intercommunicators
  * have their own test (intercomm_collectives.c). */
@@ -243,6 +243,20 @@ static void run(int split) {
     MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
   }
   MPI_CHECK(MPI_Comm_free(&copy));
+
+  /* MPI_Comm_idup: the duplicate is usable once the request completes,
+   * with point-to-point traffic on the original meanwhile. */
+  MPI_Comm later;
+  MPI_Request request;
+  MPI_CHECK(MPI_Comm_idup(inter, &later, &request));
+  all_pairs(inter, left, split, 2500);
+  MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  int flag;
+  MPI_CHECK(MPI_Comm_test_inter(later, &flag));
+  CHECK(flag, "the idup of an intercommunicator is not one");
+  check_groups(later, left, split);
+  all_pairs(later, left, split, 3000);
+  MPI_CHECK(MPI_Comm_free(&later));
 
   check_merge(inter, left, split, 0);
   check_merge(inter, left, split, 1);

@@ -52,6 +52,13 @@ std::unique_ptr<Communicator> IntercommSplit(Communicator& parent, int color,
 std::unique_ptr<Communicator> IntercommCreate(Communicator& parent,
                                               int position);
 
+// MPI_Comm_idup of an intercommunicator, in two halves: the duplicate with
+// everything but the other processes' ids (to publish at once), then the
+// exchange of ids as a nonblocking collective on `parent` whose completion
+// fills them in and clears `awaiting_idup`.
+std::unique_ptr<Communicator> IntercommDuplicateShell(Communicator& parent);
+p2p::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate);
+
 // Runs the parent's attribute copy callbacks into the published `comm`. On
 // a failure it deletes what was copied, unpublishes `comm`, and raises the
 // callback's error on `parent` (returning the code).

@@ -79,11 +79,6 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
   if (newcomm == nullptr) return minimpi::NullArgument(call, parent, "newcomm");
   if (request == nullptr) return minimpi::NullArgument(call, parent, "request");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
-  if (parent->inter) {
-    return RaiseError(parent, call, MPI_ERR_COMM,
-                      "nonblocking duplication of an intercommunicator is not "
-                      "supported yet (MPI_Comm_dup is)");
-  }
   Info* info = nullptr;
   if (with_info) {
     if (int error =
@@ -99,15 +94,19 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
     Communicator* comm;
   };
   auto exchange = std::make_shared<Exchange>();
-  exchange->my_id = instance.AllocateLocalId();
-  exchange->ids.resize(parent->size);
-
-  auto duplicate = std::make_unique<Communicator>();
-  duplicate->local_id = exchange->my_id;
-  duplicate->rank = parent->rank;
-  duplicate->size = parent->size;
-  duplicate->world_ranks = parent->world_ranks;
-  duplicate->SetErrhandler(parent->AcquireErrhandler());
+  std::unique_ptr<Communicator> duplicate;
+  if (parent->inter) {
+    duplicate = minimpi::IntercommDuplicateShell(*parent);
+  } else {
+    exchange->my_id = instance.AllocateLocalId();
+    exchange->ids.resize(parent->size);
+    duplicate = std::make_unique<Communicator>();
+    duplicate->local_id = exchange->my_id;
+    duplicate->rank = parent->rank;
+    duplicate->size = parent->size;
+    duplicate->world_ranks = parent->world_ranks;
+    duplicate->SetErrhandler(parent->AcquireErrhandler());
+  }
   if (parent->topology != nullptr) {
     duplicate->topology = parent->topology->Clone();
   }
@@ -123,14 +122,19 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
     return error;
   }
   exchange->comm = created;
-  minimpi::p2p::Request* started = minimpi::coll::StartAllgatherBytes(
-      instance.p2p(), *parent, &exchange->my_id, sizeof(int32_t),
-      exchange->ids.data(), [exchange] {
-        Communicator* comm = exchange->comm;
-        comm->remote_ids = exchange->ids;
-        comm->vci = Instance::Get().VciFor(exchange->ids[0]);
-        comm->awaiting_idup.store(false, std::memory_order_release);
-      });
+  minimpi::p2p::Request* started = nullptr;
+  if (parent->inter) {
+    started = minimpi::StartIntercommIds(*parent, created);
+  } else {
+    started = minimpi::coll::StartAllgatherBytes(
+        instance.p2p(), *parent, &exchange->my_id, sizeof(int32_t),
+        exchange->ids.data(), [exchange] {
+          Communicator* comm = exchange->comm;
+          comm->remote_ids = exchange->ids;
+          comm->vci = Instance::Get().VciFor(exchange->ids[0]);
+          comm->awaiting_idup.store(false, std::memory_order_release);
+        });
+  }
   started->owner = minimpi::OwnerValue(parent);
   *newcomm = created->handle;
   *request = minimpi::ToHandle(started);

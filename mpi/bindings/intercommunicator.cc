@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/comm_util.h"
+#include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
 
 using minimpi::Communicator;
@@ -70,22 +71,35 @@ Tables ExchangeAcross(Communicator& local, int leader, Communicator* bridge,
   return tables;
 }
 
+// Gives `inter` (and its local group) the ids of both groups' members and
+// the VCIs they imply.
+void AssignIds(Communicator& inter, const std::vector<Member>& local,
+               const std::vector<Member>& remote) {
+  Instance& instance = Instance::Get();
+  Communicator& group = *inter.local_group;
+  group.remote_ids.clear();
+  for (const Member& member : local)
+    group.remote_ids.push_back(member.group_id);
+  group.vci = instance.VciFor(local[0].group_id);
+  inter.remote_ids.clear();
+  for (const Member& member : remote)
+    inter.remote_ids.push_back(member.inter_id);
+  inter.vci = instance.VciFor(local[0].inter_id + remote[0].inter_id);
+}
+
 // Builds an intercommunicator from the two groups' members in their new
 // rank orders; `me` is this process's index in `local`. The error handler
 // comes from `parent`. Not yet published.
 std::unique_ptr<Communicator> BuildIntercommunicator(
     const Communicator& parent, const std::vector<Member>& local,
     const std::vector<Member>& remote, int me) {
-  Instance& instance = Instance::Get();
   auto group = std::make_unique<Communicator>();
   group->local_id = local[me].group_id;
   group->rank = me;
   group->size = static_cast<int>(local.size());
   for (const Member& member : local) {
     group->world_ranks.push_back(member.world_rank);
-    group->remote_ids.push_back(member.group_id);
   }
-  group->vci = instance.VciFor(local[0].group_id);
 
   auto inter = std::make_unique<Communicator>();
   inter->inter = true;
@@ -94,10 +108,9 @@ std::unique_ptr<Communicator> BuildIntercommunicator(
   inter->size = static_cast<int>(local.size());
   for (const Member& member : remote) {
     inter->world_ranks.push_back(member.world_rank);
-    inter->remote_ids.push_back(member.inter_id);
   }
-  inter->vci = instance.VciFor(local[0].inter_id + remote[0].inter_id);
   inter->local_group = group.release();
+  AssignIds(*inter, local, remote);
   inter->SetErrhandler(const_cast<Communicator&>(parent).AcquireErrhandler());
   inter->set_hints(DefaultHints());
   return inter;
@@ -148,6 +161,70 @@ std::unique_ptr<Communicator> IntercommDuplicate(Communicator& parent) {
   Tables tables = ExchangeAcross(*parent.local_group, 0, &parent, 0, tag, mine);
   return BuildIntercommunicator(parent, tables.local, tables.remote,
                                 parent.rank);
+}
+
+std::unique_ptr<Communicator> IntercommDuplicateShell(Communicator& parent) {
+  // The tables as they will be, but with only this process's ids known.
+  std::vector<Member> local(parent.size), remote(parent.peer_count());
+  for (int rank = 0; rank < parent.size; ++rank) {
+    local[rank].world_rank = parent.local_group->world_ranks[rank];
+    local[rank].inter_id = local[rank].group_id = 0;
+  }
+  for (int rank = 0; rank < parent.peer_count(); ++rank) {
+    remote[rank].world_rank = parent.world_ranks[rank];
+    remote[rank].inter_id = remote[rank].group_id = 0;
+  }
+  local[parent.rank] = NewMember();
+  return BuildIntercommunicator(parent, local, remote, parent.rank);
+}
+
+p2p::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate) {
+  // What the exchange fills in; the completion work owns it.
+  struct Exchange {
+    Member mine;
+    std::vector<Member> local;
+    std::vector<Member> remote;
+  };
+  auto exchange = std::make_shared<Exchange>();
+  exchange->mine.world_rank = Instance::Get().world_rank();
+  exchange->mine.inter_id = duplicate->local_id;
+  exchange->mine.group_id = duplicate->local_group->local_id;
+  exchange->local.resize(parent.size);
+  exchange->remote.resize(parent.peer_count());
+  const size_t local_bytes = exchange->local.size() * sizeof(Member);
+  const size_t remote_bytes = exchange->remote.size() * sizeof(Member);
+
+  // ExchangeAcross as one nonblocking schedule: allgather in the local
+  // group, leaders swap tables, the leader broadcasts the remote one.
+  auto schedule = std::make_unique<coll::Schedule>(
+      parent, coll::CollectiveKind::kCommCreate, sizeof(Member));
+  coll::Arguments gather;
+  gather.send_buffer = &exchange->mine;
+  gather.send_count = gather.receive_count = sizeof(Member);
+  gather.send_type = gather.receive_type = MPI_BYTE;
+  gather.send_extent = gather.receive_extent = 1;
+  gather.receive_buffer = exchange->local.data();
+  schedule->Nested(
+      coll::Build(coll::Collective::kAllgather, *parent.local_group, gather));
+  schedule->EndRound();
+  if (parent.rank == 0) {
+    schedule->Send(exchange->local.data(), local_bytes, 0);
+    schedule->Receive(exchange->remote.data(), remote_bytes, 0);
+  }
+  schedule->EndRound();
+  coll::Arguments spread;
+  spread.receive_buffer = exchange->remote.data();
+  spread.count = static_cast<int>(remote_bytes);
+  spread.type = MPI_BYTE;
+  spread.extent = 1;
+  spread.root = 0;
+  schedule->Nested(
+      coll::Build(coll::Collective::kBcast, *parent.local_group, spread));
+  schedule->AtCompletion([exchange, duplicate] {
+    AssignIds(*duplicate, exchange->local, exchange->remote);
+    duplicate->awaiting_idup.store(false, std::memory_order_release);
+  });
+  return schedule.release()->Start(Instance::Get().p2p());
 }
 
 std::unique_ptr<Communicator> IntercommSplit(Communicator& parent, int color,
