@@ -1281,8 +1281,10 @@ MINIMPI_DECLARE(MPI_Fint, Message_c2f, (MPI_Message message))
 MINIMPI_DECLARE(MPI_Message, Message_f2c, (MPI_Fint message))
 MINIMPI_DECLARE(MPI_Fint, Win_c2f, (MPI_Win win))
 MINIMPI_DECLARE(MPI_Win, Win_f2c, (MPI_Fint win))
-MINIMPI_DECLARE(int, Status_c2f, (const MPI_Status* c_status, MPI_Fint* f_status))
-MINIMPI_DECLARE(int, Status_f2c, (const MPI_Fint* f_status, MPI_Status* c_status))
+MINIMPI_DECLARE(int, Status_c2f,
+                (const MPI_Status* c_status, MPI_Fint* f_status))
+MINIMPI_DECLARE(int, Status_f2c,
+                (const MPI_Fint* f_status, MPI_Status* c_status))
 /* ---- end of the compat block */
 
 #undef MINIMPI_DECLARE
