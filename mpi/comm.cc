@@ -6,7 +6,10 @@ namespace minimpi {
 
 Communicator::Communicator() = default;
 
-Communicator::~Communicator() { errhandler_->Release(); }
+Communicator::~Communicator() {
+  if (local_group != nullptr) local_group->Release();
+  errhandler_->Release();
+}
 
 void Communicator::Retain() {
   if (!predefined) references_.fetch_add(1, std::memory_order_relaxed);

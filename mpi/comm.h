@@ -69,6 +69,25 @@ class Communicator {
     return static_cast<int32_t>(collective_sequence++ & 0x3fffffffu);
   }
 
+  // --- Intercommunicators (MPI_Intercomm_create). On an intercommunicator
+  // `rank` and `size` describe the local group, while `world_ranks` and
+  // `remote_ids` describe the REMOTE group: point-to-point ranks on an
+  // intercommunicator name remote processes, so a send addresses them
+  // exactly as on an intracommunicator, and a receiver matches the rank the
+  // sender has in its own (local) group. `local_group` is a hidden
+  // intracommunicator over the local group, with ids and contexts of its
+  // own, that constructors and collectives on the intercommunicator use for
+  // their local half; one reference is owned here.
+  bool inter = false;
+  Communicator* local_group = nullptr;
+  // How many ranks a point-to-point call may name: the communicator's size,
+  // or the remote group's on an intercommunicator.
+  int peer_count() const { return static_cast<int>(world_ranks.size()); }
+  // The world ranks of the local group (the group MPI_Comm_group returns).
+  const std::vector<int>& local_world_ranks() const {
+    return inter ? local_group->world_ranks : world_ranks;
+  }
+
   // --- Issue 8: what a communicator carries besides its group.
   // Its process topology (MPI_Cart_create, ...), nullptr for none. Set
   // before the handle is handed out and never changed, so read unlocked.

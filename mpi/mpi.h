@@ -1071,6 +1071,13 @@ MINIMPI_DECLARE(int, Pack_external_size_c,
                  MPI_Count* size))
 /* ---- end of the datatype block (typebind) */
 
+/* Intercommunicators. */
+MINIMPI_DECLARE(int, Intercomm_create,
+                (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                 int remote_leader, int tag, MPI_Comm* newintercomm))
+MINIMPI_DECLARE(int, Intercomm_merge,
+                (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
+
 /* ---- compat: what real programs and MPICH's test suite need beyond the
  * blocks above: attributes on datatypes, windows (declared and checked;
  * one-sided communication itself is later work), the MPI-1 calls MPI-3.0

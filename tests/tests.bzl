@@ -55,6 +55,7 @@ MPI_TEST_PROGRAMS = {
     "fatal_objects": {"srcs": ["fatal_objects.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
     "handles": {"srcs": ["handles.c"], "threaded": False},
+    "intercomm": {"srcs": ["intercomm.c"], "threaded": False},
     # typebind: derived datatypes through point-to-point communication.
     "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
     "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
@@ -257,6 +258,7 @@ MPI_TEST_CASES = [
     {"name": "comm_create_threads", "program": "comm_create_threads", "ranks": [1, 2, 3, 4, 6], "args": ["4", "20"], "timeout": 240},
     {"name": "topology", "program": "topology", "ranks": [1, 2, 3, 4, 5, 6, 8, 9], "timeout": 300},
     {"name": "attributes", "program": "attributes", "ranks": [1, 2, 4]},
+    {"name": "intercomm", "program": "intercomm", "ranks": [2, 3, 4, 5]},
     {"name": "info", "program": "info", "ranks": [1, 3], "args": ["alpha", "beta", "-g7"]},
     {"name": "status_memory", "program": "status_memory", "ranks": [1, 2]},
     {"name": "errors_objects", "program": "errors_objects", "ranks": [1, 2, 3]},

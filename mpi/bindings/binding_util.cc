@@ -69,14 +69,16 @@ int BufferError(const char* call, Communicator* comm, const void* buffer,
 
 int PeerError(const char* call, Communicator* comm, bool is_source, int peer,
               int tag) {
-  const bool valid_rank = (peer >= 0 && peer < comm->size) ||
+  const bool valid_rank = (peer >= 0 && peer < comm->peer_count()) ||
                           peer == MPI_PROC_NULL ||
                           (is_source && peer == MPI_ANY_SOURCE);
   if (!valid_rank) {
-    return RaiseError(comm, call, MPI_ERR_RANK,
-                      absl::StrFormat("invalid %s %d (communicator size %d)",
-                                      is_source ? "source" : "destination",
-                                      peer, comm->size));
+    return RaiseError(
+        comm, call, MPI_ERR_RANK,
+        absl::StrFormat("invalid %s %d (%s size %d)",
+                        is_source ? "source" : "destination", peer,
+                        comm->inter ? "remote group" : "communicator",
+                        comm->peer_count()));
   }
   return RaiseError(
       comm, call, MPI_ERR_TAG,

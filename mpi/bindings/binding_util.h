@@ -156,8 +156,9 @@ inline int CheckSend(const char* call, const void* buffer, int count,
   if (int error = CheckBuffer(call, *comm, buffer, count, datatype, type)) {
     return error;
   }
-  const bool valid_rank = (destination >= 0 && destination < (*comm)->size) ||
-                          destination == MPI_PROC_NULL;
+  const bool valid_rank =
+      (destination >= 0 && destination < (*comm)->peer_count()) ||
+      destination == MPI_PROC_NULL;
   if (valid_rank && ValidTag(tag)) [[likely]]
     return MPI_SUCCESS;
   return PeerError(call, *comm, /*is_source=*/false, destination, tag);
@@ -167,7 +168,7 @@ inline int CheckSend(const char* call, const void* buffer, int count,
 inline int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
                       Communicator** comm) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
-  const bool valid_rank = (source >= 0 && source < (*comm)->size) ||
+  const bool valid_rank = (source >= 0 && source < (*comm)->peer_count()) ||
                           source == MPI_ANY_SOURCE || source == MPI_PROC_NULL;
   if (valid_rank && (ValidTag(tag) || tag == MPI_ANY_TAG)) [[likely]] {
     return MPI_SUCCESS;

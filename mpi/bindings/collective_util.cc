@@ -8,6 +8,16 @@
 
 namespace minimpi {
 
+int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
+                                Communicator** comm) {
+  if (int error = CheckCommunicator(call, handle, comm)) return error;
+  if (!(*comm)->inter) [[likely]]
+    return MPI_SUCCESS;
+  return RaiseError(*comm, call, MPI_ERR_COMM,
+                    "collective operations on intercommunicators are not "
+                    "supported yet");
+}
+
 int CheckRoot(const char* call, Communicator* comm, int root) {
   if (root >= 0 && root < comm->size) return MPI_SUCCESS;
   return RaiseError(comm, call, MPI_ERR_ROOT,

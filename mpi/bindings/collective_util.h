@@ -13,6 +13,11 @@
 
 namespace minimpi {
 
+// The communicator of a collective call: MPI_ERR_COMM also for an
+// intercommunicator, whose collectives minimpi does not implement yet.
+int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
+                                Communicator** comm);
+
 // MPI_ERR_ROOT unless 0 <= root < size.
 int CheckRoot(const char* call, Communicator* comm, int root);
 

@@ -10,7 +10,8 @@ int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
             bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
@@ -22,7 +23,8 @@ int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
           int root, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   coll::Arguments arguments;
   if (int error = minimpi::CheckTypedCount(call, c, buffer, count, datatype,
                                            &arguments.extent)) {

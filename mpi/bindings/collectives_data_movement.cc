@@ -53,7 +53,8 @@ int Gather(const char* call, const void* send_buffer, int send_count,
            MPI_Request* request, bool nonblocking, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
   const bool is_root = c->rank == root;
   coll::Arguments arguments;
@@ -123,7 +124,8 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
             MPI_Request* request, bool nonblocking, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
   const bool is_root = c->rank == root;
   coll::Arguments arguments;
@@ -192,7 +194,8 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
               bool nonblocking, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   coll::Arguments arguments;
 
   if (send_buffer == MPI_IN_PLACE) {
@@ -254,7 +257,8 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
              bool nonblocking, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   coll::Arguments arguments;
 
   bool sends_data = false;
@@ -348,7 +352,8 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
               MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   const bool in_place = send_buffer == MPI_IN_PLACE;
   if (!in_place) {
     if (int error =

@@ -58,7 +58,8 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
            MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
   const bool at_root = c->rank == root;
   coll::Arguments arguments;
@@ -85,7 +86,8 @@ int Everywhere(const char* call, coll::Collective collective,
                MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   coll::Arguments arguments;
   if (int error =
           CheckReduction(call, c, sendbuf, recvbuf, count, count, datatype, op,
@@ -104,7 +106,8 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                   MPI_Comm comm, MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (recvcounts == nullptr) {
     return minimpi::RaiseError(c, call, MPI_ERR_COUNT, "recvcounts is NULL");
   }
@@ -147,7 +150,8 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                        MPI_Comm comm, MPI_Request* request, bool nonblocking) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+    return error;
   if (recvcount < 0) {
     return minimpi::RaiseError(c, call, MPI_ERR_COUNT,
                                absl::StrFormat("negative count %d", recvcount));

@@ -42,6 +42,16 @@ std::unique_ptr<Communicator> SplitCommunicator(Communicator& parent, int color,
 // CopyAttributes once the new communicator is published.
 std::unique_ptr<Communicator> DuplicateCommunicator(Communicator& parent);
 
+// The intercommunicator forms of dup, split and create
+// (intercommunicator.cc): collective over both groups of `parent`; nullptr
+// where the process gets MPI_COMM_NULL. `position` is this process's rank
+// in the group passed to MPI_Comm_create, or -1.
+std::unique_ptr<Communicator> IntercommDuplicate(Communicator& parent);
+std::unique_ptr<Communicator> IntercommSplit(Communicator& parent, int color,
+                                             int key);
+std::unique_ptr<Communicator> IntercommCreate(Communicator& parent,
+                                              int position);
+
 // Runs the parent's attribute copy callbacks into the published `comm`. On
 // a failure it deletes what was copied, unpublishes `comm`, and raises the
 // callback's error on `parent` (returning the code).

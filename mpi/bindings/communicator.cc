@@ -1,7 +1,8 @@
 // Communicator management: rank, size, dup (blocking, with info,
 // nonblocking), split, split_type, create, create_group, free, compare,
-// names, info hints, and the intercommunicator inquiries (minimpi has no
-// intercommunicators yet).
+// names, info hints, and the intercommunicator inquiries. The
+// intercommunicator forms of dup, split and create are in
+// intercommunicator.cc.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -52,7 +53,8 @@ int Duplicate(const char* call, MPI_Comm comm, const Info* info, bool with_info,
   }
   if (newcomm == nullptr) return minimpi::NullArgument(call, parent, "newcomm");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
-  auto duplicate = minimpi::DuplicateCommunicator(*parent);
+  auto duplicate = parent->inter ? minimpi::IntercommDuplicate(*parent)
+                                 : minimpi::DuplicateCommunicator(*parent);
   if (with_info) {
     duplicate->set_hints(minimpi::ApplyHints(minimpi::DefaultHints(), info));
   }
@@ -77,6 +79,11 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
   if (newcomm == nullptr) return minimpi::NullArgument(call, parent, "newcomm");
   if (request == nullptr) return minimpi::NullArgument(call, parent, "request");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
+  if (parent->inter) {
+    return RaiseError(parent, call, MPI_ERR_COMM,
+                      "nonblocking duplication of an intercommunicator is not "
+                      "supported yet (MPI_Comm_dup is)");
+  }
   Info* info = nullptr;
   if (with_info) {
     if (int error =
@@ -227,7 +234,8 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
                                       "MPI_UNDEFINED)",
                                       color));
   }
-  auto split = minimpi::SplitCommunicator(*parent, color, key);
+  auto split = parent->inter ? minimpi::IntercommSplit(*parent, color, key)
+                             : minimpi::SplitCommunicator(*parent, color, key);
   *newcomm = split == nullptr ? MPI_COMM_NULL
                               : minimpi::Publish(std::move(split))->handle;
   return MPI_SUCCESS;
@@ -244,6 +252,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
+  if (parent->inter) {
+    return RaiseError(parent, kCall, MPI_ERR_COMM,
+                      "MPI_Comm_split_type takes an intracommunicator");
+  }
   Info* hints;
   if (int error = minimpi::CheckInfo(kCall, parent, info, true, &hints)) {
     return error;
@@ -312,6 +324,27 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   if (int error = minimpi::CheckGroup(kCall, parent, group, &members_group)) {
     return error;
   }
+  if (parent->inter) {
+    // The group is a subgroup of the local group; the remote group passes
+    // its own, and each side learns the other's.
+    for (int member : members_group->members()) {
+      const auto& local = parent->local_world_ranks();
+      if (std::find(local.begin(), local.end(), member) == local.end()) {
+        return RaiseError(parent, kCall, MPI_ERR_GROUP,
+                          absl::StrFormat("the group holds a process (world "
+                                          "rank %d) that is not in the "
+                                          "local group",
+                                          member));
+      }
+    }
+    const int position = members_group->RankOf(Instance::Get().world_rank());
+    auto created = minimpi::IntercommCreate(
+        *parent, position == MPI_UNDEFINED ? -1 : position);
+    *newcomm = created == nullptr
+                   ? MPI_COMM_NULL
+                   : minimpi::Publish(std::move(created))->handle;
+    return MPI_SUCCESS;
+  }
   std::vector<int> members;
   if (int error = ParentRanksOf(kCall, parent, *members_group, &members)) {
     return error;
@@ -365,6 +398,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
+  if (parent->inter) {
+    return RaiseError(parent, kCall, MPI_ERR_COMM,
+                      "MPI_Comm_create_group takes an intracommunicator");
+  }
   Group* members_group;
   if (int error = minimpi::CheckGroup(kCall, parent, group, &members_group)) {
     return error;
@@ -438,13 +475,26 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   }
   if (a == b) {
     *result = MPI_IDENT;
-  } else if (a->world_ranks == b->world_ranks) {
+    return MPI_SUCCESS;
+  }
+  if (a->inter != b->inter) {
+    *result = MPI_UNEQUAL;
+    return MPI_SUCCESS;
+  }
+  // An intercommunicator compares both its groups (MPI-4.1 7.4.1).
+  const auto compare = [](const std::vector<int>& x,
+                          const std::vector<int>& y) {
+    return minimpi::group_ops::Compare(x, y);
+  };
+  const int local = compare(a->local_world_ranks(), b->local_world_ranks());
+  const int remote =
+      a->inter ? compare(a->world_ranks, b->world_ranks) : MPI_IDENT;
+  if (local == MPI_IDENT && remote == MPI_IDENT) {
     *result = MPI_CONGRUENT;
+  } else if (local != MPI_UNEQUAL && remote != MPI_UNEQUAL) {
+    *result = MPI_SIMILAR;
   } else {
-    *result = minimpi::group_ops::Compare(a->world_ranks, b->world_ranks) ==
-                      MPI_SIMILAR
-                  ? MPI_SIMILAR
-                  : MPI_UNEQUAL;
+    *result = MPI_UNEQUAL;
   }
   return MPI_SUCCESS;
 }
@@ -495,7 +545,7 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   if (flag == nullptr) {
     return minimpi::NullArgument("MPI_Comm_test_inter", c, "flag");
   }
-  *flag = 0;  // every minimpi communicator is an intracommunicator
+  *flag = c->inter ? 1 : 0;
   return MPI_SUCCESS;
 }
 
@@ -506,10 +556,15 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
           minimpi::CheckCommunicator("MPI_Comm_remote_size", comm, &c)) {
     return error;
   }
-  (void)size;
-  return RaiseError(c, "MPI_Comm_remote_size", MPI_ERR_COMM,
-                    "not an intercommunicator (minimpi does not support "
-                    "intercommunicators yet)");
+  if (!c->inter) {
+    return RaiseError(c, "MPI_Comm_remote_size", MPI_ERR_COMM,
+                      "not an intercommunicator");
+  }
+  if (size == nullptr) {
+    return minimpi::NullArgument("MPI_Comm_remote_size", c, "size");
+  }
+  *size = c->peer_count();
+  return MPI_SUCCESS;
 }
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
@@ -519,10 +574,15 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
           minimpi::CheckCommunicator("MPI_Comm_remote_group", comm, &c)) {
     return error;
   }
-  (void)group;
-  return RaiseError(c, "MPI_Comm_remote_group", MPI_ERR_COMM,
-                    "not an intercommunicator (minimpi does not support "
-                    "intercommunicators yet)");
+  if (!c->inter) {
+    return RaiseError(c, "MPI_Comm_remote_group", MPI_ERR_COMM,
+                      "not an intercommunicator");
+  }
+  if (group == nullptr) {
+    return minimpi::NullArgument("MPI_Comm_remote_group", c, "group");
+  }
+  *group = minimpi::NewGroupHandle(c->world_ranks);
+  return MPI_SUCCESS;
 }
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {

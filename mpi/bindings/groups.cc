@@ -74,7 +74,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   if (group == nullptr) {
     return minimpi::NullArgument("MPI_Comm_group", c, "group");
   }
-  return ReturnGroup("MPI_Comm_group", c->world_ranks, group);
+  return ReturnGroup("MPI_Comm_group", c->local_world_ranks(), group);
 }
 
 int PMPI_Group_size(MPI_Group group, int* size) {

@@ -23,7 +23,8 @@ namespace {
 // topology.
 int CheckNeighbors(const char* call, MPI_Comm comm, Communicator** c,
                    topo::NeighborLists* neighbors) {
-  if (int error = minimpi::CheckCommunicator(call, comm, c)) return error;
+  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, c))
+    return error;
   if ((*c)->topology == nullptr) {
     return RaiseError(*c, call, MPI_ERR_TOPOLOGY,
                       "the communicator has no process topology");

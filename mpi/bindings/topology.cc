@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "mpi/bindings/collective_util.h"
 #include "mpi/bindings/comm_util.h"
 #include "mpi/coll/basic.h"
 #include "mpi/topo/cartesian.h"
@@ -176,7 +177,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
   constexpr const char* kCall = "MPI_Cart_create";
   (void)reorder;  // ranks keep their order
   Communicator* parent;
-  if (int error = minimpi::CheckCommunicator(kCall, comm_old, &parent)) {
+  if (int error =
+          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_cart == nullptr) {
@@ -380,7 +382,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
   constexpr const char* kCall = "MPI_Graph_create";
   (void)reorder;
   Communicator* parent;
-  if (int error = minimpi::CheckCommunicator(kCall, comm_old, &parent)) {
+  if (int error =
+          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_graph == nullptr) {
@@ -522,7 +525,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
   constexpr const char* kCall = "MPI_Dist_graph_create_adjacent";
   (void)reorder;
   Communicator* parent;
-  if (int error = minimpi::CheckCommunicator(kCall, comm_old, &parent)) {
+  if (int error =
+          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_dist_graph == nullptr) {
@@ -589,7 +593,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
   constexpr const char* kCall = "MPI_Dist_graph_create";
   (void)reorder;
   Communicator* parent;
-  if (int error = minimpi::CheckCommunicator(kCall, comm_old, &parent)) {
+  if (int error =
+          minimpi::CheckCollectiveCommunicator(kCall, comm_old, &parent)) {
     return error;
   }
   if (comm_dist_graph == nullptr) {

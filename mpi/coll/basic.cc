@@ -94,4 +94,43 @@ p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
   return schedule.release()->Start(p2p);
 }
 
+void BcastBytes(p2p::PointToPoint& p2p, Communicator& comm, void* buffer,
+                size_t bytes, int root) {
+  auto schedule =
+      std::make_unique<Schedule>(comm, CollectiveKind::kBcast, bytes);
+  const int n = comm.size;
+  const int me = (comm.rank - root + n) % n;
+  // The parent is me with its lowest set bit cleared; children are me plus
+  // each power of two below that bit.
+  int mask = 1;
+  while (mask < n && (me & mask) == 0) mask <<= 1;
+  if (me != 0) {
+    schedule->Receive(buffer, bytes, (me - mask + root) % n);
+    schedule->EndRound();
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (me + mask < n) schedule->Send(buffer, bytes, (me + mask + root) % n);
+  }
+  Schedule::Run(std::move(schedule), p2p);
+}
+
+std::vector<std::byte> ExchangeBytes(p2p::PointToPoint& p2p, Communicator& comm,
+                                     int peer, int32_t tag, const void* data,
+                                     size_t bytes) {
+  // The lengths first, then the strings: two rounds of one schedule each.
+  uint64_t my_length = bytes, peer_length = 0;
+  auto lengths = std::make_unique<Schedule>(comm, CollectiveKind::kCommCreate,
+                                            sizeof(uint64_t), tag);
+  lengths->Send(&my_length, sizeof(my_length), peer);
+  lengths->Receive(&peer_length, sizeof(peer_length), peer);
+  Schedule::Run(std::move(lengths), p2p);
+  std::vector<std::byte> received(peer_length);
+  auto strings =
+      std::make_unique<Schedule>(comm, CollectiveKind::kCommCreate, bytes, tag);
+  strings->Send(data, bytes, peer);
+  strings->Receive(received.data(), received.size(), peer);
+  Schedule::Run(std::move(strings), p2p);
+  return received;
+}
+
 }  // namespace minimpi::coll

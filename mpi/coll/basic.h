@@ -61,6 +61,18 @@ p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                                   void* gathered,
                                   std::function<void()> on_complete);
 
+// Broadcast of `bytes` bytes at `buffer` from `root` (binomial, blocking).
+void BcastBytes(p2p::PointToPoint& p2p, Communicator& comm, void* buffer,
+                size_t bytes, int root);
+
+// Swaps byte strings of any length with rank `peer` of `comm` (a rank of
+// the remote group on an intercommunicator) in comm's collective context
+// under `tag`, blocking; returns what the peer sent. Used by the leaders of
+// intercommunicator constructions.
+std::vector<std::byte> ExchangeBytes(p2p::PointToPoint& p2p, Communicator& comm,
+                                     int peer, int32_t tag, const void* data,
+                                     size_t bytes);
+
 }  // namespace minimpi::coll
 
 #endif  // MINIMPI_MPI_COLL_BASIC_H_
