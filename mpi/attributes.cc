@@ -57,6 +57,15 @@ Keyval::Callbacks Keyval::ForDatatypes(MPI_Type_copy_attr_function* copy,
   return callbacks;
 }
 
+Keyval::Callbacks Keyval::ForWindows(MPI_Win_copy_attr_function* copy,
+                                     MPI_Win_delete_attr_function* destroy) {
+  Callbacks callbacks;
+  callbacks.kind = AttributeObjectKind::kWindow;
+  callbacks.win_copy = copy;
+  callbacks.win_delete = destroy;
+  return callbacks;
+}
+
 int Keyval::Copy(uintptr_t object, void* value_in, void** value_out,
                  bool* keep) const {
   switch (callbacks_.kind) {
@@ -74,6 +83,13 @@ int Keyval::Copy(uintptr_t object, void* value_in, void** value_out,
                             reinterpret_cast<MPI_Datatype>(object), id_,
                             extra_state_, value_in, out, flag);
                       });
+    case AttributeObjectKind::kWindow:
+      return CopyWith(Address(callbacks_.win_copy), value_in, value_out, keep,
+                      [&](void** out, int* flag) {
+                        return callbacks_.win_copy(
+                            reinterpret_cast<MPI_Win>(object), id_,
+                            extra_state_, value_in, out, flag);
+                      });
   }
   return MPI_ERR_INTERN;
 }
@@ -88,6 +104,10 @@ int Keyval::Delete(uintptr_t object, void* value) const {
       if (callbacks_.type_delete == nullptr) return MPI_SUCCESS;
       return callbacks_.type_delete(reinterpret_cast<MPI_Datatype>(object), id_,
                                     value, extra_state_);
+    case AttributeObjectKind::kWindow:
+      if (callbacks_.win_delete == nullptr) return MPI_SUCCESS;
+      return callbacks_.win_delete(reinterpret_cast<MPI_Win>(object), id_,
+                                   value, extra_state_);
   }
   return MPI_ERR_INTERN;
 }

@@ -1,7 +1,7 @@
 // Attribute caching (MPI-4.1 section 7.7), generic over the kind of object
-// that carries the attributes: communicators today, datatypes and windows
-// when they are wired in (they need only a Keyval kind and an
-// AttributeStore member).
+// that carries the attributes: communicators and datatypes (each has an
+// AttributeStore), and windows (their keyvals exist; windows themselves are
+// later work).
 //
 //   Keyval          a key made by MPI_Comm_create_keyval (or the datatype
 //                   and window forms): the object kind it belongs to, the
@@ -27,8 +27,8 @@
 // was copied. The failing code and keyval are returned for the caller to
 // raise.
 //
-// Owned by: mpi/. Called by: the attribute and communicator bindings (and,
-// later, the datatype and window code).
+// Owned by: mpi/. Called by: the attribute, communicator, datatype and
+// window bindings.
 #ifndef MINIMPI_MPI_ATTRIBUTES_H_
 #define MINIMPI_MPI_ATTRIBUTES_H_
 
@@ -42,7 +42,7 @@
 
 namespace minimpi {
 
-enum class AttributeObjectKind : uint8_t { kCommunicator, kDatatype };
+enum class AttributeObjectKind : uint8_t { kCommunicator, kDatatype, kWindow };
 
 class Keyval {
  public:
@@ -53,11 +53,15 @@ class Keyval {
     MPI_Comm_delete_attr_function* comm_delete = nullptr;
     MPI_Type_copy_attr_function* type_copy = nullptr;
     MPI_Type_delete_attr_function* type_delete = nullptr;
+    MPI_Win_copy_attr_function* win_copy = nullptr;
+    MPI_Win_delete_attr_function* win_delete = nullptr;
   };
   static Callbacks ForCommunicators(MPI_Comm_copy_attr_function* copy,
                                     MPI_Comm_delete_attr_function* destroy);
   static Callbacks ForDatatypes(MPI_Type_copy_attr_function* copy,
                                 MPI_Type_delete_attr_function* destroy);
+  static Callbacks ForWindows(MPI_Win_copy_attr_function* copy,
+                              MPI_Win_delete_attr_function* destroy);
 
   Keyval(int id, const Callbacks& callbacks, void* extra_state)
       : id_(id), callbacks_(callbacks), extra_state_(extra_state) {}

@@ -253,6 +253,62 @@ TEST_F(AttributeStoreTest, IdsAreNeverReusedAndKindsDoNotMix) {
   EXPECT_EQ(registry_.live(), 0u);
 }
 
+// compat: window keyvals run the window callbacks with the window's
+// handle, and no other kind's keyval stands in for them.
+int WindowCopy(MPI_Win old, int, void* extra, void* in, void* out, int* flag) {
+  auto* recorder = static_cast<Recorder*>(extra);
+  recorder->events.push_back(
+      absl::StrCat("win copy v", reinterpret_cast<uintptr_t>(in), " on ",
+                   absl::Hex(reinterpret_cast<uintptr_t>(old))));
+  *static_cast<void**>(out) = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+int WindowDelete(MPI_Win win, int, void* value, void* extra) {
+  auto* recorder = static_cast<Recorder*>(extra);
+  recorder->events.push_back(
+      absl::StrCat("win delete v", reinterpret_cast<uintptr_t>(value), " on ",
+                   absl::Hex(reinterpret_cast<uintptr_t>(win))));
+  return MPI_ERR_WIN;
+}
+
+TEST_F(AttributeStoreTest, WindowKeyvalsRunWindowCallbacks) {
+  const int id = registry_.Create(Keyval::ForWindows(WindowCopy, WindowDelete),
+                                  &recorder_);
+  EXPECT_EQ(registry_.Acquire(id, AttributeObjectKind::kCommunicator), nullptr);
+  EXPECT_EQ(registry_.Acquire(id, AttributeObjectKind::kDatatype), nullptr);
+  Keyval* keyval = registry_.Acquire(id, AttributeObjectKind::kWindow);
+  ASSERT_NE(keyval, nullptr);
+  EXPECT_EQ(keyval->kind(), AttributeObjectKind::kWindow);
+  void* out = nullptr;
+  bool keep = false;
+  EXPECT_EQ(keyval->Copy(kOld, V(5), &out, &keep), MPI_SUCCESS);
+  EXPECT_TRUE(keep);
+  EXPECT_EQ(out, V(5));
+  EXPECT_EQ(keyval->Delete(kNew, V(6)), MPI_ERR_WIN);
+  EXPECT_EQ(recorder_.events,
+            (std::vector<std::string>{"win copy v5 on 1111",
+                                      "win delete v6 on 2222"}));
+  registry_.Release(keyval);
+  // The predefined callbacks are recognized for windows too.
+  const int dup = registry_.Create(
+      Keyval::ForWindows(MPI_WIN_DUP_FN, MPI_WIN_NULL_DELETE_FN), nullptr);
+  Keyval* dup_keyval = registry_.Acquire(dup, AttributeObjectKind::kWindow);
+  EXPECT_EQ(dup_keyval->Copy(kOld, V(7), &out, &keep), MPI_SUCCESS);
+  EXPECT_TRUE(keep);
+  EXPECT_EQ(out, V(7));
+  EXPECT_EQ(dup_keyval->Delete(kOld, V(7)), MPI_SUCCESS);
+  registry_.Release(dup_keyval);
+  EXPECT_EQ(registry_.Free(id, AttributeObjectKind::kDatatype),
+            KeyvalRegistry::FreeResult::kInvalid);
+  EXPECT_EQ(registry_.Free(id, AttributeObjectKind::kWindow),
+            KeyvalRegistry::FreeResult::kFreed);
+  EXPECT_EQ(registry_.Free(dup, AttributeObjectKind::kWindow),
+            KeyvalRegistry::FreeResult::kFreed);
+  EXPECT_EQ(registry_.live(), 0u);
+}
+
 // A delete callback that reads the store and frees its own keyval, as
 // MPICH's attrdeleteget and keyval_double_free tests do.
 struct Reentrant {

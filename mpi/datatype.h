@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi/attributes.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/mpi.h"
 
@@ -83,6 +84,20 @@ class Datatype {
   // The predefined type `handle` names, or nullptr.
   static const Datatype* FindPredefined(MPI_Datatype handle);
 
+  // --- compat: attributes (MPI_Type_set_attr). They belong to the object,
+  // so every handle naming it sees them (MPI_Type_get_contents hands out
+  // more handles to one object); predefined types carry them too. Metadata
+  // like the name, so reachable through a const type.
+  AttributeStore& attributes() const { return attributes_; }
+  // The handles a program holds to a derived type. Freeing the last one is
+  // what runs the attributes' delete callbacks (MPI_Type_free); references
+  // the library keeps (envelopes, pending operations) do not delay them.
+  void AddHandle() const { handles_.fetch_add(1, std::memory_order_relaxed); }
+  // Returns how many handles are left.
+  int DropHandle() const {
+    return handles_.fetch_sub(1, std::memory_order_acq_rel) - 1;
+  }
+
  private:
   friend class PredefinedDatatypes;
   Datatype(datatype::LayoutRef layout, bool predefined);
@@ -99,6 +114,8 @@ class Datatype {
   mutable std::mutex name_mutex_;
   mutable std::string name_;  // guarded by name_mutex_
   Envelope envelope_;
+  mutable AttributeStore attributes_{&ProcessKeyvals()};  // compat
+  mutable std::atomic<int> handles_{0};                   // compat
 };
 
 // The datatype a handle names (predefined, or derived and not freed), or

@@ -476,6 +476,7 @@ absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope) {
     return absl::ResourceExhaustedError("too many datatypes exist");
   }
   type->set_handle(reinterpret_cast<MPI_Datatype>(handle));
+  type->AddHandle();
   return reinterpret_cast<MPI_Datatype>(handle);
 }
 
@@ -487,6 +488,7 @@ MPI_Datatype NewHandle(const Datatype* type) {
     type->Release();
     return MPI_DATATYPE_NULL;
   }
+  type->AddHandle();
   return reinterpret_cast<MPI_Datatype>(handle);
 }
 

@@ -137,6 +137,20 @@ class HandleTable {
     return slot.object.load(std::memory_order_relaxed);
   }
 
+  // The handle that names the live object in slot `index` now, or 0 when
+  // the slot holds none (handle conversions, which keep the index and only
+  // some bits of the generation, rebuild the handle from it).
+  uintptr_t LiveHandleAt(uint32_t index) const {
+    if ((index >> kChunkBits) >= kMaxChunks) return 0;
+    const Slot* chunk =
+        chunks_[index >> kChunkBits].load(std::memory_order_acquire);
+    if (chunk == nullptr) return 0;
+    const Slot& slot = chunk[index & (kChunkSlots - 1)];
+    if (!slot.live.load(std::memory_order_acquire)) return 0;
+    return EncodeHandle(kind_, slot.generation.load(std::memory_order_relaxed),
+                        index);
+  }
+
   // Invalidates `handle` (and every copy of it) and returns the object it
   // named, for the caller to release; nullptr when it named nothing.
   T* Remove(uintptr_t handle) {

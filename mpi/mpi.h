@@ -1078,6 +1078,222 @@ MINIMPI_DECLARE(int, Intercomm_create,
 MINIMPI_DECLARE(int, Intercomm_merge,
                 (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
 
+/* ---- compat: what real programs and MPICH's test suite need beyond the
+ * blocks above: attributes on datatypes, windows (declared and checked;
+ * one-sided communication itself is later work), the MPI-1 calls MPI-3.0
+ * removed, buffered sends, MPI_Isendrecv(_replace) and handle conversions.
+ * Constant values are those of the MPI-5 standard ABI (mpi_abi.h). */
+
+/* Attributes on datatypes (the callback types and MPI_TYPE_*_FN are in
+ * issue 8's block). */
+MINIMPI_DECLARE(int, Type_create_keyval,
+                (MPI_Type_copy_attr_function * type_copy_attr_fn,
+                 MPI_Type_delete_attr_function* type_delete_attr_fn,
+                 int* type_keyval, void* extra_state))
+MINIMPI_DECLARE(int, Type_free_keyval, (int* type_keyval))
+MINIMPI_DECLARE(int, Type_set_attr,
+                (MPI_Datatype datatype, int type_keyval, void* attribute_val))
+MINIMPI_DECLARE(int, Type_get_attr,
+                (MPI_Datatype datatype, int type_keyval, void* attribute_val,
+                 int* flag))
+MINIMPI_DECLARE(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+
+/* Windows. No window can be created yet: the creating calls check their
+ * arguments and fail with MPI_ERR_UNSUPPORTED_OPERATION, and every call
+ * that takes a window fails with MPI_ERR_WIN. Window keyvals are real. */
+enum {
+  MPI_WIN_BASE = 20001,
+  MPI_WIN_DISP_UNIT = 20002,
+  MPI_WIN_SIZE = 20003,
+  MPI_WIN_CREATE_FLAVOR = 20004,
+  MPI_WIN_MODEL = 20005
+};
+enum {
+  MPI_LOCK_SHARED = 21,
+  MPI_LOCK_EXCLUSIVE = 22,
+  MPI_WIN_UNIFIED = 31,
+  MPI_WIN_SEPARATE = 32,
+  MPI_WIN_FLAVOR_ALLOCATE = 41,
+  MPI_WIN_FLAVOR_CREATE = 42,
+  MPI_WIN_FLAVOR_DYNAMIC = 43,
+  MPI_WIN_FLAVOR_SHARED = 44
+};
+/* Assertions (MPI_Win_fence, MPI_Win_lock, ...): powers of two. */
+enum {
+  MPI_MODE_NOCHECK = 1024,
+  MPI_MODE_NOPRECEDE = 2048,
+  MPI_MODE_NOPUT = 4096,
+  MPI_MODE_NOSTORE = 8192,
+  MPI_MODE_NOSUCCEED = 16384
+};
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval,
+                                       void* extra_state,
+                                       void* attribute_val_in,
+                                       void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval,
+                                         void* attribute_val,
+                                         void* extra_state);
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0x0)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function*)0x1)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0x0)
+
+MINIMPI_DECLARE(int, Win_create,
+                (void* base, MPI_Aint size, int disp_unit, MPI_Info info,
+                 MPI_Comm comm, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_allocate,
+                (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                 void* baseptr, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_allocate_shared,
+                (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                 void* baseptr, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_create_dynamic,
+                (MPI_Info info, MPI_Comm comm, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_free, (MPI_Win * win))
+MINIMPI_DECLARE(int, Win_create_keyval,
+                (MPI_Win_copy_attr_function * win_copy_attr_fn,
+                 MPI_Win_delete_attr_function* win_delete_attr_fn,
+                 int* win_keyval, void* extra_state))
+MINIMPI_DECLARE(int, Win_free_keyval, (int* win_keyval))
+MINIMPI_DECLARE(int, Win_set_attr,
+                (MPI_Win win, int win_keyval, void* attribute_val))
+MINIMPI_DECLARE(int, Win_get_attr,
+                (MPI_Win win, int win_keyval, void* attribute_val, int* flag))
+MINIMPI_DECLARE(int, Win_delete_attr, (MPI_Win win, int win_keyval))
+MINIMPI_DECLARE(int, Win_set_name, (MPI_Win win, const char* win_name))
+MINIMPI_DECLARE(int, Win_get_name,
+                (MPI_Win win, char* win_name, int* resultlen))
+MINIMPI_DECLARE(int, Win_create_errhandler,
+                (MPI_Win_errhandler_function * win_errhandler_fn,
+                 MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Win_set_errhandler,
+                (MPI_Win win, MPI_Errhandler errhandler))
+MINIMPI_DECLARE(int, Win_get_errhandler,
+                (MPI_Win win, MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+MINIMPI_DECLARE(int, Win_fence, (int assert, MPI_Win win))
+MINIMPI_DECLARE(int, Win_lock,
+                (int lock_type, int rank, int assert, MPI_Win win))
+MINIMPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
+MINIMPI_DECLARE(int, Win_lock_all, (int assert, MPI_Win win))
+MINIMPI_DECLARE(int, Win_unlock_all, (MPI_Win win))
+MINIMPI_DECLARE(int, Win_flush, (int rank, MPI_Win win))
+MINIMPI_DECLARE(int, Win_flush_all, (MPI_Win win))
+MINIMPI_DECLARE(int, Put,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win))
+MINIMPI_DECLARE(int, Get,
+                (void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win))
+MINIMPI_DECLARE(int, Accumulate,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MINIMPI_DECLARE(int, Get_accumulate,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, void* result_addr,
+                 int result_count, MPI_Datatype result_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+
+/* The MPI-1 calls MPI-3.0 removed, which old programs and MPICH's test
+ * helpers still call. Each behaves as its MPI-2 replacement (named in the
+ * comment). The MPI_LB and MPI_UB markers, also removed, are not provided:
+ * MPI_Type_create_resized sets bounds. MPI_Handler_function is the MPI-1
+ * name of the communicator error handler type. Arrays are declared const,
+ * which accepts what MPI-1's non-const declarations did. */
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+/* MPI_Type_create_hvector */
+MINIMPI_DECLARE(int, Type_hvector,
+                (int count, int blocklength, MPI_Aint stride,
+                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+/* MPI_Type_create_hindexed */
+MINIMPI_DECLARE(int, Type_hindexed,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                 MPI_Datatype* newtype))
+/* MPI_Type_create_struct */
+MINIMPI_DECLARE(int, Type_struct,
+                (int count, const int array_of_blocklengths[],
+                 const MPI_Aint array_of_displacements[],
+                 const MPI_Datatype array_of_types[], MPI_Datatype* newtype))
+/* MPI_Get_address */
+MINIMPI_DECLARE(int, Address, (const void* location, MPI_Aint* address))
+/* MPI_Type_get_extent: the extent, the lower bound, lb + extent */
+MINIMPI_DECLARE(int, Type_extent, (MPI_Datatype datatype, MPI_Aint* extent))
+MINIMPI_DECLARE(int, Type_lb, (MPI_Datatype datatype, MPI_Aint* displacement))
+MINIMPI_DECLARE(int, Type_ub, (MPI_Datatype datatype, MPI_Aint* displacement))
+/* MPI_Comm_create_errhandler, MPI_Comm_set_errhandler,
+ * MPI_Comm_get_errhandler */
+MINIMPI_DECLARE(int, Errhandler_create,
+                (MPI_Handler_function * function, MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+MINIMPI_DECLARE(int, Errhandler_get,
+                (MPI_Comm comm, MPI_Errhandler* errhandler))
+
+/* Buffered sends. The attached buffer belongs to the process; each message
+ * takes its packed size plus at most MPI_BSEND_OVERHEAD bytes of it.
+ * MPI_BUFFER_AUTOMATIC (MPI-4.1) lets the library find the memory. */
+MINIMPI_DECLARE(int, Buffer_attach, (void* buffer, int size))
+MINIMPI_DECLARE(int, Buffer_detach, (void* buffer_addr, int* size))
+MINIMPI_DECLARE(int, Buffer_flush, (void))
+MINIMPI_DECLARE(int, Buffer_iflush, (MPI_Request * request))
+MINIMPI_DECLARE(int, Bsend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ibsend,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Bsend_init,
+                (const void* buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+
+/* MPI_Isendrecv and MPI_Isendrecv_replace (MPI-4.0): one request that
+ * completes when both halves have, with the receive's status. */
+MINIMPI_DECLARE(int, Isendrecv,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 int dest, int sendtag, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Isendrecv_replace,
+                (void* buf, int count, MPI_Datatype datatype, int dest,
+                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                 MPI_Request* request))
+
+/* Handle conversions (MPI_Fint is int). A predefined handle converts to
+ * its own ABI value; any other handle to an integer naming its slot (see
+ * mpi/bindings/handle_conversion.cc). Converting back the integer of a
+ * freed handle gives an invalid handle. */
+MINIMPI_DECLARE(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+MINIMPI_DECLARE(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+MINIMPI_DECLARE(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+MINIMPI_DECLARE(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+MINIMPI_DECLARE(MPI_Fint, Group_c2f, (MPI_Group group))
+MINIMPI_DECLARE(MPI_Group, Group_f2c, (MPI_Fint group))
+MINIMPI_DECLARE(MPI_Fint, Request_c2f, (MPI_Request request))
+MINIMPI_DECLARE(MPI_Request, Request_f2c, (MPI_Fint request))
+MINIMPI_DECLARE(MPI_Fint, Op_c2f, (MPI_Op op))
+MINIMPI_DECLARE(MPI_Op, Op_f2c, (MPI_Fint op))
+MINIMPI_DECLARE(MPI_Fint, Info_c2f, (MPI_Info info))
+MINIMPI_DECLARE(MPI_Info, Info_f2c, (MPI_Fint info))
+MINIMPI_DECLARE(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+MINIMPI_DECLARE(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+MINIMPI_DECLARE(MPI_Fint, Message_c2f, (MPI_Message message))
+MINIMPI_DECLARE(MPI_Message, Message_f2c, (MPI_Fint message))
+MINIMPI_DECLARE(MPI_Fint, Win_c2f, (MPI_Win win))
+MINIMPI_DECLARE(MPI_Win, Win_f2c, (MPI_Fint win))
+MINIMPI_DECLARE(int, Status_c2f,
+                (const MPI_Status* c_status, MPI_Fint* f_status))
+MINIMPI_DECLARE(int, Status_f2c,
+                (const MPI_Fint* f_status, MPI_Status* c_status))
+/* ---- end of the compat block */
+
 #undef MINIMPI_DECLARE
 #undef MINIMPIX_DECLARE
 

@@ -62,6 +62,14 @@ MPI_TEST_PROGRAMS = {
     "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
     "collectives_datatypes": {"srcs": ["collectives_datatypes.c"], "threaded": False},
     "halo": {"srcs": ["//apps/bench:halo.c"], "threaded": False},
+    # compat: datatype attributes, windows, the removed MPI-1 calls,
+    # buffered sends, MPI_Isendrecv(_replace), handle conversions.
+    "type_attributes": {"srcs": ["type_attributes.c"], "threaded": False},
+    "windows": {"srcs": ["windows.c"], "threaded": False},
+    "removed_mpi1": {"srcs": ["removed_mpi1.c"], "threaded": False},
+    "bsend": {"srcs": ["bsend.c"], "threaded": True},
+    "isendrecv": {"srcs": ["isendrecv.c"], "threaded": False},
+    "handle_conversion": {"srcs": ["handle_conversion.c"], "threaded": False},
 }
 
 MPI_TEST_CASES = [
@@ -457,4 +465,54 @@ MPI_TEST_CASES = [
     # rendezvous included.
     {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2, 3], "args": ["irregular_rendezvous"], "timeout": 240},
     # ---- end of typebind's cases
+    # ---- compat: every delivered byte checked; the buffered-send and
+    # Isendrecv runs again with almost everything rendezvous on two-cell
+    # rings (constant back-pressure: messages wait in the send backlog).
+    {"name": "type_attributes", "program": "type_attributes", "ranks": [1, 2, 3]},
+    {"name": "windows", "program": "windows", "ranks": [1, 2]},
+    {"name": "removed_mpi1", "program": "removed_mpi1", "ranks": [1, 2, 3]},
+    {"name": "bsend", "program": "bsend", "ranks": [1, 2, 3, 4], "timeout": 180},
+    {
+        "name": "bsend_rendezvous_tiny_rings",
+        "program": "bsend",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "timeout": 180,
+    },
+    {"name": "isendrecv", "program": "isendrecv", "ranks": [1, 2, 3, 4]},
+    {
+        "name": "isendrecv_rendezvous_tiny_rings",
+        "program": "isendrecv",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+    },
+    {"name": "handle_conversion", "program": "handle_conversion", "ranks": [1, 2]},
+    {
+        "name": "fatal_win_create",
+        "program": "windows",
+        "ranks": [2],
+        "args": ["fatal"],
+        "expect": "failure",
+        "stderr": "MPI_Win_create\\(rank [01]\\): one-sided communication is not implemented yet",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_type_hvector_count",
+        "program": "removed_mpi1",
+        "ranks": [1],
+        "args": ["fatal"],
+        "expect": "failure",
+        "stderr": "MPI_Type_hvector\\(rank 0\\): invalid count -1",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_bsend_no_buffer",
+        "program": "bsend",
+        "ranks": [2],
+        "args": ["fatal"],
+        "expect": "failure",
+        "stderr": "MPI_Bsend\\(rank [01]\\): no buffer is attached for buffered sends",
+        "timeout": 30,
+    },
+    # ---- end of compat's cases
 ]

@@ -16,6 +16,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/buffered_send.h"  // compat
 
 using minimpi::Communicator;
 using minimpi::Instance;
@@ -419,6 +420,14 @@ int PMPI_Start(MPI_Request* request) {
   if (IsActive(r)) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "request is already active");
+  }
+  // compat: a persistent buffered send (MPI_Bsend_init) copies its data into
+  // the attached buffer at each start; p2p then just completes it.
+  if (r->kind == p2p::RequestKind::kSend &&
+      r->send.mode == p2p::SendMode::kBuffered) {
+    if (int error = minimpi::BufferedSend(kCall, OwnerOf(r), r->send)) {
+      return error;
+    }
   }
   Instance::Get().p2p().Start(r);
   return MPI_SUCCESS;

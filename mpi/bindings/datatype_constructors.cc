@@ -6,12 +6,15 @@
 // to NewDerivedDatatype, which builds the type from it. The int and _c
 // forms of a constructor share one template over the count type: they
 // differ only in where the envelope keeps the counts.
+#include "mpi/bindings/datatype_constructors.h"  // compat
+
 #include <string>
 #include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/datatype_attributes.h"  // compat
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/derived_datatypes.h"
 
@@ -298,6 +301,31 @@ int TypeResized(const char* call, bool large_count_form, MPI_Datatype oldtype,
 
 }  // namespace
 
+// compat: shared with the MPI-1 names (removed_mpi1.cc).
+namespace minimpi {
+
+int TypeCreateHvector(const char* call, int count, int blocklength,
+                      MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype* newtype) {
+  return TypeVector(call, MPI_COMBINER_HVECTOR, count, blocklength, stride,
+                    oldtype, newtype);
+}
+
+int TypeCreateHindexed(const char* call, int count, const int blocklengths[],
+                       const MPI_Aint displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype* newtype) {
+  return TypeIndexed(call, MPI_COMBINER_HINDEXED, count, blocklengths,
+                     displacements, oldtype, newtype);
+}
+
+int TypeCreateStruct(const char* call, int count, const int blocklengths[],
+                     const MPI_Aint displacements[], const MPI_Datatype types[],
+                     MPI_Datatype* newtype) {
+  return TypeStruct(call, count, blocklengths, displacements, types, newtype);
+}
+
+}  // namespace minimpi
+
 extern "C" {
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype,
@@ -481,7 +509,9 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (int error = CheckOldAndNew(kCall, oldtype, newtype, &old)) return error;
   EnvelopeWriter writer(MPI_COMBINER_DUP, /*large_count_form=*/false);
   writer.Type(old);
-  return Finish(kCall, writer, newtype);
+  if (int error = Finish(kCall, writer, newtype)) return error;
+  // compat: the copy callbacks decide which attributes the duplicate gets.
+  return minimpi::CopyTypeAttributesOrUndo(kCall, old, oldtype, newtype);
 }
 
 int PMPI_Type_commit(MPI_Datatype* datatype) {
@@ -510,6 +540,11 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
     return RaiseError(
         nullptr, kCall, MPI_ERR_TYPE,
         absl::StrCat("cannot free the predefined datatype ", type->name()));
+  }
+  // compat: freeing the program's last handle runs the attributes' delete
+  // callbacks; one that fails keeps the type.
+  if (int error = minimpi::DeleteTypeAttributesOnFree(kCall, type, *datatype)) {
+    return error;
   }
   // Pending operations keep their layouts, and types built from this one
   // keep it through their envelopes: both hold references of their own.

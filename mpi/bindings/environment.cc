@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/buffered_send.h"  // compat
 #include "mpi/bindings/comm_util.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
@@ -82,6 +83,9 @@ int PMPI_Finalize(void) {
                                               "delete");
     }
   }
+  // compat: buffered messages leave before the job ends, as
+  // MPI_Buffer_detach would wait for them.
+  minimpi::FlushBufferedSends();
   // No rank leaves while another may still read its memory or send to it.
   minimpi::coll::Barrier(instance.p2p(), *instance.world());
   Instance::Finalize();

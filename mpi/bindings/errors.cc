@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/errhandler_util.h"  // compat
 #include "mpi/errhandler.h"
 
 using minimpi::Communicator;
@@ -53,6 +54,56 @@ int InvalidErrhandler(const char* call, Communicator* comm,
 
 }  // namespace
 
+// Shared with the MPI-1 names (compat: MPI_Errhandler_set/get/create), so
+// each error names the call the program made.
+namespace minimpi {
+
+int SetCommErrhandler(const char* call, MPI_Comm comm,
+                      MPI_Errhandler errhandler) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  Errhandler* handler = LookupErrhandler(errhandler);
+  if (handler == nullptr) return InvalidErrhandler(call, c, errhandler);
+  handler->Retain();  // the communicator's reference
+  c->SetErrhandler(handler);
+  c->errhandler_set_by_user.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int GetCommErrhandler(const char* call, MPI_Comm comm,
+                      MPI_Errhandler* errhandler) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (errhandler == nullptr) {
+    return RaiseError(c, call, MPI_ERR_ARG, "null output argument");
+  }
+  // The returned handle holds a reference of its own, which the program
+  // gives back with MPI_Errhandler_free.
+  *errhandler = c->AcquireErrhandler()->handle();
+  return MPI_SUCCESS;
+}
+
+int CreateCommErrhandler(const char* call,
+                         MPI_Comm_errhandler_function* function,
+                         MPI_Errhandler* errhandler) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (function == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_ARG, "null handler function");
+  }
+  if (errhandler == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_ARG, "null output argument");
+  }
+  Errhandler* handler = Errhandler::NewUser(function);
+  const uintptr_t handle = Instance::Get().errhandlers().Insert(handler);
+  handler->set_handle(reinterpret_cast<MPI_Errhandler>(handle));
+  *errhandler = handler->handle();
+  return MPI_SUCCESS;
+}
+
+}  // namespace minimpi
+
 extern "C" {
 
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
@@ -77,30 +128,13 @@ int PMPI_Error_class(int errorcode, int* errorclass) {
 }
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
-  constexpr const char* kCall = "MPI_Comm_set_errhandler";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
-  Errhandler* handler = LookupErrhandler(errhandler);
-  if (handler == nullptr) return InvalidErrhandler(kCall, c, errhandler);
-  handler->Retain();  // the communicator's reference
-  c->SetErrhandler(handler);
-  c->errhandler_set_by_user.store(true, std::memory_order_release);
-  return MPI_SUCCESS;
+  return minimpi::SetCommErrhandler("MPI_Comm_set_errhandler", comm,
+                                    errhandler);
 }
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
-  constexpr const char* kCall = "MPI_Comm_get_errhandler";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
-  if (errhandler == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_ARG, "null output argument");
-  }
-  // The returned handle holds a reference of its own, which the program
-  // gives back with MPI_Errhandler_free.
-  *errhandler = c->AcquireErrhandler()->handle();
-  return MPI_SUCCESS;
+  return minimpi::GetCommErrhandler("MPI_Comm_get_errhandler", comm,
+                                    errhandler);
 }
 
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
@@ -121,19 +155,8 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* function,
                                 MPI_Errhandler* errhandler) {
-  constexpr const char* kCall = "MPI_Comm_create_errhandler";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (function == nullptr) {
-    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "null handler function");
-  }
-  if (errhandler == nullptr) {
-    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "null output argument");
-  }
-  Errhandler* handler = Errhandler::NewUser(function);
-  const uintptr_t handle = Instance::Get().errhandlers().Insert(handler);
-  handler->set_handle(reinterpret_cast<MPI_Errhandler>(handle));
-  *errhandler = handler->handle();
-  return MPI_SUCCESS;
+  return minimpi::CreateCommErrhandler("MPI_Comm_create_errhandler", function,
+                                       errhandler);
 }
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {

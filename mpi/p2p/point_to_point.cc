@@ -498,6 +498,14 @@ void PointToPoint::Start(Request* request) {
     request->state.store(RequestState::kComplete, std::memory_order_release);
     return;
   }
+  if (request->kind == RequestKind::kSend &&
+      request->send.mode == SendMode::kBuffered) {
+    // The bindings handed the data to BufferedSends already: the buffer
+    // may be reused at once.
+    request->status = Status{};
+    request->state.store(RequestState::kComplete, std::memory_order_release);
+    return;
+  }
   if (request->kind == RequestKind::kReceive) {
     PostReceiveLocked(request);
   } else {
@@ -505,11 +513,12 @@ void PointToPoint::Start(Request* request) {
   }
 }
 
-Request* PointToPoint::StartCollective(Progressable* schedule, int vci) {
+Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
+                                     RequestKind kind) {
   Vci& v = *vcis_[vci];
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
-  request->kind = RequestKind::kCollective;
+  request->kind = kind;
   request->vci = vci;
   request->schedule = schedule;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
@@ -555,6 +564,16 @@ Request* PointToPoint::IrecvLocked(const ReceiveArguments& arguments,
 }
 
 void PointToPoint::CompleteCollectiveLocked(Request* request) {
+  Complete(request);
+}
+
+void PointToPoint::CompleteUnowned(Request* request) {
+  if (request->parent != nullptr) {
+    std::fprintf(stderr,
+                 "minimpi: internal error: CompleteUnowned on a step of a "
+                 "schedule\n");
+    std::abort();
+  }
   Complete(request);
 }
 
@@ -986,7 +1005,11 @@ void PointToPoint::Free(Request* request) {
           expected, RequestState::kActiveFreed, std::memory_order_acq_rel)) {
     return;  // released by Complete
   }
-  request->pool->Release(request);  // inactive or already complete
+  // Inactive or already complete: nobody will retire it, so do what Retire
+  // would (a completed schedule, e.g. MPI_Isendrecv's, goes too).
+  delete request->schedule;
+  request->schedule = nullptr;
+  request->pool->Release(request);
 }
 
 bool PointToPoint::TryProgress(int vci) {

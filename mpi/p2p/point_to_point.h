@@ -123,6 +123,12 @@ class PointToPoint : public net::CompletionHandler {
     if (vci >= vcis_.size()) return nullptr;
     return vcis_[vci]->requests.Lookup(index, generation);
   }
+  // The request in slot `index` of `vci`'s pool, whatever its state (see
+  // RequestPool::SlotAt), or nullptr.
+  Request* RequestSlot(uint32_t vci, uint32_t index) const {
+    if (vci >= vcis_.size()) return nullptr;
+    return vcis_[vci]->requests.SlotAt(index);
+  }
   // Frees an unexpected message a matched probe took and nobody received.
   void FreeProbedMessage(UnexpectedRecord* message);
 
@@ -150,7 +156,12 @@ class PointToPoint : public net::CompletionHandler {
   // Collectives. A collective's request completes when its schedule says
   // so; the schedule is owned by the request. StartCollective creates the
   // request and calls Advance once, under one lock, to post the first steps.
-  Request* StartCollective(Progressable* schedule, int vci);
+  Request* StartCollective(Progressable* schedule, int vci) {
+    return StartSchedule(schedule, vci, RequestKind::kCollective);
+  }
+  // The same for point-to-point work built from several requests
+  // (RequestKind::kCompound: MPI_Isendrecv, buffered sends).
+  Request* StartSchedule(Progressable* schedule, int vci, RequestKind kind);
   // For use inside Progressable::Advance (the VCI's lock is held): post a
   // step whose completion advances `parent`, and finish the collective.
   Request* IsendLocked(const SendArguments& arguments, Progressable* parent);
@@ -161,6 +172,11 @@ class PointToPoint : public net::CompletionHandler {
   Request* StartNestedLocked(Progressable* schedule, int vci,
                              Progressable* parent);
   void CompleteCollectiveLocked(Request* request);
+  // Completes a schedule's request from any thread, holding any VCI's lock
+  // or none. Only for a request that is no step of another schedule (its
+  // completion then touches no VCI state): a buffer flush, which the
+  // buffered messages of every VCI complete.
+  void CompleteUnowned(Request* request);
 
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.

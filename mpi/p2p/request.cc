@@ -66,6 +66,7 @@ void RequestPool::Invalidate(Request* request) {
 void RequestPool::Release(Request* request) {
   Invalidate(request);
   request->layout_hold = datatype::LayoutRef();
+  request->state.store(RequestState::kFree, std::memory_order_relaxed);
   Request* head = returned_.load(std::memory_order_relaxed);
   do {
     request->next_free = head;
@@ -83,6 +84,12 @@ Request* RequestPool::Lookup(uint32_t index, uint32_t generation) const {
     return nullptr;
   }
   return request;
+}
+
+Request* RequestPool::SlotAt(uint32_t index) const {
+  if (index >= kMaxRequests) return nullptr;
+  Request* chunk = chunks_[index >> kChunkBits].load(std::memory_order_acquire);
+  return chunk == nullptr ? nullptr : &chunk[index & (kChunk - 1)];
 }
 
 }  // namespace minimpi::p2p

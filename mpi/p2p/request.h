@@ -42,9 +42,15 @@ enum class RequestKind : uint8_t {
   kReceive,
   kCompleted,   // born complete (MPI_PROC_NULL operations)
   kCollective,  // completed by its schedule
+  // Point-to-point work of several requests, completed by its schedule
+  // like a collective: MPI_Isendrecv, a buffered message, a buffer flush.
+  kCompound,
 };
 
-enum class SendMode : uint8_t { kStandard, kSynchronous, kReady };
+// kBuffered marks a persistent MPI_Bsend_init request: each start copies
+// the data into the attached buffer (BufferedSends) and completes at once,
+// so p2p never posts it itself.
+enum class SendMode : uint8_t { kStandard, kSynchronous, kReady, kBuffered };
 
 // The data of a send or a receive is either `bytes` contiguous bytes at
 // `buffer` (layout == nullptr), or `count` items of a non-contiguous
@@ -82,6 +88,7 @@ enum class RequestState : uint8_t {
   kActive,       // in flight
   kComplete,     // finished; status valid
   kActiveFreed,  // in flight, and MPI_Request_free was called on it
+  kFree,         // back in its pool: no operation (set by Release)
 };
 
 class RequestPool;
@@ -192,6 +199,10 @@ class RequestPool {
   // The request at `index` if its generation is `generation` (its handle is
   // still valid), else nullptr. Any thread, lock-free.
   Request* Lookup(uint32_t index, uint32_t generation) const;
+  // The request in slot `index` whatever its generation and state (free
+  // ones included), or nullptr for a slot never allocated: handle
+  // conversions rebuild a handle from the slot's generation.
+  Request* SlotAt(uint32_t index) const;
 
  private:
   Request* free_list_ = nullptr;             // guarded by the VCI lock

@@ -1,0 +1,124 @@
+// MPI_Isendrecv and MPI_Isendrecv_replace (MPI-4.0 section 3.10): one
+// request that completes when both the send and the receive have, carrying
+// the receive's status. The work is p2p::SendReceive, a small schedule that
+// owns the two inner requests.
+#include "mpi/p2p/send_receive.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "mpi/bindings/binding_util.h"
+#include "mpi/datatype/pack.h"
+
+using minimpi::Communicator;
+using minimpi::Datatype;
+using minimpi::Instance;
+using minimpi::RaiseError;
+namespace p2p = minimpi::p2p;
+
+namespace {
+
+// Starts the schedule on the communicator's VCI (both halves use it) and
+// hands its request to the program.
+int Start(Communicator* c, std::optional<p2p::SendArguments> send,
+          std::optional<p2p::ReceiveArguments> receive,
+          std::unique_ptr<std::byte[]> staging, MPI_Request* request) {
+  auto* schedule =
+      new p2p::SendReceive(std::move(send), std::move(receive),
+                           minimpi::ProcNullStatus(), std::move(staging));
+  p2p::Request* r = Instance::Get().p2p().StartSchedule(
+      schedule, c->vci, p2p::RequestKind::kCompound);
+  r->owner = minimpi::OwnerValue(c);
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Isendrecv";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* send_type;
+  const Datatype* receive_type;
+  if (int error = minimpi::CheckSend(kCall, sendbuf, sendcount, sendtype, dest,
+                                     sendtag, comm, &c, &send_type)) {
+    return error;
+  }
+  if (int error =
+          minimpi::CheckReceive(kCall, recvbuf, recvcount, recvtype, source,
+                                recvtag, comm, &c, &receive_type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
+  }
+  std::optional<p2p::SendArguments> send;
+  if (dest != MPI_PROC_NULL) {
+    send = minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest, sendtag,
+                             p2p::SendMode::kStandard);
+  }
+  std::optional<p2p::ReceiveArguments> receive;
+  if (source != MPI_PROC_NULL) {
+    receive = minimpi::MakeReceive(c, recvbuf, recvcount, receive_type, source,
+                                   recvtag);
+  }
+  return Start(c, std::move(send), std::move(receive), nullptr, request);
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                           int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Isendrecv_replace";
+  MINIMPI_REQUIRE_INIT(kCall);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = minimpi::CheckSend(kCall, buf, count, datatype, dest, sendtag,
+                                     comm, &c, &type)) {
+    return error;
+  }
+  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+                                        recvtag, comm, &c, &type)) {
+    return error;
+  }
+  if (request == nullptr) {
+    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
+  }
+  // The outgoing data moves to a packed copy the schedule owns, so the
+  // receive can land in place; the copy travels as the bytes it is.
+  std::optional<p2p::SendArguments> send;
+  std::unique_ptr<std::byte[]> staging;
+  if (dest != MPI_PROC_NULL) {
+    send = minimpi::MakeSend(c, buf, count, type, dest, sendtag,
+                             p2p::SendMode::kStandard);
+    staging = std::make_unique<std::byte[]>(std::max<size_t>(send->bytes, 1));
+    if (send->layout == nullptr) {
+      if (send->bytes > 0) {
+        std::memcpy(staging.get(), send->buffer, send->bytes);
+      }
+    } else {
+      minimpi::datatype::Pack(send->buffer, send->count, send->layout, 0,
+                              staging.get(), static_cast<int64_t>(send->bytes));
+    }
+    send->buffer = staging.get();
+    send->layout = nullptr;
+    send->count = 0;
+  }
+  std::optional<p2p::ReceiveArguments> receive;
+  if (source != MPI_PROC_NULL) {
+    receive = minimpi::MakeReceive(c, buf, count, type, source, recvtag);
+  }
+  return Start(c, std::move(send), std::move(receive), std::move(staging),
+               request);
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Isendrecv)
+MINIMPI_EXPORT(Isendrecv_replace)
