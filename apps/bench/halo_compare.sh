@@ -46,52 +46,8 @@ note() { echo "halo_compare: $*" >&2; }
 source "${repo}/apps/bench/bench_setup.sh"
 
 install_minimpi || note "minimpi install failed; its column will read n/a"
+run_two_ranks_everywhere halo "${max_bytes}" || status=1
 
-build() {
-  local label="$1"; shift
-  if ! command -v "$1" >/dev/null 2>&1; then
-    note "${label}: $1 not found"
-    return 1
-  fi
-  if ! "$@" -O2 -o "${work}/halo_${label}" "${source_file}" \
-      >"${raw_dir}/${label}.build.log" 2>&1; then
-    cat "${raw_dir}/${label}.build.log" >&2
-    note "${label}: build failed"
-    return 1
-  fi
-}
-run() {
-  local label="$1"; shift
-  note "running ${label}"
-  if ! "$@" "${work}/halo_${label}" "${max_bytes}" \
-      >"${raw_dir}/${label}.txt" 2>"${raw_dir}/${label}.err"; then
-    tail -n 20 "${raw_dir}/${label}.err" >&2
-    note "${label}: run failed (a data check fails the run)"
-    rm -f "${raw_dir}/${label}.txt"
-    return 1
-  fi
-}
-
-if build minimpi "${prefix}/bin/mpicc"; then
-  run minimpi "${prefix}/bin/mpiexec" --bind-to "${bind_to}" -n 2 || status=1
-else
-  status=1
-fi
-if build mpich mpicc.mpich; then
-  run mpich mpirun.mpich -bind-to "${bind_to}" -n 2 || status=1
-else
-  status=1
-fi
-if build openmpi mpicc.openmpi; then
-  run openmpi mpirun.openmpi --allow-run-as-root --bind-to "${bind_to}" -n 2 \
-    || status=1
-else
-  status=1
-fi
-
-for label in minimpi mpich openmpi; do
-  [ -f "${raw_dir}/${label}.txt" ] || : >"${raw_dir}/${label}.txt"
-done
 echo "Libraries:"
 for label in minimpi mpich openmpi; do
   version="$(grep -m1 '^# library:' "${raw_dir}/${label}.txt" | sed 's/^# library: *//')"
