@@ -2,7 +2,7 @@
 # Jobs that must fail under mpiexec, quickly and with one line naming the
 # rank and the cause: a rank exits non-zero, dies of SIGSEGV, calls Abort, or
 # leaves without finalizing while the others wait in a Fence; bad arguments;
-# a program that cannot be executed; Ctrl-C.
+# a program that cannot be executed; a job past its time limit; Ctrl-C.
 #
 # Usage: mpiexec_failure_test.sh MPIEXEC JOB_FAILURES BOOTSTRAP_PROBE
 set -uo pipefail
@@ -30,7 +30,8 @@ expect_failure() {
   timeout --kill-after=5 "$limit_s" "$@" >/dev/null 2>"$err"
   rc=$?
   end=$(date +%s)
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+  # The guard killed it (mpiexec's own time limit also exits with 124).
+  if [ $((end - start)) -ge "$limit_s" ]; then
     fail "$name: mpiexec hung (killed after ${limit_s}s)"
   elif [ "$rc" -ne "$expected_rc" ]; then
     fail "$name: exit code $rc, expected $expected_rc"
@@ -87,6 +88,17 @@ expect_failure "missing_program" 127 \
   -- "$mpiexec" -n 2 no-such-program-here
 expect_failure "not_executable" 127 "^mpiexec: cannot execute '/': Is a directory$" \
   -- "$mpiexec" -n 2 /
+
+# A job past its time limit ends with 124 and one line, whether the limit
+# comes from --timeout or from MPIEXEC_TIMEOUT (as MPICH's and Open MPI's
+# launchers read it, and test harnesses set it).
+expect_failure "timeout_option" 124 \
+  "^mpiexec: the job ran past its time limit of 1 s \(--timeout or MPIEXEC_TIMEOUT\); terminating it$" \
+  -- "$mpiexec" --timeout 1 -n 2 /bin/sh -c "exec sleep 100"
+MPIEXEC_TIMEOUT=1 expect_failure "timeout_environment" 124 \
+  "time limit of 1 s" -- "$mpiexec" -n 3 /bin/sh -c "exec sleep 100"
+expect_failure "bad_timeout" 2 "^mpiexec: invalid --timeout 'soon'" \
+  -- "$mpiexec" --timeout soon -n 1 "$probe"
 
 # Ctrl-C (SIGINT) and SIGTERM to mpiexec end the whole job.
 for sig in INT TERM; do

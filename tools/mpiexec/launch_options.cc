@@ -18,6 +18,18 @@ namespace {
 // More ranks than this on one node is surely a typo, not a request.
 constexpr int kMaxRanks = 4096;
 
+// A job time limit: whole seconds, 0 meaning none.
+absl::StatusOr<int> ParseTimeout(absl::string_view source,
+                                 absl::string_view value) {
+  int seconds = 0;
+  if (!absl::SimpleAtoi(value, &seconds) || seconds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ", source, " '", value,
+                     "' (expected whole seconds, 0 for no limit)"));
+  }
+  return seconds;
+}
+
 bool IsValidVariableName(absl::string_view name) {
   if (name.empty()) return false;
   if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
@@ -37,6 +49,12 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
     const std::vector<std::string>& args, const EnvironmentLookup& lookup) {
   LaunchOptions options;
   bool have_count = false;
+  if (const char* timeout = lookup("MPIEXEC_TIMEOUT");
+      timeout != nullptr && *timeout != '\0') {
+    absl::StatusOr<int> seconds = ParseTimeout("MPIEXEC_TIMEOUT", timeout);
+    if (!seconds.ok()) return seconds.status();
+    options.timeout_seconds = *seconds;
+  }
   size_t i = 0;
   // Returns the value of option args[i], either glued ("--bind-to=core") or
   // the next argument; advances i past what it used.
@@ -95,6 +113,12 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
             "invalid --bind-to '", *value, "' (expected core or none)"));
       }
       options.bind_to = *value;
+    } else if (name == "--timeout" || name == "-timeout") {
+      absl::StatusOr<std::string> value = take_value(name, glued);
+      if (!value.ok()) return value.status();
+      absl::StatusOr<int> seconds = ParseTimeout("--timeout", *value);
+      if (!seconds.ok()) return seconds.status();
+      options.timeout_seconds = *seconds;
     } else if (name == "-x") {
       absl::StatusOr<std::string> value = take_value(name, glued);
       if (!value.ok()) return value.status();
@@ -131,17 +155,21 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
 std::string UsageText(const std::string& program) {
   return absl::StrCat(
       "usage: ", program,
-      " -n N [--bind-to core|none] [-x VAR[=value]]... [--] program [args...]\n"
+      " -n N [--bind-to core|none] [--timeout S] [-x VAR[=value]]...\n"
+      "       [--] program [args...]\n"
       "  -n, -np N           start N ranks of program on this node\n"
       "  --bind-to core      bind each rank to one core (sets "
       "MINIMPI_BIND_TO=core)\n"
       "  --bind-to none      do not bind (default)\n"
+      "  --timeout S         end the job after S seconds (default: "
+      "MPIEXEC_TIMEOUT,\n"
+      "                      else no limit)\n"
       "  -x VAR=value        set VAR for every rank\n"
       "  -x VAR              forward this launcher's value of VAR\n"
       "  -h, --help          show this help\n"
       "Exit status: 0 when every rank succeeds; otherwise the failing rank's "
-      "exit code,\n128+signal when it was killed, or the MPI_Abort error "
-      "code.\n");
+      "exit code,\n128+signal when it was killed, the MPI_Abort error "
+      "code, or 124 when the\ntime limit ended the job.\n");
 }
 
 }  // namespace minimpi::mpiexec

@@ -21,6 +21,10 @@ struct LaunchOptions {
   std::string bind_to = "none";
   // Variables to set in every rank's environment, in command-line order.
   std::vector<std::pair<std::string, std::string>> exported_variables;
+  // Seconds the job may run before mpiexec ends it (0: no limit). From
+  // --timeout, else from MPIEXEC_TIMEOUT, the variable MPICH's and Open
+  // MPI's launchers read (test harnesses set it).
+  int timeout_seconds = 0;
   // Program and its arguments.
   std::vector<std::string> command;
   // --help was given: print usage and start nothing.

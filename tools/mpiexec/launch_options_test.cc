@@ -70,6 +70,8 @@ TEST(LaunchOptionsTest, RejectsBadInput) {
            {"-x", "=2", "-n", "1", "prog"},
            {"--frobnicate", "-n", "1", "prog"},
            {"--np=", "prog"},
+           {"--timeout", "-1", "-n", "1", "prog"},
+           {"--timeout", "soon", "-n", "1", "prog"},
        }) {
     auto options = Parse(args);
     EXPECT_FALSE(options.ok()) << "accepted: " << args[0];
@@ -78,6 +80,34 @@ TEST(LaunchOptionsTest, RejectsBadInput) {
       EXPECT_FALSE(options.status().message().empty());
     }
   }
+}
+
+TEST(LaunchOptionsTest, TimeoutFromOptionOrEnvironment) {
+  auto options = Parse({"-n", "1", "prog"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout_seconds, 0);  // no limit by default
+  options = Parse({"--timeout", "30", "-n", "1", "prog"});
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout_seconds, 30);
+
+  // MPIEXEC_TIMEOUT, as MPICH's and Open MPI's launchers read it; the
+  // option wins over it.
+  std::map<std::string, std::string> environment = {{"MPIEXEC_TIMEOUT", "7"}};
+  auto lookup = [&environment](const char* name) -> const char* {
+    auto it = environment.find(name);
+    return it == environment.end() ? nullptr : it->second.c_str();
+  };
+  options = ParseLaunchOptions({"-n", "1", "prog"}, lookup);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout_seconds, 7);
+  options = ParseLaunchOptions({"--timeout=9", "-n", "1", "prog"}, lookup);
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->timeout_seconds, 9);
+  environment["MPIEXEC_TIMEOUT"] = "later";
+  options = ParseLaunchOptions({"-n", "1", "prog"}, lookup);
+  ASSERT_FALSE(options.ok());
+  EXPECT_NE(options.status().message().find("MPIEXEC_TIMEOUT"),
+            std::string::npos);
 }
 
 TEST(LaunchOptionsTest, HelpNeedsNothingElse) {

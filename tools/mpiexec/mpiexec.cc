@@ -4,8 +4,10 @@
 // - a rank that exits non-zero, is killed by a signal, leaves without
 // finalizing, or calls MPI_Abort - with one line naming the rank and the
 // cause; the other ranks get SIGTERM, then SIGKILL, so the launcher never
-// hangs. Its exit status is the failing rank's exit code, 128+signal, or the
-// abort code; 0 when every rank succeeds.
+// hangs. A job that outlives its time limit (--timeout, or MPIEXEC_TIMEOUT
+// as MPICH's and Open MPI's launchers read it) ends the same way. Its exit
+// status is the failing rank's exit code, 128+signal, the abort code, or 124
+// for the time limit; 0 when every rank succeeds.
 
 #include <fcntl.h>
 #include <ftw.h>
@@ -41,6 +43,8 @@ namespace {
 
 // How long ranks get to exit after SIGTERM before SIGKILL.
 constexpr auto kTerminationGrace = std::chrono::seconds(2);
+// Exit status of a job ended by its time limit, as timeout(1) uses.
+constexpr int kTimeLimitExitCode = 124;
 
 // Unix socket paths are limited to 108 bytes and PMIx appends its own file
 // names, so a deep TMPDIR (as test runners set) falls back to /tmp.
@@ -244,10 +248,24 @@ class JobSupervisor {
   int Supervise() {
     sigset_t signals = SupervisedSignals();
     const timespec poll_interval = {0, 50 * 1000 * 1000};
+    const std::optional<std::chrono::steady_clock::time_point> deadline =
+        options_.timeout_seconds > 0
+            ? std::optional(std::chrono::steady_clock::now() +
+                            std::chrono::seconds(options_.timeout_seconds))
+            : std::nullopt;
     std::optional<Failure> failure;
     while (running_ > 0 && !failure.has_value()) {
       siginfo_t info;
       int sig = sigtimedwait(&signals, &info, &poll_interval);
+      if (deadline.has_value() &&
+          std::chrono::steady_clock::now() >= *deadline) {
+        failure = Failure{
+            absl::StrCat("the job ran past its time limit of ",
+                         options_.timeout_seconds,
+                         " s (--timeout or MPIEXEC_TIMEOUT); terminating it"),
+            kTimeLimitExitCode};
+        break;
+      }
       if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
         failure =
             Failure{absl::StrCat("received signal ", sig, " (", strsignal(sig),
