@@ -57,6 +57,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
   status.Update(ReadInt<size_t>("MINIMPI_RNDV_SPLIT_MIN", 0, size_t{1} << 40,
                                 s.rendezvous_split_min));
+  status.Update(ReadInt<size_t>("MINIMPI_GATHER_MIN_PIECE", 0, size_t{1} << 40,
+                                s.gather_min_piece));
   status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
   status.Update(
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
@@ -101,6 +103,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.rendezvous_split_min),
        "rendezvous messages (bytes) at least this large are copied by "
        "sender and receiver at once, half each; 0 turns it off"},
+      {"MINIMPI_GATHER_MIN_PIECE", absl::StrCat(s.gather_min_piece),
+       absl::StrCat(d.gather_min_piece),
+       "non-contiguous rendezvous data in pieces smaller than this (bytes, "
+       "on average) is staged in a contiguous copy; larger pieces move in "
+       "place; 0: always in place"},
       {"MINIMPI_SHM_RING_CELLS", absl::StrCat(s.shm_ring_cells),
        absl::StrCat(d.shm_ring_cells),
        "cells per shared-memory ring (one ring per sender, VCI and receiver)"},

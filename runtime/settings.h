@@ -29,6 +29,12 @@ struct Settings {
   // once (receiver reads one half, sender writes the other); 0 turns the
   // split off.
   size_t rendezvous_split_min = 32768;
+  // Non-contiguous rendezvous data whose pieces average fewer bytes than
+  // this is packed into (sender) or read through (receiver) a contiguous
+  // staging buffer, because one cross-memory or RDMA segment per tiny piece
+  // costs far more than a memcpy; larger pieces move in place, with no
+  // intermediate copy. 0: always in place.
+  size_t gather_min_piece = 512;
   // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
   int shm_ring_cells = 32;
   // Polls a blocked call spins before it starts yielding the core. When

@@ -464,6 +464,24 @@ MPI_TEST_CASES = [
     # staging copy travels instead), to and from contiguous receives, split
     # rendezvous included.
     {"name": "datatypes_irregular_rendezvous", "program": "datatypes", "ranks": [1, 2, 3], "args": ["irregular_rendezvous"], "timeout": 240},
+    # Non-contiguous rendezvous data moves in place or through a staging
+    # copy by the size of its pieces (MINIMPI_GATHER_MIN_PIECE): force each
+    # way for every type, sender and receiver alike.
+    {
+        "name": "datatypes_rendezvous_in_place",
+        "program": "datatypes",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_GATHER_MIN_PIECE=0"],
+        "timeout": 240,
+    },
+    {
+        "name": "datatypes_rendezvous_staged",
+        "program": "datatypes",
+        "ranks": [2, 3],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_GATHER_MIN_PIECE=1099511627776"],
+        "timeout": 240,
+    },
+    {"name": "datatypes_irregular_rendezvous_staged", "program": "datatypes", "ranks": [2], "args": ["irregular_rendezvous"], "env": ["MINIMPI_GATHER_MIN_PIECE=1099511627776"], "timeout": 240},
     # ---- end of typebind's cases
     # ---- compat: every delivered byte checked; the buffered-send and
     # Isendrecv runs again with almost everything rendezvous on two-cell

@@ -83,6 +83,7 @@ PointToPoint::PointToPoint(net::Transport* transport,
       eager_max_(std::min(settings.eager_max, transport->max_message_size() -
                                                   sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
+      gather_min_piece_(settings.gather_min_piece),
       spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield),
       world_size_(world_size) {}
 
@@ -271,6 +272,14 @@ void SpanOf(const void* buffer, int64_t count, const datatype::Layout* layout,
   *length = static_cast<size_t>(high - low);
 }
 
+// Whether a layout's pieces are too small to move one segment each: then a
+// contiguous staging copy (one memcpy per piece) is far cheaper than a
+// cross-memory or RDMA segment per piece.
+bool HasSmallPieces(const datatype::Layout& layout, size_t min_piece) {
+  const auto blocks = static_cast<size_t>(layout.num_blocks());
+  return blocks > 0 && static_cast<size_t>(layout.size()) < blocks * min_piece;
+}
+
 net::MemoryRegion RegisterOrDie(net::Transport& transport, std::byte* start,
                                 size_t length, const char* what) {
   auto region = transport.RegisterMemory(start, length);
@@ -298,7 +307,8 @@ void PointToPoint::PostRendezvousRequestLocked(Request* request) {
     const std::span<const datatype::Run> runs = layout->runs();
     const size_t description =
         sizeof(SenderLayout) + runs.size() * sizeof(datatype::Run);
-    if (description <= eager_max_) {
+    if (description <= eager_max_ &&
+        !HasSmallPieces(*layout, gather_min_piece_)) {
       // Describe the memory: the receiver gathers the pieces in place.
       request->rendezvous_staging = new std::byte[description];
       const SenderLayout head{arguments.count, layout->extent(),
@@ -310,8 +320,9 @@ void PointToPoint::PostRendezvousRequestLocked(Request* request) {
       payload_length = description;
       header.flags = kSenderLayoutInPayload;
     } else {
-      // Too irregular to describe in one message: pack it once here, and
-      // the receiver reads the packed copy.
+      // Too irregular to describe in one message, or pieces so small that
+      // reading them one by one costs more than packing: pack it once
+      // here, and the receiver reads the packed copy.
       request->rendezvous_staging = new std::byte[arguments.bytes];
       datatype::Pack(arguments.buffer, arguments.count, layout, 0,
                      request->rendezvous_staging,
@@ -748,8 +759,11 @@ struct GatheredRead {
   datatype::LayoutRef sender_layout;  // empty: the sender's data is contiguous
   datatype::SegmentCursor local;
   datatype::SegmentCursor remote;
-  int64_t remaining;     // bytes not yet posted
-  int outstanding = 0;   // posted reads not yet complete
+  int64_t remaining;    // bytes not yet posted
+  int outstanding = 0;  // posted reads not yet complete
+  // Owned contiguous copy the read lands in, unpacked into the receive
+  // buffer at the end; null when the read lands in place.
+  std::byte* staging = nullptr;
   bool stalled = false;  // on the VCI's stalled_reads list
 };
 
@@ -777,19 +791,35 @@ void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
     sender_layout = datatype::RunsOnly(runs, head.extent);
     sender_count = head.count;
   }
+  // Small receive pieces: read into a contiguous staging copy and unpack
+  // it when the read is over (FinishGatheredReadLocked).
+  std::byte* staging = nullptr;
+  if (request->receive_layout != nullptr &&
+      HasSmallPieces(*request->receive_layout, gather_min_piece_)) {
+    staging = new std::byte[delivered];
+  }
   std::byte* start;
   size_t length;
-  SpanOf(request->receive_buffer, request->receive_count,
-         request->receive_layout, delivered, &start, &length);
+  if (staging != nullptr) {
+    start = staging;
+    length = delivered;
+  } else {
+    SpanOf(request->receive_buffer, request->receive_count,
+           request->receive_layout, delivered, &start, &length);
+  }
   request->receive_region =
       RegisterOrDie(*transport_, start, length, "receive");
   // A cursor over contiguous memory counts bytes.
-  const int64_t receive_count = request->receive_layout != nullptr
+  const int64_t receive_count = staging != nullptr
+                                    ? static_cast<int64_t>(delivered)
+                                : request->receive_layout != nullptr
                                     ? request->receive_count
                                     : static_cast<int64_t>(request->capacity);
   request->gathered_read = new GatheredRead(
-      request->receive_buffer, receive_count, request->receive_layout,
+      staging != nullptr ? staging : request->receive_buffer, receive_count,
+      staging != nullptr ? nullptr : request->receive_layout,
       header.sender_address, sender_count, std::move(sender_layout), delivered);
+  request->gathered_read->staging = staging;
   request->rendezvous_remote_key = header.remote_key;
   request->pending_events = 1;  // the gathered read is over
   if (!PumpGatheredReadLocked(request)) {
@@ -854,6 +884,16 @@ void PointToPoint::FinishGatheredReadLocked(int vci, Request* request) {
   GatheredRead& read = *request->gathered_read;
   --read.outstanding;
   if (read.remaining > 0 || read.outstanding > 0) return;
+  if (read.staging != nullptr) {
+    datatype::Unpack(read.staging, static_cast<int64_t>(request->status.bytes),
+                     request->receive_buffer, request->receive_count,
+                     request->receive_layout, 0);
+    // The staging copy was the registered region: give it back before the
+    // memory goes (FinishRendezvousEvent then has nothing left to release).
+    transport_->DeregisterMemory(request->receive_region);
+    request->receive_region = {};
+    delete[] read.staging;
+  }
   delete request->gathered_read;
   request->gathered_read = nullptr;
   SendControlLocked(vci, request->rendezvous_peer,

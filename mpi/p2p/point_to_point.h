@@ -286,6 +286,9 @@ class PointToPoint : public net::CompletionHandler {
   net::Transport* const transport_;
   const size_t eager_max_;
   const size_t split_min_;  // 0: never split a rendezvous
+  // Settings::gather_min_piece: non-contiguous rendezvous data in smaller
+  // pieces (on average) is staged in a contiguous copy.
+  const size_t gather_min_piece_;
   const int spin_before_yield_;
   const int world_size_;
   std::vector<std::unique_ptr<Vci>> vcis_;
