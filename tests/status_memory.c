@@ -3,7 +3,8 @@
  * MPI_Status_set_cancelled, and MPI-4.1's set/get of source, tag and
  * error), read back through MPI_Get_count, MPI_Get_elements and
  * MPI_Test_cancelled. Memory from MPI_Alloc_mem also carries real
- * traffic. */
+ * traffic. Calls that return one status leave its MPI_ERROR field alone
+ * (MPI-4.1 section 3.2.5); Waitall sets it. */
 #include "test_util.h"
 
 #if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
@@ -130,6 +131,74 @@ static void check_status_setters(void) {
 #endif
 }
 
+/* Each single-status call, on a real message and on MPI_PROC_NULL, must
+ * fill source and tag but keep the MPI_ERROR the program left there. */
+static void check_error_field_untouched(int rank, int size) {
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+  const int kMarker = MPI_ERR_DIMS;
+  int out = 1000 + rank, in = -1;
+  for (int peer_is_null = 0; peer_is_null <= 1; ++peer_is_null) {
+    const int to = peer_is_null ? MPI_PROC_NULL : next;
+    const int from = peer_is_null ? MPI_PROC_NULL : previous;
+    const int expected_source = from;
+    MPI_Status status;
+    MPI_Request request;
+    int flag = 0;
+    /* MPI_Recv */
+    status.MPI_ERROR = kMarker;
+    MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_INT, to, 11, &in, 1, MPI_INT, from,
+                           11, MPI_COMM_WORLD, &status));
+    CHECK(status.MPI_SOURCE == expected_source && status.MPI_ERROR == kMarker,
+          "Sendrecv (null peer %d): source %d, MPI_ERROR %d changed",
+          peer_is_null, status.MPI_SOURCE, status.MPI_ERROR);
+    /* MPI_Probe, then MPI_Recv */
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, to, 12, MPI_COMM_WORLD, &request));
+    status.MPI_ERROR = kMarker;
+    MPI_CHECK(MPI_Probe(from, 12, MPI_COMM_WORLD, &status));
+    CHECK(status.MPI_ERROR == kMarker, "Probe changed MPI_ERROR to %d",
+          status.MPI_ERROR);
+    MPI_CHECK(MPI_Recv(&in, 1, MPI_INT, from, 12, MPI_COMM_WORLD, &status));
+    CHECK(status.MPI_ERROR == kMarker, "Recv changed MPI_ERROR to %d",
+          status.MPI_ERROR);
+    status.MPI_ERROR = kMarker;
+    MPI_CHECK(MPI_Wait(&request, &status));
+    CHECK(status.MPI_ERROR == kMarker, "Wait changed MPI_ERROR to %d",
+          status.MPI_ERROR);
+    /* MPI_Mprobe + MPI_Mrecv, MPI_Irecv + MPI_Test */
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, to, 13, MPI_COMM_WORLD, &request));
+    MPI_Message message;
+    status.MPI_ERROR = kMarker;
+    MPI_CHECK(MPI_Mprobe(from, 13, MPI_COMM_WORLD, &message, &status));
+    CHECK(status.MPI_ERROR == kMarker, "Mprobe changed MPI_ERROR to %d",
+          status.MPI_ERROR);
+    MPI_CHECK(MPI_Mrecv(&in, 1, MPI_INT, &message, &status));
+    CHECK(status.MPI_ERROR == kMarker && status.MPI_SOURCE == expected_source,
+          "Mrecv: source %d, MPI_ERROR %d", status.MPI_SOURCE,
+          status.MPI_ERROR);
+    CHECK(peer_is_null || in == 1000 + previous, "Mrecv delivered %d", in);
+    MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    MPI_Request receive;
+    MPI_CHECK(MPI_Irecv(&in, 1, MPI_INT, from, 14, MPI_COMM_WORLD, &receive));
+    MPI_CHECK(MPI_Send(&out, 1, MPI_INT, to, 14, MPI_COMM_WORLD));
+    status.MPI_ERROR = kMarker;
+    while (!flag) MPI_CHECK(MPI_Test(&receive, &flag, &status));
+    CHECK(status.MPI_ERROR == kMarker && status.MPI_SOURCE == expected_source,
+          "Test: source %d, MPI_ERROR %d", status.MPI_SOURCE,
+          status.MPI_ERROR);
+    /* MPI_Waitall returns several statuses: it sets MPI_ERROR. */
+    MPI_Request pair[2];
+    MPI_Status statuses[2];
+    statuses[0].MPI_ERROR = statuses[1].MPI_ERROR = kMarker;
+    MPI_CHECK(MPI_Irecv(&in, 1, MPI_INT, from, 15, MPI_COMM_WORLD, &pair[0]));
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, to, 15, MPI_COMM_WORLD, &pair[1]));
+    MPI_CHECK(MPI_Waitall(2, pair, statuses));
+    CHECK(statuses[0].MPI_ERROR == MPI_SUCCESS &&
+              statuses[1].MPI_ERROR == MPI_SUCCESS,
+          "Waitall left MPI_ERROR %d, %d", statuses[0].MPI_ERROR,
+          statuses[1].MPI_ERROR);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_CHECK(MPI_Init(&argc, &argv));
   int rank, size;
@@ -137,6 +206,7 @@ int main(int argc, char** argv) {
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   check_alloc_mem(rank, size);
   check_status_setters();
+  check_error_field_untouched(rank, size);
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   test_report_pass("status_memory", MPI_COMM_WORLD);
   MPI_CHECK(MPI_Finalize());

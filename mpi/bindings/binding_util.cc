@@ -9,8 +9,8 @@ void ToMpiStatus(const p2p::Status& from, MPI_Status* to) {
   if (to == MPI_STATUS_IGNORE) return;
   to->MPI_SOURCE = from.source;
   to->MPI_TAG = from.tag == match::kAnyTag ? MPI_ANY_TAG : from.tag;
-  to->MPI_ERROR =
-      from.error == p2p::Error::kTruncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  // MPI_ERROR is left alone: only calls that return several statuses set
+  // it (MPI-4.1 section 3.2.5); they do so themselves.
   SetStatusBytes(to, from.bytes);
   to->internal[2] = from.cancelled ? 1 : 0;
 }

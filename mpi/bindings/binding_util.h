@@ -104,7 +104,10 @@ inline uint64_t StatusBytes(const MPI_Status* status) {
          (static_cast<uint64_t>(static_cast<uint32_t>(status->internal[1]))
           << 32);
 }
+// Source, tag, count and cancellation of a finished operation; MPI_ERROR is
+// not touched (single-status calls must leave it, MPI-4.1 section 3.2.5).
 void ToMpiStatus(const p2p::Status& from, MPI_Status* to);
+// The standard's empty status (MPI_ERROR = MPI_SUCCESS included).
 void SetEmptyStatus(MPI_Status* status);
 p2p::Status ProcNullStatus();
 

@@ -91,13 +91,18 @@ bool AnyActive(const RequestList& requests) {
   return false;
 }
 
-// Hands a finished request's status to the user and retires the request
-// (the handle becomes MPI_REQUEST_NULL unless it is persistent). Returns
-// true when it carried an error (truncation).
+// For the calls that return several statuses (Waitall, Testall, Waitsome,
+// Testsome): hands a finished request's status to the user, MPI_ERROR
+// included, and retires the request (the handle becomes MPI_REQUEST_NULL
+// unless it is persistent). Returns true when it carried an error
+// (truncation).
 bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
              Communicator** owner) {
   minimpi::ToMpiStatus(r->status, status);
   const bool failed = r->status.error != p2p::Error::kNone;
+  if (status != MPI_STATUS_IGNORE) {
+    status->MPI_ERROR = failed ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  }
   *owner = OwnerOf(r);
   const bool persistent = r->persistent;
   Instance::Get().p2p().Retire(r);
@@ -105,7 +110,9 @@ bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
   return failed;
 }
 
-// Like Collect, and raises the error on the request's communicator.
+// For the calls that return one status (Wait, Test, Waitany, Testany):
+// like Collect, but MPI_ERROR is left alone and the error is raised on the
+// request's communicator.
 int CollectOne(const char* call, p2p::Request* r, MPI_Request* handle,
                MPI_Status* status) {
   Communicator* owner = OwnerOf(r);
