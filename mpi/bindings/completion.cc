@@ -403,10 +403,13 @@ int PMPI_Cancel(MPI_Request* request) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "cannot cancel an inactive persistent request");
   }
-  // Receives that have not matched are cancelled; a send (or a receive that
-  // already matched) completes normally, which the standard allows.
+  // Receives that have not matched are cancelled, and so are sends whose
+  // message has not matched (p2p asks the receiver); an operation that has
+  // matched completes normally, which the standard allows.
   if (r->kind == p2p::RequestKind::kReceive) {
     Instance::Get().p2p().CancelReceive(r);
+  } else if (r->kind == p2p::RequestKind::kSend) {
+    Instance::Get().p2p().CancelSend(r);
   }
   return MPI_SUCCESS;
 }

@@ -236,6 +236,7 @@ void PointToPoint::PostSendLocked(Request* request) {
   const SendArguments& arguments = request->send;
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
+  request->cancel_requested = false;
   if (arguments.bytes <= eager_max_) {
     if (arguments.mode == SendMode::kSynchronous) {
       MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
@@ -995,6 +996,69 @@ bool PointToPoint::CancelReceive(Request* request) {
   return true;
 }
 
+void PointToPoint::CancelSend(Request* request) {
+  Vci& v = *vcis_[request->vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  if (IsComplete(request) || request->cancel_requested) return;
+  const int peer = request->send.destination_world_rank;
+  // Still in this VCI's backlog to the peer: take it out; nobody saw it.
+  if (!v.outgoing.empty()) {
+    Vci::OutgoingQueue& queue = v.outgoing[peer];
+    Vci::OutgoingMessage* previous = nullptr;
+    for (Vci::OutgoingMessage* message = queue.head; message != nullptr;
+         previous = message, message = message->next) {
+      if (message->request != request) continue;
+      (previous == nullptr ? queue.head : previous->next) = message->next;
+      if (queue.tail == message) queue.tail = previous;
+      // An emptied queue leaves its peer on backlogged_peers; the next
+      // retry drops it.
+      v.spare_outgoing.push_back(message);
+      CompleteCancelledSendLocked(request);
+      return;
+    }
+  }
+  // The message has left: ask the receiver, behind it on the same ring.
+  request->cancel_requested = true;
+  MessageHeader cancel = MakeControl(MessageType::kCancelSend,
+                                     reinterpret_cast<uint64_t>(request));
+  cancel.context = request->send.remote_context;
+  cancel.source = request->send.source_rank;
+  cancel.tag = request->send.tag;
+  SendControlLocked(request->send.vci, peer, cancel);
+}
+
+void PointToPoint::CompleteCancelledSendLocked(Request* request) {
+  if (request->send.bytes > eager_max_) {  // a rendezvous: see PostSendLocked
+    transport_->DeregisterMemory(request->send_region);
+  }
+  delete[] request->rendezvous_staging;
+  request->rendezvous_staging = nullptr;
+  request->rendezvous_data = nullptr;
+  request->pending_events = 0;
+  request->status = Status{};
+  request->status.cancelled = true;
+  Complete(request);
+}
+
+void PointToPoint::HandleCancelSendLocked(int vci, int peer,
+                                          const MessageHeader& header) {
+  Vci& v = *vcis_[vci];
+  MessageHeader answer =
+      MakeControl(MessageType::kCancelAnswer, header.sender_request);
+  // Messages from one sender with one envelope match in order, so the
+  // message is withdrawable only while it is the earliest of them; behind
+  // an earlier one it is left to complete (the standard lets a cancel fail).
+  const match::Envelope wanted{header.context, header.source, header.tag};
+  if (auto* record = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
+      record != nullptr && record->source_world_rank == peer &&
+      record->header.sender_request == header.sender_request) {
+    v.engine->RemoveUnexpected(record);
+    FreeRecordLocked(v, record);
+    answer.flags = kCancelled;
+  }
+  SendControlLocked(vci, peer, answer);
+}
+
 // --- Completion and progress -------------------------------------------------
 
 void PointToPoint::Complete(Request* request) {
@@ -1146,6 +1210,17 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         case MessageType::kWriteDone:
           FinishRendezvousEvent(
               reinterpret_cast<Request*>(header.receiver_request));
+          return;
+        case MessageType::kCancelSend:
+          HandleCancelSendLocked(vci, completion.peer, header);
+          return;
+        case MessageType::kCancelAnswer:
+          // Not withdrawn: the request completes (or has completed) on its
+          // own, and may already be recycled, so it is not touched.
+          if ((header.flags & kCancelled) != 0) {
+            CompleteCancelledSendLocked(
+                reinterpret_cast<Request*>(header.sender_request));
+          }
           return;
       }
       std::fprintf(stderr, "minimpi: corrupt message header (type %d)\n",

@@ -181,6 +181,12 @@ class PointToPoint : public net::CompletionHandler {
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
   bool CancelReceive(Request* request);
+  // Cancels a pending send (MPI_Cancel). A message still queued here is
+  // withdrawn at once; one that has left is withdrawn by the receiver if it
+  // has not matched (kCancelSend): the request then completes with
+  // status.cancelled set, otherwise it completes as usual. A standard-mode
+  // eager send is complete once posted, and stays so.
+  void CancelSend(Request* request);
 
   // Probes: the earliest matching unexpected message. Iprobe progresses once.
   bool Iprobe(const match::Envelope& wanted, int vci, Status* status);
@@ -280,6 +286,12 @@ class PointToPoint : public net::CompletionHandler {
   // staging copy when the layout does not fit one message.
   void PostRendezvousRequestLocked(Request* request);
   void Complete(Request* request);
+  // Completes a send whose message was withdrawn, releasing what its
+  // rendezvous held.
+  void CompleteCancelledSendLocked(Request* request);
+  // Receiver of kCancelSend: withdraws the message if it is still
+  // unmatched, and answers.
+  void HandleCancelSendLocked(int vci, int peer, const MessageHeader& header);
   void RunAdvance(Progressable* schedule, int vci);
   void Backoff(int& idle_rounds);
 

@@ -14,6 +14,9 @@
 // reads; only a layout too long for one message is packed into a staging
 // copy first. Non-contiguous rendezvous messages are never split.
 //
+// A send may be cancelled while its message is unmatched: see kCancelSend
+// below.
+//
 // Large messages (at least Settings::rendezvous_split_min bytes) are moved by
 // both sides at once, so two cores copy instead of one: the receiver answers
 // the request with kClearToSend, naming its buffer and a split point, then
@@ -38,6 +41,8 @@ enum class MessageType : uint8_t {
   kRendezvousDone,
   kClearToSend,
   kWriteDone,
+  kCancelSend,    // the sender withdraws an unmatched message (MPI_Cancel)
+  kCancelAnswer,  // whether it was withdrawn (flags: kCancelled)
 };
 
 struct MessageHeader {
@@ -75,6 +80,15 @@ struct SenderLayout {
   int64_t num_runs;
   int64_t reserved;
 };
+
+// Cancelling a send (MPI_Cancel) whose message has left: kCancelSend
+// repeats the message's envelope (context, source, tag) and sender_request.
+// The receiver withdraws the message if it is still the earliest unmatched
+// one with that envelope from that sender (it then never matches) and
+// answers kCancelAnswer with kCancelled set; otherwise it answers without it
+// and the send completes as usual. The sender touches its request only on a
+// kCancelled answer: then nothing else can complete it.
+inline constexpr uint32_t kCancelled = 1;
 
 // kEager messages carry only the envelope: the leading fields of
 // MessageHeader, up to and including `tag`. The length is the message's.

@@ -128,6 +128,9 @@ struct Request : match::PostedReceive {
   SendArguments send;
   net::MemoryRegion send_region;  // registered for the rendezvous read
   uint64_t receiver_request = 0;  // split rendezvous: the peer's request
+  // MPI_Cancel asked the receiver to withdraw the message (kCancelSend);
+  // reset at each start. Guarded by the VCI lock.
+  bool cancel_requested = false;
 
   // Receive side.
   void* receive_buffer = nullptr;
