@@ -885,6 +885,16 @@ MINIMPI_DECLARE(int, Status_set_error, (MPI_Status * status, int error))
 MINIMPI_DECLARE(int, Status_get_source, (const MPI_Status* status, int* source))
 MINIMPI_DECLARE(int, Status_get_tag, (const MPI_Status* status, int* tag))
 MINIMPI_DECLARE(int, Status_get_error, (const MPI_Status* status, int* error))
+/* Generalized requests (MPI-4.1 section 13.2). */
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
+MINIMPI_DECLARE(int, Grequest_start,
+                (MPI_Grequest_query_function * query_fn,
+                 MPI_Grequest_free_function* free_fn,
+                 MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Grequest_complete, (MPI_Request request))
 /* ---- end of issue 8's block --------------------------------------------- */
 /* ---- Datatypes (typebind): constructors, decoding, queries, packing. Every
  * constructor and query that MPI-4.1 gives a large-count twin has its _c

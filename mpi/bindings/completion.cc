@@ -7,6 +7,9 @@
 // Waitany/Testany report MPI_UNDEFINED when no request is active;
 // Waitsome/Testsome report outcount MPI_UNDEFINED then.
 //
+// Generalized requests (generalized_requests.h) complete when the program
+// says so; collecting one runs its query and free callbacks.
+//
 // Every handle is translated once, up front: a handle that names no request
 // (freed, already completed and collected, or garbage) is MPI_ERR_REQUEST
 // before anything waits.
@@ -17,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"  // compat
+#include "mpi/bindings/generalized_requests.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;
@@ -98,6 +102,13 @@ bool AnyActive(const RequestList& requests) {
 // (truncation).
 bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
              Communicator** owner) {
+  if (minimpi::IsGeneralized(r)) {
+    *owner = nullptr;
+    const int error = minimpi::CollectGeneralized(r, status);
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = error;
+    *handle = MPI_REQUEST_NULL;
+    return error != MPI_SUCCESS;
+  }
   minimpi::ToMpiStatus(r->status, status);
   const bool failed = r->status.error != p2p::Error::kNone;
   if (status != MPI_STATUS_IGNORE) {
@@ -115,6 +126,14 @@ bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
 // request's communicator.
 int CollectOne(const char* call, p2p::Request* r, MPI_Request* handle,
                MPI_Status* status) {
+  if (minimpi::IsGeneralized(r)) {
+    const int error = minimpi::CollectGeneralized(r, status);
+    *handle = MPI_REQUEST_NULL;
+    if (error == MPI_SUCCESS) return MPI_SUCCESS;
+    return minimpi::RaiseErrorCode(nullptr, call, error,
+                                   "a generalized request's query or free "
+                                   "function failed");
+  }
   Communicator* owner = OwnerOf(r);
   minimpi::ToMpiStatus(r->status, status);
   const int error = minimpi::RaiseRequestError(call, r, owner);
@@ -134,8 +153,7 @@ MPI_Status* StatusAt(MPI_Status* statuses, int i) {
 int RaiseInStatus(const char* call, Communicator* owner, int failed_index) {
   return RaiseError(
       owner, call, MPI_ERR_IN_STATUS,
-      absl::StrFormat("message truncated in request %d (see its status)",
-                      failed_index));
+      absl::StrFormat("request %d failed (see its status)", failed_index));
 }
 
 // The end of Waitall/Testall once every request is done: statuses for all,
@@ -372,7 +390,16 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
   }
   if (!IsDone(r)) Instance::Get().p2p().ProgressAll();
   *flag = IsDone(r);
-  if (*flag) minimpi::ToMpiStatus(r->status, status);  // the request stays
+  if (!*flag) return MPI_SUCCESS;
+  if (minimpi::IsGeneralized(r)) {  // the request stays
+    if (int error = minimpi::QueryGeneralized(r, status)) {
+      return minimpi::RaiseErrorCode(nullptr, kCall, error,
+                                     "a generalized request's query function "
+                                     "failed");
+    }
+    return MPI_SUCCESS;
+  }
+  minimpi::ToMpiStatus(r->status, status);  // the request stays
   return MPI_SUCCESS;
 }
 
@@ -385,6 +412,15 @@ int PMPI_Request_free(MPI_Request* request) {
   }
   p2p::Request* r = minimpi::ToRequest(*request);
   if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
+  if (minimpi::IsGeneralized(r)) {
+    *request = MPI_REQUEST_NULL;
+    if (int error = minimpi::FreeGeneralized(r)) {
+      return minimpi::RaiseErrorCode(nullptr, kCall, error,
+                                     "a generalized request's free function "
+                                     "failed");
+    }
+    return MPI_SUCCESS;
+  }
   Instance::Get().p2p().Free(r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
@@ -410,6 +446,12 @@ int PMPI_Cancel(MPI_Request* request) {
     Instance::Get().p2p().CancelReceive(r);
   } else if (r->kind == p2p::RequestKind::kSend) {
     Instance::Get().p2p().CancelSend(r);
+  } else if (minimpi::IsGeneralized(r)) {
+    if (int error = minimpi::CancelGeneralized(r)) {
+      return minimpi::RaiseErrorCode(nullptr, kCall, error,
+                                     "a generalized request's cancel function "
+                                     "failed");
+    }
   }
   return MPI_SUCCESS;
 }

@@ -600,6 +600,19 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
   return request;
 }
 
+Request* PointToPoint::NewGeneralized(void* extension) {
+  Vci& v = *vcis_[0];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  Request* request = v.requests.Allocate();
+  request->kind = RequestKind::kGeneralized;
+  request->persistent = false;
+  request->vci = 0;
+  request->status = Status{};
+  request->extension = extension;
+  request->state.store(RequestState::kActive, std::memory_order_release);
+  return request;
+}
+
 void PointToPoint::PostReceiveLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};

@@ -178,6 +178,14 @@ class PointToPoint : public net::CompletionHandler {
   // buffered messages of every VCI complete.
   void CompleteUnowned(Request* request);
 
+  // Generalized requests: one active request of kind kGeneralized, and its
+  // completion, which any thread may call holding no lock. It touches only
+  // the request's state, so a thread waiting on it sees it at once.
+  Request* NewGeneralized(void* extension);
+  static void CompleteGeneralized(Request* request) {
+    request->state.store(RequestState::kComplete, std::memory_order_release);
+  }
+
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
   bool CancelReceive(Request* request);

@@ -45,6 +45,9 @@ enum class RequestKind : uint8_t {
   // Point-to-point work of several requests, completed by its schedule
   // like a collective: MPI_Isendrecv, a buffered message, a buffer flush.
   kCompound,
+  // A generalized request (MPI_Grequest_start): the program completes it
+  // (MPI_Grequest_complete); its callbacks live in `extension`.
+  kGeneralized,
 };
 
 // kBuffered marks a persistent MPI_Bsend_init request: each start copies
@@ -161,6 +164,8 @@ struct Request : match::PostedReceive {
   // Opaque to p2p: the bindings keep the communicator's handle here, to
   // raise a completed request's error on its handler.
   uintptr_t owner = 0;
+  // Opaque to p2p: what the bindings keep for a kGeneralized request.
+  void* extension = nullptr;
   // A step of a collective: told when this request completes.
   Progressable* parent = nullptr;
   // A collective request owns its schedule; deleted when the request is.
