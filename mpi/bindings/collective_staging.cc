@@ -194,8 +194,12 @@ int CollectiveStaging::Stage(const char* call, Communicator* comm,
       break;
   }
 
-  // The data-movement collectives: the send side first.
-  const Datatype* send_type = a.in_place ? nullptr : TypeOf(a.send_type);
+  // The data-movement collectives: the send side first. In place means no
+  // send side, except for scatter(v), where it is the root's receive side.
+  const bool scatters =
+      collective == Collective::kScatter || collective == Collective::kScatterv;
+  const Datatype* send_type =
+      a.in_place && !scatters ? nullptr : TypeOf(a.send_type);
   const bool sends_blocks = collective == Collective::kScatterv ||
                             collective == Collective::kAlltoallv;
   const bool sends_all_blocks =
