@@ -30,6 +30,9 @@ Generalized* Of(p2p::Request* r) {
 int Release(p2p::Request* r) {
   Generalized* g = Of(r);
   const int error = g->free_fn(g->extra_state);
+  // MPI_Grequest_complete publishes completion while it holds the mutex:
+  // let it go before the memory does.
+  { std::lock_guard<std::mutex> wait_for_completer(g->mutex); }
   delete g;
   r->extension = nullptr;
   Instance::Get().p2p().Retire(r);
@@ -110,18 +113,22 @@ int PMPI_Grequest_complete(MPI_Request request) {
                       "not an active generalized request");
   }
   auto* g = minimpi::Of(r);
+  bool twice = false;
+  bool freed = false;
   {
     std::lock_guard<std::mutex> lock(g->mutex);
-    if (g->completed) {
-      return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
-                        "generalized request completed twice");
-    }
+    twice = g->completed;
+    freed = g->freed;
     g->completed = true;
-    if (!g->freed) {
-      p2p::PointToPoint::CompleteGeneralized(r);
-      return MPI_SUCCESS;
-    }
+    // Published under the mutex, so MPI_Request_free decides who releases
+    // with the state settled; a waiter may collect it from here on.
+    if (!twice && !freed) p2p::PointToPoint::CompleteGeneralized(r);
   }
+  if (twice) {  // raised without the mutex: a user handler may run
+    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
+                      "generalized request completed twice");
+  }
+  if (!freed) return MPI_SUCCESS;
   // Freed by the program before: nobody waits for it any more.
   p2p::PointToPoint::CompleteGeneralized(r);
   if (int error = minimpi::Release(r)) {

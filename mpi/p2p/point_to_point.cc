@@ -278,7 +278,7 @@ void SpanOf(const void* buffer, int64_t count, const datatype::Layout* layout,
 // cross-memory or RDMA segment per piece.
 bool HasSmallPieces(const datatype::Layout& layout, size_t min_piece) {
   const auto blocks = static_cast<size_t>(layout.num_blocks());
-  return blocks > 0 && static_cast<size_t>(layout.size()) < blocks * min_piece;
+  return blocks > 0 && static_cast<size_t>(layout.size()) / blocks < min_piece;
 }
 
 net::MemoryRegion RegisterOrDie(net::Transport& transport, std::byte* start,
