@@ -54,6 +54,10 @@ absl::Status Instance::Setup() {
                                        oversubscribed, bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
+  auto partitioned =
+      part::Partitioned::Create(*p2p_, settings_, bootstrap_->rank());
+  if (!partitioned.ok()) return partitioned.status();
+  partitioned_ = std::move(partitioned).value();
 
   const int size = bootstrap_->size();
   world_ = std::make_unique<Communicator>();
@@ -98,6 +102,7 @@ void Instance::Finalize() {
   // Derived datatypes the program never freed (typebind): each open handle
   // gives its reference back, so the objects and their layouts are freed.
   instance->datatypes_.ForEach([](Datatype* type) { type->Release(); });
+  instance->partitioned_.reset();
   instance->p2p_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();

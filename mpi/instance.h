@@ -18,6 +18,7 @@
 #include "mpi/errhandler.h"
 #include "mpi/handle_table.h"
 #include "mpi/p2p/point_to_point.h"
+#include "mpi/part/partitioned.h"
 #include "net/transport.h"
 #include "runtime/bootstrap.h"
 #include "runtime/settings.h"
@@ -45,6 +46,7 @@ class Instance {
   runtime::Bootstrap& bootstrap() { return *bootstrap_; }
   net::Transport& transport() { return *transport_; }
   p2p::PointToPoint& p2p() { return *p2p_; }
+  part::Partitioned& partitioned() { return *partitioned_; }
   Communicator* world() { return world_.get(); }
   Communicator* self() { return self_.get(); }
   int world_rank() const { return world_rank_; }
@@ -82,6 +84,7 @@ class Instance {
   std::unique_ptr<runtime::Bootstrap> bootstrap_;
   std::unique_ptr<net::Transport> transport_;
   std::unique_ptr<p2p::PointToPoint> p2p_;
+  std::unique_ptr<part::Partitioned> partitioned_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   int world_rank_ = 0;

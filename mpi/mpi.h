@@ -582,6 +582,23 @@ MINIMPI_DECLARE(int, Recv_init,
                 (void* buf, int count, MPI_Datatype datatype, int source,
                  int tag, MPI_Comm comm, MPI_Request* request))
 MINIMPI_DECLARE(int, Start, (MPI_Request * request))
+/* Partitioned communication (MPI-4). */
+MINIMPI_DECLARE(int, Psend_init,
+                (const void* buf, int partitions, MPI_Count count,
+                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Precv_init,
+                (void* buf, int partitions, MPI_Count count,
+                 MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Pready, (int partition, MPI_Request request))
+MINIMPI_DECLARE(int, Pready_range,
+                (int partition_low, int partition_high, MPI_Request request))
+MINIMPI_DECLARE(int, Pready_list,
+                (int length, const int array_of_partitions[],
+                 MPI_Request request))
+MINIMPI_DECLARE(int, Parrived,
+                (MPI_Request request, int partition, int* flag))
 MINIMPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
 
 /* Requests and completion. */

@@ -149,6 +149,18 @@ class Transport {
                                const MemoryRegion& local_region,
                                const IoSegment* remote, int remote_count,
                                uint32_t remote_key, uint64_t context) = 0;
+  // A gathered RDMA write: the bytes of the local `local` segments, in
+  // order, into the peer's contiguous `remote` buffer (at most
+  // max_io_segments() segments, all in `local_region`). With a non-null
+  // `immediate` it is a write with immediate: the peer's `vci` gets a
+  // kWriteImmediate carrying *immediate once all the bytes are visible. One
+  // kLocalDone carrying `context` when finished. Partitioned communication
+  // sends each transport partition with one of these.
+  virtual PostResult RdmaWritev(int vci, int peer, const IoSegment* local,
+                                int local_count,
+                                const MemoryRegion& local_region,
+                                RemoteBuffer remote, const uint32_t* immediate,
+                                uint64_t context) = 0;
   // The most I/O vector entries one side of an RdmaReadv may have.
   virtual int max_io_segments() const = 0;
 

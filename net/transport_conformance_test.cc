@@ -573,6 +573,7 @@ TEST_P(TransportConformanceTest, PackedSendsArriveLikeSends) {
 // Sends and writes with immediate interleaved on one connection: the
 // receiver sees them in posting order, and when a kWriteImmediate arrives
 // its data is already in place.
+// Every third write is an RdmaWritev of three pieces.
 TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
   Settings settings;
   settings.num_vcis = 3;
@@ -647,7 +648,21 @@ TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
     int writes_posted = 0;
     for (int op = 0; op < kOperations && error.empty();) {
       PostResult result;
-      if (is_write(op)) {
+      if (is_write(op) && op % 3 == 2) {
+        // The gathered form: the same bytes in three local pieces.
+        const uint64_t base =
+            reinterpret_cast<uint64_t>(source.data() + op * kSlotBytes);
+        const size_t length = write_length(op);
+        const IoSegment pieces[3] = {
+            {base, length / 3},
+            {base + length / 3, length / 3},
+            {base + 2 * (length / 3), length - 2 * (length / 3)}};
+        const uint32_t immediate = uint32_t(op) * 2654435761u;
+        result = transport.RdmaWritev(
+            kVci, right, pieces, 3, *source_region,
+            RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
+            &immediate, op);
+      } else if (is_write(op)) {
         result = transport.RdmaWriteImmediate(
             kVci, right, source.data() + op * kSlotBytes, *source_region,
             RemoteBuffer{landing_address + op * kSlotBytes, landing_key},

@@ -75,6 +75,24 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   std::string check = s.collective_check ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
   s.collective_check = check == "1";
+  status.Update(ReadChoice(
+      "MINIMPI_PART_AGGR",
+      {"none", "size", "table", "ploggp", "timer", "adaptive"},
+      s.part_aggregator));
+  status.Update(ReadInt<size_t>("MINIMPI_PART_AGGR_SIZE", 1, size_t{1} << 40,
+                                s.part_aggregation_size));
+  if (const char* table = Env("MINIMPI_PART_TABLE")) s.part_table = table;
+  if (const char* loggp = Env("MINIMPI_PART_LOGGP")) s.part_loggp = loggp;
+  status.Update(
+      ReadInt("MINIMPI_PART_DELTA_US", 0, 10'000'000, s.part_delta_us));
+  status.Update(
+      ReadInt("MINIMPI_PART_DELAY_US", 0, 100'000'000, s.part_delay_us));
+  std::string part_stats = s.part_stats ? "1" : "0";
+  status.Update(ReadChoice("MINIMPI_PART_STATS", {"0", "1"}, part_stats));
+  s.part_stats = part_stats == "1";
+  if (const char* profile = Env("MINIMPI_PART_PROFILE")) {
+    s.part_profile = profile;
+  }
   for (const char* collective : kCollectiveNames) {
     std::string variable =
         absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
@@ -136,6 +154,35 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        d.collective_check ? "1" : "0",
        "1: before each blocking collective, check that all ranks passed the "
        "same root and data size (reported on every rank; for debugging)"},
+      {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
+       "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
+       "(MPI_Info key minimpi_part_aggr overrides it per request)"},
+      {"MINIMPI_PART_AGGR_SIZE", absl::StrCat(s.part_aggregation_size),
+       absl::StrCat(d.part_aggregation_size),
+       "size aggregator: gcd(send, receive partitions) writes merged up to "
+       "this many bytes"},
+      {"MINIMPI_PART_TABLE", s.part_table, d.part_table,
+       "table aggregator: tuning table file (part_tune writes one); empty: "
+       "built-in defaults"},
+      {"MINIMPI_PART_LOGGP", s.part_loggp, d.part_loggp,
+       "LogGP parameters of the ploggp/timer/adaptive aggregators: a file "
+       "(loggp_probe writes one), probe (measure at the first partitioned "
+       "init), empty: built-in defaults"},
+      {"MINIMPI_PART_DELTA_US", absl::StrCat(s.part_delta_us),
+       absl::StrCat(d.part_delta_us),
+       "timer aggregator: microseconds the first thread of a transport "
+       "partition waits before sending what is ready"},
+      {"MINIMPI_PART_DELAY_US", absl::StrCat(s.part_delay_us),
+       absl::StrCat(d.part_delay_us),
+       "ploggp/timer aggregators: laggard delay (microseconds) the PLogGP "
+       "model plans for"},
+      {"MINIMPI_PART_STATS", s.part_stats ? "1" : "0",
+       d.part_stats ? "1" : "0",
+       "1: print each partitioned request's statistics (writes per round, "
+       "partitions per write, model prediction) when it is freed"},
+      {"MINIMPI_PART_PROFILE", s.part_profile, d.part_profile,
+       "FILE: record partitioned rounds (starts, readies, writes) to "
+       "FILE.<rank> for tools/part_profile"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

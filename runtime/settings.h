@@ -65,6 +65,29 @@ struct Settings {
   // mpi/coll checks the algorithm names, since it owns them.
   std::map<std::string, std::string> collective_algorithms;
 
+  // Partitioned communication (mpi/part). How user partitions are grouped
+  // into transport partitions (one RDMA write each): "none", "size",
+  // "table", "ploggp", "timer" or "adaptive"; an MPI_Info key
+  // ("minimpi_part_aggr") overrides it per request.
+  std::string part_aggregator = "adaptive";
+  // "size": writes are merged up to this many bytes.
+  size_t part_aggregation_size = 65536;
+  // "table": the tuning table file ("" = built-in defaults).
+  std::string part_table;
+  // LogGP parameters for "ploggp", "timer" and "adaptive": "" (built-in
+  // defaults), "probe" (measured at the first partitioned init) or a file
+  // written by loggp_probe.
+  std::string part_loggp;
+  // "timer": how long (microseconds) the first thread of a transport
+  // partition waits for the others before sending what is ready.
+  int part_delta_us = 20;
+  // "ploggp"/"timer": the laggard's delay (microseconds) the model plans for.
+  int part_delay_us = 50;
+  // Print per-request statistics when a partitioned request is freed.
+  bool part_stats = false;
+  // Record every round's starts, readies and writes to FILE.<rank>.
+  std::string part_profile;
+
   // Reads the MINIMPI_* environment; an unknown value is an error that names
   // the variable and lists the accepted values.
   static absl::StatusOr<Settings> FromEnvironment();

@@ -421,6 +421,19 @@ int PMPI_Request_free(MPI_Request* request) {
     }
     return MPI_SUCCESS;
   }
+  if (minimpi::part::Partitioned::IsPartitioned(r)) {
+    // MPI-4.1 section 4.2: freeing an active partitioned request is
+    // erroneous (its buffer and its peer are still in use).
+    if (r->state.load(std::memory_order_acquire) ==
+        p2p::RequestState::kActive) {
+      return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
+                        "cannot free an active partitioned request (wait "
+                        "for it first)");
+    }
+    Instance::Get().partitioned().Free(r);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+  }
   Instance::Get().p2p().Free(r);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
@@ -480,6 +493,10 @@ int PMPI_Start(MPI_Request* request) {
     if (int error = minimpi::BufferedSend(kCall, OwnerOf(r), r->send)) {
       return error;
     }
+  }
+  if (minimpi::part::Partitioned::IsPartitioned(r)) {
+    Instance::Get().partitioned().Start(r);
+    return MPI_SUCCESS;
   }
   Instance::Get().p2p().Start(r);
   return MPI_SUCCESS;

@@ -600,6 +600,19 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
   return request;
 }
 
+Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
+  Vci& v = *vcis_[vci];
+  std::lock_guard<std::mutex> lock(v.mutex);
+  Request* request = v.requests.Allocate();
+  request->kind = RequestKind::kPartitioned;
+  request->persistent = true;
+  request->vci = vci;
+  request->status = Status{};
+  request->extension = extension;
+  request->state.store(RequestState::kInactive, std::memory_order_release);
+  return request;
+}
+
 Request* PointToPoint::NewGeneralized(void* extension) {
   Vci& v = *vcis_[0];
   std::lock_guard<std::mutex> lock(v.mutex);
@@ -1144,6 +1157,7 @@ void PointToPoint::ProgressAll() {
 bool PointToPoint::PollLocked(int vci) {
   Vci& v = *vcis_[vci];
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
+  if (extension_ != nullptr) progressed |= extension_->ProgressLocked(vci);
   if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
   for (size_t i = 0; i < v.stalled_reads.size();) {
     Request* request = v.stalled_reads[i];
@@ -1227,6 +1241,13 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         case MessageType::kCancelSend:
           HandleCancelSendLocked(vci, completion.peer, header);
           return;
+        case MessageType::kPartitionedInit:
+        case MessageType::kPartitionedClear:
+        case MessageType::kPartitionedFree:
+          if (extension_ != nullptr) {
+            extension_->OnControlLocked(vci, completion.peer, header);
+          }
+          return;
         case MessageType::kCancelAnswer:
           // Not withdrawn: the request completes (or has completed) on its
           // own, and may already be recycled, so it is not touched.
@@ -1241,6 +1262,10 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
       std::abort();
     }
     case net::CompletionType::kLocalDone: {
+      if ((completion.context & kExtensionContextBit) != 0) {
+        extension_->OnWriteDoneLocked(vci, completion.context);
+        return;
+      }
       auto* request = reinterpret_cast<Request*>(completion.context);
       if (request->kind == RequestKind::kReceive &&
           request->gathered_read != nullptr) {
@@ -1262,7 +1287,13 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
       return;
     }
     case net::CompletionType::kWriteImmediate:
-      return;  // point-to-point posts no writes with immediate
+      // Point-to-point posts no writes with immediate; partitioned does.
+      if (extension_ != nullptr) {
+        extension_->OnWriteImmediateLocked(vci, completion.peer,
+                                           completion.immediate,
+                                           completion.length);
+      }
+      return;
   }
 }
 

@@ -103,6 +103,27 @@ struct alignas(64) Vci {
   bool advancing = false;  // guarded by `mutex`
 };
 
+// Traffic that rides on p2p's VCIs but belongs to a layer above it
+// (partitioned communication): its control messages, the writes with
+// immediate it receives, its own writes' local completions (posted with a
+// context whose low bit is set), and a chance to post deferred work
+// whenever a VCI is progressed. All calls hold that VCI's lock.
+class ExtensionTraffic {
+ public:
+  virtual ~ExtensionTraffic() = default;
+  virtual void OnControlLocked(int vci, int peer,
+                               const MessageHeader& header) = 0;
+  virtual void OnWriteImmediateLocked(int vci, int peer, uint32_t immediate,
+                                      size_t length) = 0;
+  virtual void OnWriteDoneLocked(int vci, uint64_t context) = 0;
+  // Returns true when it posted anything.
+  virtual bool ProgressLocked(int vci) = 0;
+};
+
+// kLocalDone contexts of ExtensionTraffic's writes have this bit set
+// (requests are aligned, so p2p's own contexts never do).
+inline constexpr uint64_t kExtensionContextBit = 1;
+
 class PointToPoint : public net::CompletionHandler {
  public:
   // `oversubscribed`: more ranks (or threads) than cores on this node, so a
@@ -186,6 +207,18 @@ class PointToPoint : public net::CompletionHandler {
     request->state.store(RequestState::kComplete, std::memory_order_release);
   }
 
+  // For ExtensionTraffic (mpi/part): registered once after Create.
+  void SetExtension(ExtensionTraffic* extension) { extension_ = extension; }
+  net::Transport& transport() { return *transport_; }
+  std::mutex& VciMutex(int vci) { return vcis_[vci]->mutex; }
+  // An inactive persistent request of kind kPartitioned owned by
+  // `extension` (mpi/part), so that handles, Wait and Test work as for any
+  // request.
+  Request* NewPartitionedRequest(int vci, void* extension);
+  // Sends a control message (a header only), or queues it behind the
+  // peer's backlog; never blocks. Caller holds `vci`'s lock.
+  void SendControlLocked(int vci, int peer, const MessageHeader& header);
+
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
   bool CancelReceive(Request* request);
@@ -248,7 +281,6 @@ class PointToPoint : public net::CompletionHandler {
   void SendDataLocked(Request* request, const MessageHeader& header,
                       const void* payload, size_t payload_length,
                       bool complete_when_sent);
-  void SendControlLocked(int vci, int peer, const MessageHeader& header);
   // Posts `message` unless the peer has a backlog; false when it must wait.
   // A non-null `packed` means the payload is the packed form of those send
   // arguments' data.
@@ -312,6 +344,7 @@ class PointToPoint : public net::CompletionHandler {
   const int spin_before_yield_;
   const int world_size_;
   std::vector<std::unique_ptr<Vci>> vcis_;
+  ExtensionTraffic* extension_ = nullptr;
 };
 
 template <typename Done>

@@ -43,6 +43,12 @@ enum class MessageType : uint8_t {
   kWriteDone,
   kCancelSend,    // the sender withdraws an unmatched message (MPI_Cancel)
   kCancelAnswer,  // whether it was withdrawn (flags: kCancelled)
+  // Partitioned communication's control messages (mpi/part owns their
+  // meaning; p2p only carries them): a send init announced to the receiver,
+  // the receiver's per-round clear to send, a freed send init withdrawn.
+  kPartitionedInit,
+  kPartitionedClear,
+  kPartitionedFree,
 };
 
 struct MessageHeader {

@@ -48,6 +48,9 @@ enum class RequestKind : uint8_t {
   // A generalized request (MPI_Grequest_start): the program completes it
   // (MPI_Grequest_complete); its callbacks live in `extension`.
   kGeneralized,
+  // A partitioned send or receive (MPI_Psend_init/MPI_Precv_init): always
+  // persistent; mpi/part owns it through `extension` and completes it.
+  kPartitioned,
 };
 
 // kBuffered marks a persistent MPI_Bsend_init request: each start copies

@@ -485,6 +485,54 @@ PostResult ShmTransport::RdmaReadv(int vci, int peer, const IoSegment* local,
   return PostResult::kOk;
 }
 
+void ShmTransport::CrossMemoryWritev(int peer, const IoSegment* local,
+                                     int local_count, uint64_t remote) {
+  const int peer_local = local_index_of_rank_[peer];
+  if (peer_local == my_local_index_) {
+    for (int i = 0; i < local_count; ++i) {
+      std::memmove(reinterpret_cast<void*>(remote),
+                   reinterpret_cast<const void*>(local[i].address),
+                   local[i].length);
+      remote += local[i].length;
+    }
+    return;
+  }
+  iovec local_iov[1024];
+  size_t total = 0;
+  for (int i = 0; i < local_count; ++i) {
+    local_iov[i] = {reinterpret_cast<void*>(local[i].address), local[i].length};
+    total += local[i].length;
+  }
+  // Resume after a partial transfer where the kernel stopped.
+  iovec* l = local_iov;
+  int l_left = local_count;
+  size_t done = 0;
+  while (done < total) {
+    iovec remote_iov = {reinterpret_cast<void*>(remote + done), total - done};
+    ssize_t moved =
+        process_vm_writev(peer_pids_[peer_local], l, l_left, &remote_iov, 1, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) {
+      std::fprintf(stderr,
+                   "net/shm RdmaWritev(rank %d): process_vm_writev of %zu "
+                   "bytes in %d segments to 0x%llx of rank %d failed after "
+                   "%zu bytes: %s\n",
+                   rank_, total, local_count,
+                   static_cast<unsigned long long>(remote), peer, done,
+                   moved < 0 ? ErrnoText(errno).c_str() : "no progress");
+      std::abort();
+    }
+    done += static_cast<size_t>(moved);
+    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
+      const size_t n = std::min(skip, l->iov_len);
+      l->iov_base = static_cast<std::byte*>(l->iov_base) + n;
+      l->iov_len -= n;
+      skip -= n;
+      if (l->iov_len == 0 && l_left > 0) ++l, --l_left;
+    }
+  }
+}
+
 void ShmTransport::CrossMemoryCopy(bool write, int peer, void* local,
                                    uint64_t remote, size_t length) {
   const int peer_local = local_index_of_rank_[peer];
@@ -580,6 +628,34 @@ PostResult ShmTransport::RdmaWriteImmediate(
   cell->flags = kCellFlagWriteImmediate;
   cell->immediate = immediate;
   ring.Publish();
+  PushLocalDone(state, peer, context);
+  return PostResult::kOk;
+}
+
+PostResult ShmTransport::RdmaWritev(int vci, int peer, const IoSegment* local,
+                                    int local_count, const MemoryRegion&,
+                                    RemoteBuffer remote,
+                                    const uint32_t* immediate,
+                                    uint64_t context) {
+  Vci& state = vcis_[vci];
+  RingProducer& ring = state.to_peer[LocalIndexOrDie(peer, "RdmaWritev")];
+  // Claim every resource before moving data, so kRetry never leaves a
+  // write done without its notification.
+  if (state.local_done.full()) return PostResult::kRetry;
+  CellHeader* cell = nullptr;
+  if (immediate != nullptr) {
+    cell = ring.TryReserve();
+    if (cell == nullptr) return PostResult::kRetry;
+  }
+  size_t length = 0;
+  for (int i = 0; i < local_count; ++i) length += local[i].length;
+  if (length != 0) CrossMemoryWritev(peer, local, local_count, remote.address);
+  if (cell != nullptr) {
+    cell->length = length > UINT32_MAX ? UINT32_MAX : uint32_t(length);
+    cell->flags = kCellFlagWriteImmediate;
+    cell->immediate = *immediate;
+    ring.Publish();
+  }
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }

@@ -76,6 +76,10 @@ class ShmTransport final : public Transport {
                                 const MemoryRegion& local_region,
                                 RemoteBuffer remote, size_t length,
                                 uint32_t immediate, uint64_t context) override;
+  PostResult RdmaWritev(int vci, int peer, const IoSegment* local,
+                        int local_count, const MemoryRegion& local_region,
+                        RemoteBuffer remote, const uint32_t* immediate,
+                        uint64_t context) override;
   int Poll(int vci, CompletionHandler& handler, int max_completions) override;
 
  private:
@@ -114,6 +118,9 @@ class ShmTransport final : public Transport {
   // The gathered form: `local` and `remote` cover the same bytes.
   void CrossMemoryReadv(int peer, const IoSegment* local, int local_count,
                         const IoSegment* remote, int remote_count);
+  // Writes the `local` segments, in order, to the peer's `remote` address.
+  void CrossMemoryWritev(int peer, const IoSegment* local, int local_count,
+                         uint64_t remote);
   void PushLocalDone(Vci& vci, int peer, uint64_t context);
   int LocalIndexOrDie(int peer, const char* operation) const;
 

@@ -1,0 +1,190 @@
+// Partitioned communication (MPI-4 MPI_Psend_init / MPI_Precv_init /
+// MPI_Pready / MPI_Parrived) over the transport's RDMA write with immediate.
+//
+// Protocol (control messages ride on p2p's rings, see protocol.h):
+//   kPartitionedInit   Psend_init announces the send: (context, source, tag),
+//                      partition count, total bytes, the sender's id.
+//                      Matched with Precv_init in posting order, per
+//                      (communicator, peer, tag), in a queue of its own.
+//   kPartitionedClear  each MPI_Start of a matched receive: the receiver's
+//                      buffer (address and key), partition count and slot.
+//                      Round k's writes wait for round k's clear, so they
+//                      never overwrite a round the receiver has not started.
+//   kPartitionedFree   a freed send init: an unmatched one is withdrawn, so
+//                      it never matches a later Precv_init.
+// Data: each transport partition (a run of units, see aggregator.h) is one
+// RdmaWritev with immediate = slot (10 bits) | first unit (11) | count - 1
+// (11); the receiver counts the bytes each write brings into its own
+// partitions, so both sides may have different partition counts.
+//
+// MPI_Pready is lock-free: one atomic exchange on the partition (to catch a
+// partition marked twice) and one atomic decrement of its transport
+// partition's counter, which starts at (units + 1): the receiver's clear is
+// the extra one, so whoever brings it to zero, the last thread or the
+// clear's arrival, posts the write. Posting needs the VCI (the transport's
+// rule); a thread that finds it busy hands the write to the VCI's holder
+// through a lock-free list and returns, never waits.
+//
+// Owned by: mpi/part. Called by: the C bindings; p2p calls it back through
+// ExtensionTraffic.
+#ifndef MINIMPI_MPI_PART_PARTITIONED_H_
+#define MINIMPI_MPI_PART_PARTITIONED_H_
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "mpi/datatype/layout.h"
+#include "mpi/p2p/point_to_point.h"
+#include "mpi/part/aggregator.h"
+#include "runtime/settings.h"
+
+namespace minimpi::part {
+
+// What the bindings hand over for one Psend_init / Precv_init.
+struct PartitionedArguments {
+  // The whole buffer, as p2p describes data: contiguous `total_bytes` at
+  // `data` (layout == nullptr), or `item_count` items of `layout` at `data`.
+  void* data = nullptr;
+  size_t total_bytes = 0;
+  const datatype::Layout* layout = nullptr;
+  int64_t item_count = 0;
+  datatype::LayoutRef layout_hold;
+  int64_t partitions = 0;
+  int peer_world_rank = -1;  // -1: MPI_PROC_NULL
+  int32_t context = 0;  // send: the receiver's p2p context; receive: ours
+  int32_t source_rank = 0;  // send: our rank; receive: the sender's rank
+  int32_t tag = 0;
+  int vci = 0;
+  std::string aggregator;  // empty: MINIMPI_PART_AGGR
+  int64_t forced_transport_partitions = 0;
+  int forced_channels = 0;
+  uintptr_t owner = 0;  // the communicator, for errors (opaque)
+};
+
+struct PartitionedSend;
+struct PartitionedReceive;
+
+class Partitioned final : public p2p::ExtensionTraffic {
+ public:
+  static absl::StatusOr<std::unique_ptr<Partitioned>> Create(
+      p2p::PointToPoint& p2p, const runtime::Settings& settings,
+      int world_rank);
+  ~Partitioned() override;
+
+  // Never block. Errors: an unknown aggregator name, too many receives.
+  absl::StatusOr<p2p::Request*> NewSend(PartitionedArguments arguments);
+  absl::StatusOr<p2p::Request*> NewReceive(PartitionedArguments arguments);
+
+  static bool IsPartitioned(const p2p::Request* request) {
+    return request->kind == p2p::RequestKind::kPartitioned;
+  }
+  static bool IsSend(const p2p::Request* request);
+  static int64_t Partitions(const p2p::Request* request);
+
+  // MPI_Start of an inactive partitioned request.
+  void Start(p2p::Request* request);
+
+  enum class ReadyResult { kOk, kTwice };
+  // MPI_Pready of one partition of an active send (range checked by the
+  // caller). Lock-free; may post a write.
+  ReadyResult Ready(p2p::Request* request, int64_t partition);
+  // MPI_Parrived: whether the partition of an active receive arrived this
+  // round; progresses when it has not.
+  bool Arrived(p2p::Request* request, int64_t partition);
+  // MPI_Request_free of an inactive request.
+  void Free(p2p::Request* request);
+
+  // p2p::ExtensionTraffic.
+  void OnControlLocked(int vci, int peer,
+                       const p2p::MessageHeader& header) override;
+  void OnWriteImmediateLocked(int vci, int peer, uint32_t immediate,
+                              size_t length) override;
+  void OnWriteDoneLocked(int vci, uint64_t context) override;
+  bool ProgressLocked(int vci) override;
+
+  // A write of a run of units waiting for its VCI.
+  struct PendingWrite {
+    PartitionedSend* send = nullptr;
+    int64_t first_unit = 0;
+    int64_t units = 0;
+    int64_t bytes_done = 0;  // of a run that needs several writes
+    PendingWrite* next = nullptr;
+  };
+
+ private:
+  Partitioned(p2p::PointToPoint& p2p, const runtime::Settings& settings,
+              int world_rank);
+
+  struct UnexpectedInit {
+    int peer;
+    int32_t context, source, tag;
+    uint64_t sender_id;
+    int64_t partitions;
+    uint64_t total_bytes;
+  };
+  // Per VCI: the matching queues and the writes waiting for the VCI.
+  struct alignas(64) VciState {
+    std::deque<PartitionedReceive*> posted;      // guarded by the VCI lock
+    std::deque<UnexpectedInit> unexpected;       // guarded by the VCI lock
+    std::deque<PendingWrite*> refused;           // kRetry; the VCI lock
+    std::atomic<PendingWrite*> handed_over{nullptr};  // lock-free stack
+  };
+
+  void StartSendLocked(PartitionedSend& send);
+  void StartReceiveLocked(PartitionedReceive& receive);
+  void ApplyPlanLocked(PartitionedSend& send);
+  void ApplyClearLocked(PartitionedSend& send, int held_vci);
+  void UnitReady(PartitionedSend& send, int64_t unit, int held_vci);
+  void PostGroup(PartitionedSend& send, int64_t group, int held_vci);
+  // Claims the ready, unclaimed units of a group (timer) and posts them in
+  // contiguous runs.
+  void ClaimAndPost(PartitionedSend& send, int64_t group, int held_vci);
+  void PostRun(PartitionedSend& send, int64_t first, int64_t units,
+               int held_vci);
+  // Posts a write; false (and nothing posted) when the transport refused.
+  bool PostWriteLocked(int vci, PendingWrite& write);
+  bool DrainLocked(int vci);
+  void CompleteSendRound(PartitionedSend& send);
+  void BindLocked(PartitionedReceive& receive, const UnexpectedInit& init);
+  void SendClearLocked(PartitionedReceive& receive);
+  void ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
+                    uint64_t end);
+  void PartitionArrived(PartitionedReceive& receive, int64_t partition);
+  void CompleteReceiveRound(PartitionedReceive& receive);
+  int ChannelVci(const PartitionedSend& send, int64_t unit) const;
+  void RecordRound(PartitionedSend& send);  // profile, stats, adaptive
+  void PrintStatistics(const PartitionedSend& send);
+  void ProfileLine(const std::string& line);
+  const LogGPParameters& LogGP();
+
+  p2p::PointToPoint& p2p_;
+  net::Transport& transport_;
+  const runtime::Settings settings_;
+  const int world_rank_;
+  AggregatorConfig config_;
+  bool loggp_ready_ = false;  // guarded by control_mutex_
+  std::unique_ptr<VciState[]> vcis_;
+
+  // Control path only (init, clear, free): never taken by Pready.
+  std::mutex control_mutex_;
+  uint64_t next_send_id_ = 1;  // guarded by control_mutex_
+  absl::flat_hash_map<uint64_t, PartitionedSend*> sends_;  // control_mutex_
+  static constexpr int kSlots = 1024;  // the immediate's 10 bits
+  std::atomic<PartitionedReceive*> slots_[kSlots] = {};
+  int next_slot_ = 0;  // guarded by control_mutex_
+
+  std::mutex profile_mutex_;
+  std::FILE* profile_ = nullptr;  // guarded by profile_mutex_
+};
+
+}  // namespace minimpi::part
+
+#endif  // MINIMPI_MPI_PART_PARTITIONED_H_
