@@ -116,6 +116,12 @@ double Residual(const std::vector<Point>& points, const Line& line) {
 struct Regimes {
   Line small;
   Line large;
+  double last_small_x;  // the largest x that belongs to `small`
+
+  double At(double x) const {
+    const Line& line = x <= last_small_x ? small : large;
+    return line.intercept + line.slope * x;
+  }
 };
 
 // A two-sided MPI library changes protocol with the message size (eager
@@ -135,7 +141,7 @@ Regimes FitTwoRegimes(std::vector<Point> points) {
   }
   if (sizes.size() < 4) {
     const Line line = FitLine(points);
-    return {line, line};
+    return {line, line, sizes.back()};
   }
   Regimes best{};
   double best_cost = -1;
@@ -146,7 +152,7 @@ Regimes FitTwoRegimes(std::vector<Point> points) {
                      [last_small](const Point& p) { return p.x > last_small; });
     const std::vector<Point> small(points.begin(), split);
     const std::vector<Point> large(split, points.end());
-    const Regimes regimes{FitLine(small), FitLine(large)};
+    const Regimes regimes{FitLine(small), FitLine(large), last_small};
     const double cost =
         Residual(small, regimes.small) + Residual(large, regimes.large);
     // Strictly better only: on a single line the earliest split wins.
@@ -330,12 +336,10 @@ absl::StatusOr<LogGPParameters> FitLogGP(
   std::vector<Point> overhead_points;
   for (const auto& [bytes, size] : by_size) {
     if (size.single_us < 0) continue;
-    double link_step =
-        std::max(gap.small.intercept + gap.small.slope * (bytes - 1),
-                 gap.large.intercept + gap.large.slope * (bytes - 1));
-    if (auto it = train_step_us.find(bytes); it != train_step_us.end()) {
-      link_step = std::max(link_step, it->second);
-    }
+    const auto measured = train_step_us.find(bytes);
+    const double link_step = measured != train_step_us.end()
+                                 ? measured->second
+                                 : gap.At(static_cast<double>(bytes - 1));
     for (const auto& [key, prtt] : size.delayed) {
       const auto [n, delay] = key;
       if (delay < link_step) continue;
@@ -351,8 +355,6 @@ absl::StatusOr<LogGPParameters> FitLogGP(
         "of the same size); cannot measure o_s");
   }
   const Regimes overhead = FitTwoRegimes(overhead_points);
-  for (auto& p : overhead_points) fprintf(stderr, "DBG %g %g %g\n", p.x, p.y, p.scale);
-  fprintf(stderr, "DBG small %g %g large %g %g\n", overhead.small.intercept, overhead.small.slope, overhead.large.intercept, overhead.large.slope);
 
   // Per-message costs from small messages, the per-byte cost from large
   // ones (see the header).
