@@ -57,6 +57,8 @@ MPI_TEST_PROGRAMS = {
     "errors_objects": {"srcs": ["errors_objects.c"], "threaded": False},
     "fatal_objects": {"srcs": ["fatal_objects.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
+    # Issue 9: partitioned communication.
+    "partitioned_random": {"srcs": ["partitioned_random.c"], "threaded": True},
     "handles": {"srcs": ["handles.c"], "threaded": False},
     "intercomm": {"srcs": ["intercomm.c"], "threaded": False},
     "intercomm_collectives": {"srcs": ["intercomm_collectives.c"], "threaded": False},
@@ -541,4 +543,8 @@ MPI_TEST_CASES = [
         "timeout": 30,
     },
     # ---- end of compat's cases
+    # Issue 9: partitioned communication.
+    {"name": "partitioned_random", "program": "partitioned_random", "ranks": [2], "args": ["60"], "timeout": 180},
+    {"name": "partitioned_random_tiny_rings", "program": "partitioned_random", "ranks": [2], "args": ["30", "7"], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    {"name": "partitioned_random_profiled", "program": "partitioned_random", "ranks": [2], "args": ["20", "11"], "env": ["MINIMPI_PART_STATS=1", "MINIMPI_PART_PROFILE=/dev/null", "MINIMPI_PART_LOGGP=probe"], "timeout": 180},
 ]

@@ -131,7 +131,7 @@ int PMPI_Grequest_complete(MPI_Request request) {
   if (!freed) return MPI_SUCCESS;
   // Freed by the program before: nobody waits for it any more.
   p2p::PointToPoint::CompleteGeneralized(r);
-  if (int error = minimpi::Release(r)) {
+  if (minimpi::Release(r) != MPI_SUCCESS) {
     return RaiseError(
         nullptr, kCall, MPI_ERR_OTHER,
         "the free function of a freed generalized request failed");

@@ -302,6 +302,31 @@ std::vector<TableEntry> BuiltInTuningTable() {
   return table;
 }
 
+const char* AggregatorDescription(const std::string& name) {
+  if (name == "none") return "one write per user partition (pure early bird)";
+  if (name == "size") {
+    return "MPICH's: gcd(send, receive partitions) writes, merged up to "
+           "MINIMPI_PART_AGGR_SIZE bytes";
+  }
+  if (name == "table") {
+    return "tuning table (MINIMPI_PART_TABLE, or built in) keyed by "
+           "(partitions, bytes) -> (transport partitions, channels)";
+  }
+  if (name == "ploggp") {
+    return "PLogGP model, many-before-one with MINIMPI_PART_DELAY_US: best "
+           "power-of-two transport partition count";
+  }
+  if (name == "timer") {
+    return "ploggp grouping; the first thread of a group waits "
+           "MINIMPI_PART_DELTA_US, then ready runs go, latecomers go alone";
+  }
+  if (name == "adaptive") {
+    return "timer, with delta and the grouping re-derived each round from "
+           "the arrivals measured in earlier rounds";
+  }
+  return "";
+}
+
 absl::StatusOr<std::unique_ptr<Aggregator>> MakeAggregator(
     const std::string& name, const AggregatorConfig& config) {
   std::unique_ptr<Aggregator> scheme;

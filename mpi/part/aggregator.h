@@ -143,6 +143,9 @@ absl::StatusOr<std::unique_ptr<Aggregator>> MakeAggregator(
 inline constexpr const char* kAggregatorNames[] = {
     "none", "size", "table", "ploggp", "timer", "adaptive"};
 
+// One line on what the aggregator `name` does (minimpi_info).
+const char* AggregatorDescription(const std::string& name);
+
 // The adaptive aggregator's statistic: from the ready times of one round,
 // the time by which all but the laggards were ready (the non-laggard
 // spread) and the laggards' delay after that. Laggards are the arrivals

@@ -415,6 +415,7 @@ void Partitioned::BindLocked(PartitionedReceive& receive,
   // A receive that was started before its sender showed up clears now.
   if (receive.request->state.load(std::memory_order_acquire) ==
       RequestState::kActive) {
+    receive.units_left.store(receive.send_units, std::memory_order_release);
     if (receive.size_mismatch) {
       CompleteReceiveRound(receive);
       SendClearLocked(receive);  // tells the sender, which fails too
@@ -925,10 +926,17 @@ void Partitioned::ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
     const uint64_t low = std::max(begin, p * each);
     const uint64_t high = std::min(end, (p + 1) * each);
     const int64_t bytes = int64_t(high - low);
-    if (receive.remaining_bytes[p].fetch_sub(bytes,
-                                             std::memory_order_acq_rel) ==
-        bytes) {
+    const int64_t before =
+        receive.remaining_bytes[p].fetch_sub(bytes, std::memory_order_acq_rel);
+    if (before == bytes) {
       PartitionArrived(receive, int64_t(p));
+    } else if (before < bytes) [[unlikely]] {
+      // Some bytes came twice: a broken aggregator, never the program.
+      std::fprintf(stderr,
+                   "minimpi: internal error: partitioned receive (rank %d) "
+                   "got bytes of partition %llu twice in one round\n",
+                   world_rank_, static_cast<unsigned long long>(p));
+      std::abort();
     }
   }
 }

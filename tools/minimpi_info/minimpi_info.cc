@@ -18,6 +18,8 @@
 #include "absl/strings/str_join.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
+#include "mpi/part/aggregator.h"
+#include "mpi/part/model/loggp.h"
 #include "net/ib/ib_devices.h"
 #include "runtime/settings.h"
 
@@ -140,6 +142,23 @@ int main() {
   for (const std::string& name : minimpi::match::MatchEngineNames()) {
     std::printf("  %-8s %s\n", name.c_str(),
                 minimpi::match::MatchEngineDescription(name).c_str());
+  }
+
+  PrintSection(
+      "Partitioned aggregators (MINIMPI_PART_AGGR, or the MPI_Info key "
+      "minimpi_part_aggr of MPI_Psend_init):");
+  for (const char* name : minimpi::part::kAggregatorNames) {
+    std::printf("  %-8s %s\n", name,
+                minimpi::part::AggregatorDescription(name));
+  }
+  {
+    const minimpi::part::LogGPParameters loggp =
+        minimpi::part::DefaultLogGP();
+    std::printf(
+        "  built-in LogGP (MINIMPI_PART_LOGGP unset): L %.3f us, o_s %.3f us, "
+        "o_r %.3f us, g %.3f us, G %.6f us/byte\n",
+        loggp.latency_us, loggp.send_overhead_us, loggp.receive_overhead_us,
+        loggp.gap_us, loggp.gap_per_byte_us);
   }
 
   PrintSection(

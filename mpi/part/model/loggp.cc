@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 #include <string_view>
@@ -49,11 +50,13 @@ std::string FormatExact(double value) {
   return std::string(buffer, end);
 }
 
-// One point of a line fit y = a + b x. Round-trip noise grows with the
-// length of the measured train, so each point carries the magnitude of the
-// quantity it was derived from, and the fit minimises relative rather than
-// absolute errors: otherwise the largest messages (hundreds of microseconds)
-// would decide the intercept, which only the small ones can show.
+// One point of a line fit y = a + b x, with the scale of its noise. Noise
+// grows with the round trips a value is derived from, so a per-message time
+// (PRTT(n) - PRTT(1)) / (n - 1) carries the scale (PRTT(n) + PRTT(1)) /
+// (n - 1), and fits minimise errors relative to it: otherwise the largest
+// messages (hundreds of microseconds) would decide the intercept, which only
+// the small ones can show.
+//
 // Below 10 ns nothing is measurable with MPI_Wtime; the floor only keeps a
 // zero from getting an infinite weight.
 constexpr double kMinScaleUs = 0.01;
@@ -116,52 +119,85 @@ double Residual(const std::vector<Point>& points, const Line& line) {
 struct Regimes {
   Line small;
   Line large;
-  double last_small_x;  // the largest x that belongs to `small`
 
-  double At(double x) const {
-    const Line& line = x <= last_small_x ? small : large;
-    return line.intercept + line.slope * x;
+  // The slower of the two lines at x: a safe bound where only one applies.
+  double UpperBound(double x) const {
+    return std::max(small.intercept + small.slope * x,
+                    large.intercept + large.slope * x);
   }
 };
 
-// A two-sided MPI library changes protocol with the message size (eager
-// copies through buffers, then a rendezvous with a handshake), so measured
-// per-message times follow one line up to some size and another above it,
-// and one line through both would bend the intercept towards the handshake.
-// Splits the points at the size where two lines fit best (fewest weighted
-// squared residuals, each side at least two sizes); with fewer than four
-// sizes one line serves for both. On data that is one line, both lines are
-// that line, so nothing is lost.
-Regimes FitTwoRegimes(std::vector<Point> points) {
-  std::sort(points.begin(), points.end(),
-            [](const Point& a, const Point& b) { return a.x < b.x; });
+// The best split of `points` (sorted by x) into two lines, each over at
+// least two sizes: the two lines, the points of the small side and the
+// summed weighted squared residuals. False if there are fewer than four
+// sizes.
+struct Split {
+  Line small;
+  Line large;
+  std::vector<Point> small_points;
+  double cost;
+};
+bool BestSplit(const std::vector<Point>& points, Split& best) {
   std::vector<double> sizes;
   for (const Point& p : points) {
     if (sizes.empty() || p.x != sizes.back()) sizes.push_back(p.x);
   }
-  if (sizes.size() < 4) {
-    const Line line = FitLine(points);
-    return {line, line, sizes.back()};
-  }
-  Regimes best{};
-  double best_cost = -1;
+  if (sizes.size() < 4) return false;
+  bool found = false;
   for (size_t left_sizes = 2; left_sizes + 2 <= sizes.size(); ++left_sizes) {
     const double last_small = sizes[left_sizes - 1];
     const auto split =
         std::find_if(points.begin(), points.end(),
                      [last_small](const Point& p) { return p.x > last_small; });
-    const std::vector<Point> small(points.begin(), split);
+    std::vector<Point> small(points.begin(), split);
     const std::vector<Point> large(split, points.end());
-    const Regimes regimes{FitLine(small), FitLine(large), last_small};
+    const Line small_line = FitLine(small);
+    const Line large_line = FitLine(large);
     const double cost =
-        Residual(small, regimes.small) + Residual(large, regimes.large);
-    // Strictly better only: on a single line the earliest split wins.
-    if (best_cost < 0 || cost < best_cost) {
-      best = regimes;
-      best_cost = cost;
+        Residual(small, small_line) + Residual(large, large_line);
+    if (!found || cost < best.cost) {
+      best = {small_line, large_line, std::move(small), cost};
+      found = true;
     }
   }
-  return best;
+  return found;
+}
+
+// A two-sided MPI library changes protocol with the message size (a few
+// bytes inline, eager copies through buffers, then a rendezvous with a
+// handshake), so measured per-message times follow one line over some sizes
+// and another above them; one line through all would bend the intercept
+// towards the larger sizes' costs. So: where one line misses the points by
+// more than measurement noise (kLineTolerance relative to the points'
+// scales, rms; the fastest of many round trips is better) and two lines
+// at the best split at least halve its residual, split; `large` is the line
+// above the split. Then go on splitting the small side the same way, for
+// `small`, the line of the smallest messages. Data that follows one line is
+// not split.
+Regimes FitRegimes(std::vector<Point> points) {
+  constexpr double kLineTolerance = 0.01;
+  constexpr double kRequiredGain = 0.5;
+  std::sort(points.begin(), points.end(),
+            [](const Point& a, const Point& b) { return a.x < b.x; });
+  Split split;
+  auto should_split = [&split](const std::vector<Point>& points,
+                               const Line& line) {
+    const double residual = Residual(points, line);
+    return residual > kLineTolerance * kLineTolerance * points.size() &&
+           BestSplit(points, split) && split.cost <= kRequiredGain * residual;
+  };
+  Regimes regimes;
+  regimes.small = FitLine(points);
+  regimes.large = regimes.small;
+  if (!should_split(points, regimes.small)) return regimes;
+  regimes.large = split.large;
+  regimes.small = split.small;
+  std::vector<Point> small_points = std::move(split.small_points);
+  while (should_split(small_points, regimes.small)) {
+    regimes.small = split.small;
+    small_points = std::move(split.small_points);
+  }
+  return regimes;
 }
 
 // Round trips of one message size, the smallest PRTT of each (n, d).
@@ -309,18 +345,24 @@ absl::StatusOr<LogGPParameters> FitLogGP(
     }
   }
 
-  // g + (s - 1) G per size, from undelayed trains. Also remembers the
-  // slowest per-message time seen at each size, to check later that a
-  // delayed train was paced by its delay.
+  // g + (s - 1) G per size, from undelayed trains; of several train
+  // lengths the fastest per-message time, since a disturbance only ever
+  // lengthens a train (a long train is more often hit).
   std::vector<Point> gap_points;
   std::map<size_t, double> train_step_us;
   for (const auto& [bytes, size] : by_size) {
-    if (size.single_us < 0) continue;
+    if (size.single_us < 0 || size.trains.empty()) continue;
+    Point fastest{static_cast<double>(bytes - 1),
+                  std::numeric_limits<double>::infinity(), 0};
     for (const auto& [n, prtt] : size.trains) {
       const double step = (prtt - size.single_us) / (n - 1);
-      gap_points.push_back({static_cast<double>(bytes - 1), step, step});
-      train_step_us[bytes] = std::max(train_step_us[bytes], step);
+      if (step < fastest.y) {
+        fastest.y = step;
+        fastest.scale = (prtt + size.single_us) / (n - 1);
+      }
     }
+    gap_points.push_back(fastest);
+    train_step_us[bytes] = fastest.y;
   }
   if (train_step_us.size() < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -328,25 +370,32 @@ absl::StatusOr<LogGPParameters> FitLogGP(
         "message sizes s to separate g from G; have them for ",
         train_step_us.size()));
   }
-  const Regimes gap = FitTwoRegimes(gap_points);
+  const Regimes gap = FitRegimes(gap_points);
 
-  // o_s(s) per size, from trains whose delay exceeded the time the link
-  // needs per message (measured at that size where possible, else the
-  // fitted line), so the sender's loop set the pace.
+  // o_s(s) per size, from trains whose delay was at least the time the
+  // link needs per message (measured at that size where possible, else the
+  // fitted lines), so the sender's loop set the pace; again the fastest.
   std::vector<Point> overhead_points;
   for (const auto& [bytes, size] : by_size) {
     if (size.single_us < 0) continue;
     const auto measured = train_step_us.find(bytes);
-    const double link_step = measured != train_step_us.end()
-                                 ? measured->second
-                                 : gap.At(static_cast<double>(bytes - 1));
+    const double link_step =
+        measured != train_step_us.end()
+            ? measured->second
+            : gap.UpperBound(static_cast<double>(bytes - 1));
+    bool found = false;
+    Point fastest{static_cast<double>(bytes - 1), 0, 0};
     for (const auto& [key, prtt] : size.delayed) {
       const auto [n, delay] = key;
       if (delay < link_step) continue;
       const double step = (prtt - size.single_us) / (n - 1);
-      overhead_points.push_back(
-          {static_cast<double>(bytes - 1), step - delay, step});
+      if (!found || step - delay < fastest.y) {
+        fastest.y = step - delay;
+        fastest.scale = (prtt + size.single_us) / (n - 1);
+        found = true;
+      }
     }
+    if (found) overhead_points.push_back(fastest);
   }
   if (overhead_points.empty()) {
     return absl::InvalidArgumentError(
@@ -354,7 +403,7 @@ absl::StatusOr<LogGPParameters> FitLogGP(
         "the undelayed per-message time g + (s - 1) G (and a PRTT(1, 0, s) "
         "of the same size); cannot measure o_s");
   }
-  const Regimes overhead = FitTwoRegimes(overhead_points);
+  const Regimes overhead = FitRegimes(overhead_points);
 
   // Per-message costs from small messages, the per-byte cost from large
   // ones (see the header).
@@ -362,17 +411,19 @@ absl::StatusOr<LogGPParameters> FitLogGP(
   parameters.gap_us = gap.small.intercept;
   parameters.gap_per_byte_us = gap.large.slope;
   parameters.send_overhead_us = overhead.small.intercept;
-  // Round trips only ever show L + o_r; take the receiver as costly as the
-  // sender (see the header).
-  parameters.receive_overhead_us = parameters.send_overhead_us;
-  // Latency from the smallest size with a single round trip, where the
-  // per-byte term matters least.
+  // L + o_r from the smallest size with a single round trip, where the
+  // per-byte term matters least. Round trips show only the sum; the receiver
+  // is taken as costly as the sender, unless the sum is smaller (on shared
+  // memory L is tiny), so the one-way time stays as measured.
   for (const auto& [bytes, size] : by_size) {
     if (size.single_us < 0) continue;
-    parameters.latency_us =
+    const double latency_and_receive =
         std::max(0.0, size.single_us / 2 - parameters.send_overhead_us -
-                          parameters.receive_overhead_us -
                           (bytes - 1) * parameters.gap_per_byte_us);
+    parameters.receive_overhead_us =
+        std::min(parameters.send_overhead_us, latency_and_receive);
+    parameters.latency_us =
+        latency_and_receive - parameters.receive_overhead_us;
     break;
   }
   return parameters;

@@ -83,30 +83,36 @@ struct PrttSample {
 // Hence per size:
 //   g + (s - 1) G = (PRTT(n, 0, s) - PRTT(1, 0, s)) / (n - 1)
 //   o_s(s)        = (PRTT(n, d, s) - PRTT(1, 0, s)) / (n - 1) - d
-// and then, over sizes, least-squares lines (relative errors, so small and
-// large messages count alike) through both:
-//   - A two-sided MPI changes protocol with size (eager, then rendezvous
-//     with a handshake), so each relation is fitted as two lines split at
-//     the size where they fit best. g and o_s are the intercepts of the
-//     small-message lines, G the slope of the large-message line of the
-//     first relation: the per-message costs of short messages and the
-//     per-byte cost of long ones, which is what the PLogGP model needs for
-//     the RDMA writes of partitioned sends (no handshake per message). On
-//     data that follows one line this is that line.
+// and then, over sizes, least-squares lines (errors relative to the round
+// trips each value comes from, so small and large messages count alike)
+// through both:
+//   - A two-sided MPI changes protocol with size (inline, eager, rendezvous
+//     with a handshake), so where one line misses the points by more than
+//     noise (1 % rms) they are split where two lines fit best (if that at
+//     least halves the residual), and the small side again, down to the
+//     smallest messages. g and o_s are the intercepts of
+//     the lines of the smallest messages, G the slope of the line of the
+//     largest ones: per-message costs of short messages and the per-byte
+//     cost of long ones, which is what the PLogGP model needs for the RDMA
+//     writes of partitioned sends (no handshake per message). Data that
+//     follows one line is fitted with that line.
 //   - o_s(s) also grows with s (a blocking send of a long message waits for
 //     the copy); LogGP's o_s is its constant part, the intercept.
-//   - L comes from the smallest size:
-//       L = PRTT(1, 0, s_min) / 2 - o_s - o_r - (s_min - 1) G.
+//   - L + o_r comes from the smallest size:
+//       L + o_r = PRTT(1, 0, s_min) / 2 - o_s - (s_min - 1) G.
 // Round trips cannot tell o_r from L (they only ever appear as L + o_r), so
-// the fit takes o_r = o_s, as LogP does; the PLogGP model only uses L + o_r.
+// the fit takes o_r = o_s, as LogP does, unless L + o_r is smaller (on
+// shared memory L is tiny): then o_r = L + o_r and L = 0. The PLogGP model
+// only uses the sum.
 // Where o_s exceeds g the trains are paced by o_s and the fit reports that
 // as g; the PLogGP model spaces messages by max(g, o_s) either way. Negative
 // results of noise are clamped to 0.
 //
 // Needs, for at least two sizes, PRTT(1, 0, s) and PRTT(n > 1, 0, s), and for
 // at least one of them a PRTT(n > 1, d, s) with d as above. Several samples of
-// the same (n, d, s) are allowed; the smallest is used (noise only ever adds
-// time to a round trip).
+// the same (n, d, s) are allowed; the smallest is used, and of several train
+// lengths n (or delays d) at one size the one giving the smallest
+// per-message time: noise only ever adds time to a round trip.
 absl::StatusOr<LogGPParameters> FitLogGP(
     const std::vector<PrttSample>& samples);
 

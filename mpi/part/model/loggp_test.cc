@@ -141,24 +141,25 @@ TEST(FitLogGPTest, OverheadAboveGapShowsAsGap) {
   EXPECT_NEAR(fit->gap_per_byte_us, 1e-4, 1e-12);
 }
 
-TEST(FitLogGPTest, SeesThroughAProtocolChange) {
-  // Above 8 KiB every message pays a rendezvous handshake of 1.5 us on top
-  // of LogGP: in the single round trip, in every train step and in the
-  // sender's blocking send. One line through all sizes would take part of
-  // the handshake for per-message cost.
+TEST(FitLogGPTest, SeesThroughProtocolChanges) {
+  // Like a two-sided MPI on shared memory: messages up to 32 B travel
+  // inline; above, every message costs 0.05 us more (sender and link), and
+  // above 8 KiB a rendezvous handshake of 1.5 us more (in the single round
+  // trip, every train step and the sender's blocking send). One line through
+  // all sizes would take part of these for per-message cost.
   LogGPParameters truth;
   truth.latency_us = 0.3;
   truth.send_overhead_us = 0.12;
   truth.receive_overhead_us = 0.12;
   truth.gap_us = 0.16;
   truth.gap_per_byte_us = 2e-5;
-  constexpr double kHandshakeUs = 1.5;
   std::mt19937 random(11);
   std::vector<PrttSample> samples = Synthesize(truth, 1e-3, 5, random);
   for (PrttSample& sample : samples) {
-    if (sample.bytes > 8192) {
-      sample.prtt_us += 2 * kHandshakeUs + (sample.messages - 1) * kHandshakeUs;
-    }
+    double extra_us = 0;
+    if (sample.bytes > 32) extra_us += 0.05;
+    if (sample.bytes > 8192) extra_us += 1.5;
+    sample.prtt_us += (sample.messages + 1) * extra_us;
   }
   absl::StatusOr<LogGPParameters> fit = FitLogGP(samples);
   ASSERT_TRUE(fit.ok()) << fit.status();
@@ -166,6 +167,24 @@ TEST(FitLogGPTest, SeesThroughAProtocolChange) {
   ExpectNear(truth.send_overhead_us, fit->send_overhead_us, 0.05, 0.01, "o_s");
   ExpectNear(truth.gap_us, fit->gap_us, 0.05, 0.01, "g");
   ExpectNear(truth.gap_per_byte_us, fit->gap_per_byte_us, 0.02, 0, "G");
+}
+
+TEST(FitLogGPTest, KeepsTheOneWayTimeWhenLatencyIsTiny) {
+  // L + o_r below o_s: the fit cannot take o_r = o_s without a negative L,
+  // so it keeps the measured sum, with L = 0.
+  LogGPParameters truth;
+  truth.latency_us = 0.01;
+  truth.send_overhead_us = 0.13;
+  truth.receive_overhead_us = 0.07;
+  truth.gap_us = 0.15;
+  truth.gap_per_byte_us = 1.5e-5;
+  std::mt19937 random(5);
+  absl::StatusOr<LogGPParameters> fit =
+      FitLogGP(Synthesize(truth, 0, 1, random));
+  ASSERT_TRUE(fit.ok()) << fit.status();
+  EXPECT_NEAR(fit->send_overhead_us, 0.13, 1e-9);
+  EXPECT_EQ(fit->latency_us, 0);
+  EXPECT_NEAR(fit->receive_overhead_us, 0.08, 1e-9);
 }
 
 TEST(FitLogGPTest, UsesTheSmallestOfRepeatedSamples) {
