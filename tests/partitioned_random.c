@@ -13,6 +13,7 @@
  * twice in a round, so "exactly once" is checked too.
  *
  * Usage: partitioned_random [trials] [seed] [verbose]    (2 ranks) */
+#define _GNU_SOURCE  /* pthread barriers under -std=c11 */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
