@@ -135,7 +135,7 @@ check "install: again over the same prefix" \
   "${bazel[@]}" run "${bazel_flags[@]}" //:install -- "${prefix}"
 check "install: layout" bash -c '
   p="$1"
-  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/minimpi_info; do
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/minimpi_info bin/loggp_probe; do
     [ -x "$p/$f" ] || { echo "missing $f"; exit 1; }
   done
   [ -L "$p/bin/mpirun" ] && [ "$(readlink "$p/bin/mpirun")" = mpiexec ] \

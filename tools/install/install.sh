@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lays out a minimpi installation:
 #   PREFIX/bin      mpicc mpicxx mpiexec mpirun (-> mpiexec) minimpi_info
+#                   loggp_probe
 #   PREFIX/include  mpi.h
 #   PREFIX/lib      libmpi.so
 #
@@ -32,7 +33,7 @@ for arg in "$@"; do
   esac
 done
 if [ -z "${prefix}" ]; then usage; fi
-for name in libmpi header mpiexec minimpi_info mpicc mpicxx; do
+for name in libmpi header mpiexec minimpi_info loggp_probe mpicc mpicxx; do
   if [ -z "${files[${name}]:-}" ]; then
     echo "install: missing --${name}=...; run this through 'bazel run //:install'" >&2
     exit 2
@@ -58,6 +59,7 @@ install -m 0755 "${files[libmpi]}" "${prefix}/lib/libmpi.so"
 install -m 0644 "${files[header]}" "${prefix}/include/mpi.h"
 install -m 0755 "${files[mpiexec]}" "${prefix}/bin/mpiexec"
 install -m 0755 "${files[minimpi_info]}" "${prefix}/bin/minimpi_info"
+install -m 0755 "${files[loggp_probe]}" "${prefix}/bin/loggp_probe"
 install -m 0755 "${files[mpicc]}" "${prefix}/bin/mpicc"
 install -m 0755 "${files[mpicxx]}" "${prefix}/bin/mpicxx"
 # mpiexec behaves as mpirun when invoked by that name.
@@ -68,7 +70,7 @@ ln -sfn mpiexec "${prefix}/bin/mpirun"
 # only work inside the build tree.
 broken=0
 for file in "${prefix}/lib/libmpi.so" "${prefix}/bin/mpiexec" \
-    "${prefix}/bin/minimpi_info"; do
+    "${prefix}/bin/minimpi_info" "${prefix}/bin/loggp_probe"; do
   if ldd "${file}" 2>&1 | grep -E "not found|_solib" >&2; then
     echo "install: ${file} needs libraries outside ${prefix}" >&2
     broken=1

@@ -10,7 +10,6 @@
 #include <limits>
 #include <map>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -127,16 +126,17 @@ struct Regimes {
   }
 };
 
-// The best split of `points` (sorted by x) into two lines, each over at
-// least two sizes: the two lines, the points of the small side and the
-// summed weighted squared residuals. False if there are fewer than four
-// sizes.
+// Points divided at some x into two lines.
 struct Split {
   Line small;
   Line large;
-  std::vector<Point> small_points;
-  double cost;
+  std::vector<Point> small_points;  // the points of `small`
+  double cost;                      // weighted squared residuals of both
 };
+
+// Sets `best` to the split of `points` (sorted by x) into two lines, each
+// over at least two sizes, with the least cost. False if there are fewer
+// than four sizes.
 bool BestSplit(const std::vector<Point>& points, Split& best) {
   std::vector<double> sizes;
   for (const Point& p : points) {
@@ -168,9 +168,9 @@ bool BestSplit(const std::vector<Point>& points, Split& best) {
 // handshake), so measured per-message times follow one line over some sizes
 // and another above them; one line through all would bend the intercept
 // towards the larger sizes' costs. So: where one line misses the points by
-// more than measurement noise (kLineTolerance relative to the points'
-// scales, rms; the fastest of many round trips is better) and two lines
-// at the best split at least halve its residual, split; `large` is the line
+// more than measurement noise (kLineTolerance of the points' scales, rms;
+// the fastest of many round trips is steadier than that) and two lines at
+// the best split at least halve its residual, split; `large` is the line
 // above the split. Then go on splitting the small side the same way, for
 // `small`, the line of the smallest messages. Data that follows one line is
 // not split.
@@ -180,11 +180,12 @@ Regimes FitRegimes(std::vector<Point> points) {
   std::sort(points.begin(), points.end(),
             [](const Point& a, const Point& b) { return a.x < b.x; });
   Split split;
-  auto should_split = [&split](const std::vector<Point>& points,
+  auto should_split = [&split](const std::vector<Point>& candidates,
                                const Line& line) {
-    const double residual = Residual(points, line);
-    return residual > kLineTolerance * kLineTolerance * points.size() &&
-           BestSplit(points, split) && split.cost <= kRequiredGain * residual;
+    const double residual = Residual(candidates, line);
+    return residual > kLineTolerance * kLineTolerance * candidates.size() &&
+           BestSplit(candidates, split) &&
+           split.cost <= kRequiredGain * residual;
   };
   Regimes regimes;
   regimes.small = FitLine(points);
@@ -231,8 +232,8 @@ LogGPParameters DefaultLogGP() {
 absl::StatusOr<LogGPParameters> ReadLogGPFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat(
-        "LogGP file ", path, ": cannot open: ", std::strerror(errno)));
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("LogGP file ", path, ": cannot open"));
   }
   LogGPParameters parameters;
   bool seen[std::size(kKeys)] = {};
@@ -306,8 +307,8 @@ absl::Status WriteLogGPFile(const std::string& path,
   }
   std::ofstream out(path, std::ios::trunc);
   if (!out) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "LogGP file ", path, ": cannot create: ", std::strerror(errno)));
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("LogGP file ", path, ": cannot create"));
   }
   out << text;
   out.close();

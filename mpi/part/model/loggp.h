@@ -40,18 +40,20 @@ struct LogGPParameters {
 // measured on this one. Run tools/loggp_probe to measure them.
 LogGPParameters DefaultLogGP();
 
-// The file format, one parameter a line, in any order, each exactly once:
+// The file format: "KEY VALUE" lines, one per parameter, in any order,
+// each exactly once; '#' starts a comment, also after a value:
 //
-//   # comment (also after a value)
-//   L   0.21      latency, microseconds
-//   o_s 0.11      send overhead, microseconds
-//   o_r 0.11      receive overhead, microseconds
-//   g   0.09      gap, microseconds
-//   G   0.0001    gap per byte, microseconds per byte
+//   # measured by loggp_probe on node17
+//   L   0.21    # latency, microseconds
+//   o_s 0.11    # send overhead, microseconds
+//   o_r 0.11    # receive overhead, microseconds
+//   g   0.09    # gap, microseconds
+//   G   0.0001  # gap per byte, microseconds per byte (10 GB/s)
 //
 // Blank lines are ignored. Values must be finite and not negative. Errors
-// name the file and the line (InvalidArgument for bad content, NotFound when
-// the file cannot be opened).
+// name the file and the line: InvalidArgument for bad content, the code of
+// the system's error (NotFound, PermissionDenied, ...) when the file cannot
+// be opened.
 absl::StatusOr<LogGPParameters> ReadLogGPFile(const std::string& path);
 
 // Writes `parameters` in the format above, `comment` first (each of its
