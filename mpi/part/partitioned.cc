@@ -64,7 +64,9 @@ struct PartitionedRequestBase {
   // Written by Start under the VCI lock, read by Pready/Parrived (which the
   // program orders after Start).
   std::atomic<uint32_t> round{0};
-  bool size_mismatch = false;  // guarded by the VCI lock
+  // The totals of both sides disagree: every round fails. Set by the clear
+  // handler, read by Pready threads.
+  std::atomic<bool> size_mismatch{false};
 };
 
 struct PartitionedSend : PartitionedRequestBase {
@@ -411,7 +413,7 @@ void Partitioned::BindLocked(PartitionedReceive& receive,
       init.partitions > 0 ? init.total_bytes / uint64_t(init.partitions) : 0;
   receive.send_per_unit = PartitionsPerUnit(init.partitions);
   receive.send_units = init.partitions > 0 ? UnitCount(init.partitions) : 0;
-  receive.size_mismatch = init.total_bytes != receive.total_bytes;
+  receive.size_mismatch.store(init.total_bytes != receive.total_bytes);
   // A receive that was started before its sender showed up clears now.
   if (receive.request->state.load(std::memory_order_acquire) ==
       RequestState::kActive) {
@@ -436,7 +438,7 @@ void Partitioned::SendClearLocked(PartitionedReceive& receive) {
   clear.remote_key = receive.region.remote_key;
   clear.length = receive.total_bytes;
   clear.split_offset = static_cast<uint64_t>(receive.partitions);
-  clear.flags = receive.size_mismatch ? kSizeMismatch : 0;
+  clear.flags = receive.size_mismatch.load() ? kSizeMismatch : 0;
   p2p_.SendControlLocked(receive.vci, receive.sender_peer, clear);
 }
 
@@ -827,7 +829,7 @@ void Partitioned::OnControlLocked(int vci, int peer,
         send->receiver_known = true;
         send->receiver_slot = static_cast<uint32_t>(header.receiver_request);
         send->remote = {header.sender_address, header.remote_key};
-        send->size_mismatch = (header.flags & kSizeMismatch) != 0;
+        send->size_mismatch.store((header.flags & kSizeMismatch) != 0);
         const int64_t receive_partitions =
             static_cast<int64_t>(header.split_offset);
         if (receive_partitions != send->input.receive_partitions &&
