@@ -87,6 +87,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_PART_DELTA_US", 0, 10'000'000, s.part_delta_us));
   status.Update(
       ReadInt("MINIMPI_PART_DELAY_US", 0, 100'000'000, s.part_delay_us));
+  status.Update(ReadInt("MINIMPI_PART_MODEL_SLACK", 0, 1000,
+                        s.part_model_slack_percent));
   std::string part_stats = s.part_stats ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_PART_STATS", {"0", "1"}, part_stats));
   s.part_stats = part_stats == "1";
@@ -176,6 +178,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.part_delay_us),
        "ploggp/timer aggregators: laggard delay (microseconds) the PLogGP "
        "model plans for"},
+      {"MINIMPI_PART_MODEL_SLACK", absl::StrCat(s.part_model_slack_percent),
+       absl::StrCat(d.part_model_slack_percent),
+       "ploggp/timer/adaptive: the fewest writes whose predicted time is "
+       "within this many percent of the PLogGP model's best"},
       {"MINIMPI_PART_STATS", s.part_stats ? "1" : "0",
        d.part_stats ? "1" : "0",
        "1: print each partitioned request's statistics (writes per round, "

@@ -83,6 +83,9 @@ struct Settings {
   int part_delta_us = 20;
   // "ploggp"/"timer": the laggard's delay (microseconds) the model plans for.
   int part_delay_us = 50;
+  // "ploggp"/"timer"/"adaptive": take the fewest writes whose predicted time
+  // is within this many percent of the model's best.
+  int part_model_slack_percent = 10;
   // Print per-request statistics when a partitioned request is freed.
   bool part_stats = false;
   // Record every round's starts, readies and writes to FILE.<rank>.

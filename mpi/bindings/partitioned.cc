@@ -33,9 +33,12 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
                 MPI_Comm comm, MPI_Info info, MPI_Request* request,
                 Communicator** c, part::PartitionedArguments* arguments) {
   if (int error = minimpi::CheckCommunicator(call, comm, c)) return error;
-  if (partitions < 0) {
-    return RaiseError(*c, call, MPI_ERR_ARG,
-                      absl::StrFormat("invalid partition count %d", partitions));
+  // MPI-4.1 section 4.2.1: fewer than one partition is erroneous.
+  if (partitions < 1) {
+    return RaiseError(
+        *c, call, MPI_ERR_ARG,
+        absl::StrFormat("invalid partition count %d (must be at least 1)",
+                        partitions));
   }
   if (count < 0) {
     return RaiseError(*c, call, MPI_ERR_COUNT,

@@ -118,18 +118,29 @@ class TableAggregator final : public Aggregator {
   const int max_channels_;
 };
 
-Plan PLogGPPlan(const LogGPParameters& loggp, const PlanInput& input,
-                double delay_us) {
-  const PLogGPChoice choice = ChooseTransportPartitions(
-      loggp, input.send_partitions, input.partition_bytes, delay_us);
+// The PLogGP choice (Temuçin et al.), without or with the timer in the
+// model, taking the fewest writes within the configured slack of the best.
+Plan PLogGPPlan(const AggregatorConfig& config, const PlanInput& input,
+                double delay_us, bool timer, double delta_us) {
+  const PLogGPChoice choice =
+      timer ? ChooseTimerTransportPartitions(
+                  config.loggp, input.send_partitions, input.partition_bytes,
+                  delay_us, delta_us, config.slack)
+            : ChooseTransportPartitionsWithSlack(
+                  config.loggp, input.send_partitions, input.partition_bytes,
+                  delay_us, config.slack);
   Plan plan;
   plan.transport_partitions = GroupsInUnits(choice.transport_partitions, input);
   plan.predicted_us = choice.predicted_us;
+  plan.timer = timer;
+  plan.delta_us = delta_us;
   plan.reason = absl::StrFormat(
-      "PLogGP many-before-one, delay %.1f us: %d transport partitions "
-      "predicted %.2f us (one message: %.2f us)",
+      "PLogGP%s many-before-one, delay %.1f us: %d transport partitions "
+      "predicted %.2f us (one message: %.2f us; fewest writes within %.0f%% "
+      "of the best)",
+      timer ? absl::StrFormat(" with timer (delta %.1f us)", delta_us) : "",
       delay_us, choice.transport_partitions, choice.predicted_us,
-      choice.single_message_us);
+      choice.single_message_us, config.slack * 100);
   return plan;
 }
 
@@ -139,14 +150,8 @@ class PLogGPAggregator : public Aggregator {
       : config_(config), timer_(timer) {}
   const char* name() const override { return timer_ ? "timer" : "ploggp"; }
   Plan Initial(const PlanInput& input) override {
-    Plan plan = PLogGPPlan(config_.loggp, input, config_.delay_us);
-    if (timer_) {
-      plan.timer = true;
-      plan.delta_us = config_.delta_us;
-      absl::StrAppendFormat(&plan.reason, "; timer delta %.1f us",
-                            plan.delta_us);
-    }
-    return plan;
+    return PLogGPPlan(config_, input, config_.delay_us, timer_,
+                      timer_ ? config_.delta_us : 0);
   }
 
  protected:
@@ -158,8 +163,9 @@ class PLogGPAggregator : public Aggregator {
 // previous rounds of the same request. The first round runs the timer
 // aggregator's plan; after each round, delta becomes the non-laggard spread
 // (the time it takes the punctual threads to all arrive, so the first one
-// waits just long enough for them), smoothed over rounds, and the grouping
-// is the PLogGP choice for the measured laggard delay.
+// waits just long enough for them, plus a quarter and 1 us for jitter),
+// smoothed over rounds, and the grouping is the timer-aware PLogGP choice
+// for the measured laggard delay.
 class AdaptiveAggregator final : public PLogGPAggregator {
  public:
   explicit AdaptiveAggregator(const AggregatorConfig& config)
@@ -181,10 +187,10 @@ class AdaptiveAggregator final : public PLogGPAggregator {
           kWeight * spread.laggard_delay_us + (1 - kWeight) * delay_us_;
     }
     ++rounds_;
-    Plan plan = PLogGPPlan(config_.loggp, input, delay_us_);
-    plan.timer = true;
-    // Never wait longer than the laggard would make everyone wait anyway.
-    plan.delta_us = std::min(spread_us_, std::max(delay_us_, 0.0));
+    // Wait long enough for the punctual threads, with a margin for jitter;
+    // the laggard then goes alone.
+    const double delta = 1.25 * spread_us_ + 1.0;
+    Plan plan = PLogGPPlan(config_, input, delay_us_, /*timer=*/true, delta);
     absl::StrAppendFormat(&plan.reason,
                           "; measured over %d rounds: non-laggard spread "
                           "%.1f us, laggard delay %.1f us -> delta %.1f us",

@@ -110,6 +110,9 @@ struct AggregatorConfig {
   LogGPParameters loggp;              // ploggp, timer, adaptive
   double delay_us = 50;               // ploggp, timer
   double delta_us = 20;               // timer
+  // ploggp, timer, adaptive: the fewest writes whose predicted time is
+  // within (1 + slack) of the model's best.
+  double slack = 0.10;
   int max_channels = 1;               // VCIs available
   // The MPI_Info keys minimpi_part_transport_partitions / _channels of one
   // request: a fixed plan whatever the scheme (0: not given). For tuning.

@@ -167,28 +167,87 @@ TEST(AggregatorTest, TableFileRoundTripAndErrors) {
   EXPECT_FALSE(ReadTuningTable(path + ".missing").ok());
 }
 
-TEST(AggregatorTest, PLogGPMatchesReferenceSearch) {
+// Reference: every power of two up to the partition count; the fewest
+// transport partitions whose prediction is within the slack of the best.
+template <typename Predict>
+std::pair<int64_t, double> ReferenceChoice(int64_t n, double slack,
+                                           Predict predict) {
+  double best = 1e300;
+  for (int64_t k = 1; k <= n; k *= 2) best = std::min(best, predict(k));
+  for (int64_t k = 1; k <= n; k *= 2) {
+    if (predict(k) <= best * (1 + slack)) return {k, predict(k)};
+  }
+  return {-1, 0};
+}
+
+TEST(AggregatorTest, PLogGPAndTimerMatchReferenceSearch) {
   std::mt19937 random(3);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 300; ++trial) {
     AggregatorConfig config = TestConfig();
     config.delay_us = double(random() % 500);
-    auto ploggp = *MakeAggregator("ploggp", config);
+    config.delta_us = double(random() % 100);
+    config.slack = (random() % 3) * 0.1;
     const int64_t send = 1 + random() % 256;
     const size_t bytes = size_t(1) << (random() % 20);
+    auto ploggp = *MakeAggregator("ploggp", config);
     const Plan plan = ploggp->Initial(Input(send, send, bytes));
-    // Reference: try every power of two up to the partition count.
-    int64_t best = 1;
-    double best_time = PredictManyBeforeOne(config.loggp, send, bytes, 1,
-                                            config.delay_us);
-    for (int64_t k = 2; k <= send; k *= 2) {
-      const double time =
-          PredictManyBeforeOne(config.loggp, send, bytes, k, config.delay_us);
-      if (time < best_time) best = k, best_time = time;
-    }
-    EXPECT_EQ(plan.transport_partitions, best)
+    const auto [k, predicted] =
+        ReferenceChoice(send, config.slack, [&](int64_t k) {
+          return PredictManyBeforeOne(config.loggp, send, bytes, k,
+                                      config.delay_us);
+        });
+    EXPECT_EQ(plan.transport_partitions, k)
         << send << " partitions of " << bytes << " delay " << config.delay_us;
-    EXPECT_NEAR(plan.predicted_us, best_time, 1e-9);
+    EXPECT_NEAR(plan.predicted_us, predicted, 1e-9);
+
+    auto timer = *MakeAggregator("timer", config);
+    const Plan timed = timer->Initial(Input(send, send, bytes));
+    const auto [tk, tpredicted] =
+        ReferenceChoice(send, config.slack, [&](int64_t k) {
+          return PredictTimerManyBeforeOne(config.loggp, send, bytes, k,
+                                           config.delay_us, config.delta_us);
+        });
+    EXPECT_EQ(timed.transport_partitions, tk);
+    EXPECT_NEAR(timed.predicted_us, tpredicted, 1e-9);
+    EXPECT_TRUE(timed.timer);
+    EXPECT_EQ(timed.delta_us, config.delta_us);
   }
+}
+
+// The timer splits the laggard's group in two messages: when the link is
+// busy anyway that costs one message's overhead, never more.
+TEST(AggregatorTest, TimerCostsAtMostOneMessageOverhead) {
+  std::mt19937 random(13);
+  const LogGPParameters loggp = DefaultLogGP();
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t n = 1 + random() % 200;
+    const int64_t k = 1 + random() % n;
+    const size_t bytes = 1 + random() % 100000;
+    const double delay = random() % 1000;
+    const double delta = random() % 50;
+    EXPECT_LE(PredictTimerManyBeforeOne(loggp, n, bytes, k, delay, delta),
+              PredictManyBeforeOne(loggp, n, bytes, k, delay) +
+                  std::max(loggp.gap_us, loggp.send_overhead_us) + 1e-9)
+        << n << " " << k << " " << bytes << " " << delay << " " << delta;
+  }
+}
+
+TEST(AggregatorTest, TimerMergesThePunctualPartitionsWhenTheLaggardIsLate) {
+  // 16 partitions of 64 KiB, a laggard 100 us late: the timer sends the
+  // punctual ones in few writes and the laggard alone, so fewer transport
+  // partitions cost (almost) nothing.
+  AggregatorConfig config = TestConfig();
+  config.delay_us = 100;
+  config.delta_us = 20;
+  auto timer = *MakeAggregator("timer", config);
+  const int64_t with_timer =
+      timer->Initial(Input(16, 16, 65536)).transport_partitions;
+  EXPECT_LE(with_timer, 2);
+  // Without the timer the laggard's whole group waits for it, so the model
+  // splits finer.
+  auto ploggp = *MakeAggregator("ploggp", config);
+  EXPECT_GT(ploggp->Initial(Input(16, 16, 65536)).transport_partitions,
+            with_timer);
 }
 
 TEST(AggregatorTest, InfoKeysFixThePlan) {
@@ -240,7 +299,7 @@ TEST(AdaptiveTest, DeltaFollowsMeasuredSpread) {
     plan = adaptive->Replan(input, plan, ready);
   }
   EXPECT_TRUE(plan.timer);
-  EXPECT_NEAR(plan.delta_us, 28, 0.5);
+  EXPECT_NEAR(plan.delta_us, 1.25 * 28 + 1, 0.5);
   ExpectPartition(input.units, plan.transport_partitions);
 }
 

@@ -164,11 +164,13 @@ Partitioned::Partitioned(p2p::PointToPoint& p2p,
       transport_(p2p.transport()),
       settings_(settings),
       world_rank_(world_rank),
+      epoch_ns_(NowNs()),
       vcis_(new VciState[p2p.num_vcis()]) {
   config_.aggregation_size = settings.part_aggregation_size;
   config_.loggp = DefaultLogGP();
   config_.delay_us = settings.part_delay_us;
   config_.delta_us = settings.part_delta_us;
+  config_.slack = settings.part_model_slack_percent / 100.0;
   config_.max_channels = p2p.num_vcis();
 }
 
@@ -451,7 +453,10 @@ void Partitioned::Start(Request* request) {
   base->round.store(base->round.load(std::memory_order_relaxed) + 1,
                     std::memory_order_release);
   request->state.store(RequestState::kActive, std::memory_order_release);
-  if (base->proc_null || base->partitions == 0) {
+  if (base->proc_null) {
+    // As for any receive from MPI_PROC_NULL (the bindings pass that rank):
+    // source MPI_PROC_NULL, tag MPI_ANY_TAG, no data.
+    request->status.tag = match::kAnyTag;
     request->state.store(RequestState::kComplete, std::memory_order_release);
     return;
   }
@@ -463,7 +468,10 @@ void Partitioned::Start(Request* request) {
 }
 
 void Partitioned::StartSendLocked(PartitionedSend& send) {
-  if (send.ever_started) RecordRound(send);
+  // `round` already counts the round starting now.
+  if (send.ever_started) {
+    RecordRound(send, send.round.load(std::memory_order_relaxed) - 1);
+  }
   send.ever_started = true;
   if (send.plan_changed) {
     send.plan = send.next_plan;
@@ -996,7 +1004,7 @@ bool Partitioned::Arrived(Request* request, int64_t partition) {
   return arrived();
 }
 
-void Partitioned::RecordRound(PartitionedSend& send) {
+void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
   if (!send.timed || send.units == 0) return;
   ++send.rounds_done;
   int64_t last_ready = 0, last_write = 0, writes = 0;
@@ -1013,12 +1021,12 @@ void Partitioned::RecordRound(PartitionedSend& send) {
   send.total_last_ready_to_write_us +=
       std::max<int64_t>(0, last_write - last_ready) / 1000.0;
   if (!settings_.part_profile.empty()) {
-    const uint32_t round = send.round.load(std::memory_order_relaxed);
+    // Times in the profile count from MPI_Init (the engine's creation).
     std::string lines = absl::StrFormat("start %d %d %d\n", send.id, round,
-                                        send.start_ns);
+                                        send.start_ns - epoch_ns_);
     for (int64_t p = 0; p < send.partitions; ++p) {
       absl::StrAppendFormat(&lines, "ready %d %d %d %d\n", send.id, round, p,
-                            send.ready_ns[p]);
+                            send.ready_ns[p] - epoch_ns_);
     }
     for (int64_t u = 0; u < send.units; ++u) {
       if (send.write_units[u] == 0) continue;
@@ -1028,10 +1036,10 @@ void Partitioned::RecordRound(PartitionedSend& send) {
                                      (u + send.write_units[u]) *
                                          send.per_unit) -
                                 u * send.per_unit,
-                            send.write_posted_ns[u]);
+                            send.write_posted_ns[u] - epoch_ns_);
     }
     absl::StrAppendFormat(&lines, "done %d %d %d", send.id, round,
-                          std::max(last_write, last_ready));
+                          std::max(last_write, last_ready) - epoch_ns_);
     ProfileLine(lines);
   }
   if (send.aggregator->wants_arrivals()) {
@@ -1080,7 +1088,9 @@ void Partitioned::Free(Request* request) {
   auto* base = static_cast<PartitionedRequestBase*>(request->extension);
   if (base->is_send) {
     auto* send = static_cast<PartitionedSend*>(base);
-    if (send->ever_started) RecordRound(*send);
+    if (send->ever_started) {
+      RecordRound(*send, send->round.load(std::memory_order_relaxed));
+    }
     if (settings_.part_stats && !send->proc_null) PrintStatistics(*send);
     if (!send->proc_null) {
       {

@@ -160,7 +160,8 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void PartitionArrived(PartitionedReceive& receive, int64_t partition);
   void CompleteReceiveRound(PartitionedReceive& receive);
   int ChannelVci(const PartitionedSend& send, int64_t unit) const;
-  void RecordRound(PartitionedSend& send);  // profile, stats, adaptive
+  // The end of a send's round `round`: profile, statistics, adaptive.
+  void RecordRound(PartitionedSend& send, uint32_t round);
   void PrintStatistics(const PartitionedSend& send);
   void ProfileLine(const std::string& line);
   const LogGPParameters& LogGP();
@@ -169,6 +170,7 @@ class Partitioned final : public p2p::ExtensionTraffic {
   net::Transport& transport_;
   const runtime::Settings settings_;
   const int world_rank_;
+  const int64_t epoch_ns_;  // profile times count from here (MPI_Init)
   AggregatorConfig config_;
   bool loggp_ready_ = false;  // guarded by control_mutex_
   std::unique_ptr<VciState[]> vcis_;

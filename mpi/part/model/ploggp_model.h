@@ -62,6 +62,33 @@ PLogGPChoice ChooseTransportPartitions(const LogGPParameters& parameters,
                                        int64_t user_partitions,
                                        size_t partition_bytes, double delay_us);
 
+// The same choice with slack: the fewest transport partitions (a power of
+// two) whose prediction is within (1 + slack) of the best one. The model's
+// optimum is often a hair ahead of counts that post far fewer writes (with a
+// long delay, splitting finer only shrinks the laggard's group); slack
+// trades that hair for fewer writes.
+PLogGPChoice ChooseTransportPartitionsWithSlack(
+    const LogGPParameters& parameters, int64_t user_partitions,
+    size_t partition_bytes, double delay_us, double slack);
+
+// The timer aggregator under the same pattern: groups without the laggard
+// complete at time 0 and leave at once; in the laggard's group the first
+// thread waits `delta_us`, then the group's punctual partitions leave as one
+// message, and the laggard leaves alone when it is ready. (With delta_us at
+// or beyond the delay the timer never fires: PredictManyBeforeOne.)
+double PredictTimerManyBeforeOne(const LogGPParameters& parameters,
+                                 int64_t user_partitions,
+                                 size_t partition_bytes,
+                                 int64_t transport_partitions, double delay_us,
+                                 double delta_us);
+
+// ChooseTransportPartitionsWithSlack for the timer's prediction.
+PLogGPChoice ChooseTimerTransportPartitions(const LogGPParameters& parameters,
+                                            int64_t user_partitions,
+                                            size_t partition_bytes,
+                                            double delay_us, double delta_us,
+                                            double slack);
+
 }  // namespace minimpi::part
 
 #endif  // MINIMPI_MPI_PART_MODEL_PLOGGP_MODEL_H_
