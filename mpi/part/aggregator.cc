@@ -187,8 +187,20 @@ class AdaptiveAggregator final : public PLogGPAggregator {
           kWeight * spread.laggard_delay_us + (1 - kWeight) * delay_us_;
     }
     ++rounds_;
-    // Wait long enough for the punctual threads, with a margin for jitter;
-    // the laggard then goes alone.
+    // The timer pays when the arrivals form a punctual cluster and a
+    // laggard well behind it: wait long enough for the cluster (plus a
+    // quarter and 1 us for jitter), then the laggard goes alone. Arrivals
+    // spread out with no such cluster (a wavefront, say) are best sent as
+    // they come: one write per partition, no waiting.
+    if (spread.laggards == 0 || spread_us_ * 2 > delay_us_) {
+      Plan plan;
+      plan.transport_partitions = input.units;
+      plan.reason = absl::StrFormat(
+          "adaptive: arrivals spread out (%.1f us, laggard delay %.1f us "
+          "over %d rounds): no timer, one write per partition",
+          spread_us_, delay_us_, rounds_);
+      return plan;
+    }
     const double delta = 1.25 * spread_us_ + 1.0;
     Plan plan = PLogGPPlan(config_, input, delay_us_, /*timer=*/true, delta);
     absl::StrAppendFormat(&plan.reason,

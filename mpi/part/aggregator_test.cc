@@ -303,5 +303,19 @@ TEST(AdaptiveTest, DeltaFollowsMeasuredSpread) {
   ExpectPartition(input.units, plan.transport_partitions);
 }
 
+TEST(AdaptiveTest, SpreadOutArrivalsGetOneWriteEachAndNoTimer) {
+  // A wavefront: partition i ready at 100 i us, no punctual cluster.
+  auto adaptive = *MakeAggregator("adaptive", TestConfig());
+  const PlanInput input = Input(16, 16, 65536);
+  Plan plan = adaptive->Initial(input);
+  std::vector<double> ready;
+  for (int i = 0; i < 16; ++i) ready.push_back(100.0 * i);
+  for (int round = 0; round < 3; ++round) {
+    plan = adaptive->Replan(input, plan, ready);
+  }
+  EXPECT_FALSE(plan.timer);
+  EXPECT_EQ(plan.transport_partitions, 16);
+}
+
 }  // namespace
 }  // namespace minimpi::part
