@@ -573,117 +573,125 @@ TEST_P(TransportConformanceTest, PackedSendsArriveLikeSends) {
 // Sends and writes with immediate interleaved on one connection: the
 // receiver sees them in posting order, and when a kWriteImmediate arrives
 // its data is already in place.
-// Every third write is an RdmaWritev of three pieces.
+// Every third write is an RdmaWritev: of three pieces, or of one piece
+// (which net/shm lets the receiver pull when it is at least pull_min bytes).
 TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
-  Settings settings;
-  settings.num_vcis = 3;
-  settings.shm_ring_cells = 8;
-  constexpr int kVci = 2;
-  constexpr int kOperations = 300;
-  constexpr size_t kSlotBytes = 8192;
-  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
-    const int size = bootstrap.size();
-    const int me = bootstrap.rank();
-    const int right = (me + 1) % size;
-    const int left = (me + size - 1) % size;
-    auto is_write = [](int op) { return op % 3 != 0; };
-    auto write_length = [](int op) { return size_t(Mix(op) % kSlotBytes); };
-    std::vector<uint8_t> landing(kOperations * kSlotBytes, 0);
-    std::vector<uint8_t> source(kOperations * kSlotBytes);
-    for (int op = 0; op < kOperations; ++op) {
-      FillPattern(Mix(me * 7919 + op), source.data() + op * kSlotBytes,
-                  kSlotBytes);
-    }
-    absl::StatusOr<MemoryRegion> landing_region =
-        transport.RegisterMemory(landing.data(), landing.size());
-    absl::StatusOr<MemoryRegion> source_region =
-        transport.RegisterMemory(source.data(), source.size());
-    RETURN_IF_FALSE(landing_region.ok() && source_region.ok());
-    RETURN_IF_ERROR(bootstrap.Put(
-        "landing", absl::StrCat(reinterpret_cast<uint64_t>(landing.data()), " ",
-                                landing_region->remote_key)));
-    RETURN_IF_ERROR(bootstrap.Commit());
-    RETURN_IF_ERROR(bootstrap.Fence());
-    absl::StatusOr<std::string> peer = bootstrap.Get(right, "landing");
-    RETURN_IF_FALSE(peer.ok());
-    unsigned long long landing_address = 0;
-    unsigned landing_key = 0;
-    RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u", &landing_address,
-                                &landing_key) == 2);
-
-    int next_expected = 0;
-    int local_done = 0;
-    std::string error;
-    FunctionHandler handler([&](int vci, const Completion& c) {
-      if (c.type == CompletionType::kLocalDone) {
-        ++local_done;
-        return;
+  for (size_t pull_min : {size_t{0}, size_t{1024}, size_t{3000}}) {
+    Settings settings;
+    settings.num_vcis = 3;
+    settings.shm_ring_cells = 8;
+    settings.shm_pull_min = pull_min;
+    constexpr int kVci = 2;
+    constexpr int kOperations = 300;
+    constexpr size_t kSlotBytes = 8192;
+    RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+      const int size = bootstrap.size();
+      const int me = bootstrap.rank();
+      const int right = (me + 1) % size;
+      const int left = (me + size - 1) % size;
+      auto is_write = [](int op) { return op % 3 != 0; };
+      auto write_length = [](int op) { return size_t(Mix(op) % kSlotBytes); };
+      std::vector<uint8_t> landing(kOperations * kSlotBytes, 0);
+      std::vector<uint8_t> source(kOperations * kSlotBytes);
+      for (int op = 0; op < kOperations; ++op) {
+        FillPattern(Mix(me * 7919 + op), source.data() + op * kSlotBytes,
+                    kSlotBytes);
       }
-      const int op = next_expected++;
-      std::string problem;
-      if (vci != kVci || c.peer != left) {
-        problem = "wrong vci or source";
-      } else if (is_write(op)) {
-        if (c.type != CompletionType::kWriteImmediate ||
-            c.immediate != uint32_t(op) * 2654435761u ||
-            c.length != write_length(op)) {
-          problem = absl::StrCat("operation ", op, ": expected write (type ",
-                                 int(c.type), ", immediate ", c.immediate,
-                                 ", length ", c.length, ")");
-        } else {
-          const int64_t bad =
-              FirstMismatch(Mix(left * 7919 + op),
-                            landing.data() + op * kSlotBytes, c.length);
-          if (bad >= 0) {
-            problem = absl::StrCat("write ", op, " not visible at byte ", bad);
-          }
+      absl::StatusOr<MemoryRegion> landing_region =
+          transport.RegisterMemory(landing.data(), landing.size());
+      absl::StatusOr<MemoryRegion> source_region =
+          transport.RegisterMemory(source.data(), source.size());
+      RETURN_IF_FALSE(landing_region.ok() && source_region.ok());
+      RETURN_IF_ERROR(bootstrap.Put(
+          "landing", absl::StrCat(reinterpret_cast<uint64_t>(landing.data()),
+                                  " ", landing_region->remote_key)));
+      RETURN_IF_ERROR(bootstrap.Commit());
+      RETURN_IF_ERROR(bootstrap.Fence());
+      absl::StatusOr<std::string> peer = bootstrap.Get(right, "landing");
+      RETURN_IF_FALSE(peer.ok());
+      unsigned long long landing_address = 0;
+      unsigned landing_key = 0;
+      RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u", &landing_address,
+                                  &landing_key) == 2);
+
+      int next_expected = 0;
+      int local_done = 0;
+      std::string error;
+      FunctionHandler handler([&](int vci, const Completion& c) {
+        if (c.type == CompletionType::kLocalDone) {
+          ++local_done;
+          return;
         }
-      } else if (c.type != CompletionType::kReceive || c.length != 4 ||
-                 std::memcmp(c.data, &op, 4) != 0) {
-        problem = absl::StrCat("operation ", op, ": expected a 4-byte send");
-      }
-      if (!problem.empty() && error.empty()) error = problem;
-    });
+        const int op = next_expected++;
+        std::string problem;
+        if (vci != kVci || c.peer != left) {
+          problem = "wrong vci or source";
+        } else if (is_write(op)) {
+          if (c.type != CompletionType::kWriteImmediate ||
+              c.immediate != uint32_t(op) * 2654435761u ||
+              c.length != write_length(op)) {
+            problem = absl::StrCat("operation ", op, ": expected write (type ",
+                                   int(c.type), ", immediate ", c.immediate,
+                                   ", length ", c.length, ")");
+          } else {
+            const int64_t bad =
+                FirstMismatch(Mix(left * 7919 + op),
+                              landing.data() + op * kSlotBytes, c.length);
+            if (bad >= 0) {
+              problem =
+                  absl::StrCat("write ", op, " not visible at byte ", bad);
+            }
+          }
+        } else if (c.type != CompletionType::kReceive || c.length != 4 ||
+                   std::memcmp(c.data, &op, 4) != 0) {
+          problem = absl::StrCat("operation ", op, ": expected a 4-byte send");
+        }
+        if (!problem.empty() && error.empty()) error = problem;
+      });
 
-    int writes_posted = 0;
-    for (int op = 0; op < kOperations && error.empty();) {
-      PostResult result;
-      if (is_write(op) && op % 3 == 2) {
-        // The gathered form: the same bytes in three local pieces.
-        const uint64_t base =
-            reinterpret_cast<uint64_t>(source.data() + op * kSlotBytes);
-        const size_t length = write_length(op);
-        const IoSegment pieces[3] = {
-            {base, length / 3},
-            {base + length / 3, length / 3},
-            {base + 2 * (length / 3), length - 2 * (length / 3)}};
-        const uint32_t immediate = uint32_t(op) * 2654435761u;
-        result = transport.RdmaWritev(
-            kVci, right, pieces, 3, *source_region,
-            RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
-            &immediate, op);
-      } else if (is_write(op)) {
-        result = transport.RdmaWriteImmediate(
-            kVci, right, source.data() + op * kSlotBytes, *source_region,
-            RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
-            write_length(op), uint32_t(op) * 2654435761u, op);
-      } else {
-        result = transport.Send(kVci, right, &op, 4, nullptr, 0);
+      int writes_posted = 0;
+      for (int op = 0; op < kOperations && error.empty();) {
+        PostResult result;
+        if (is_write(op) && op % 3 == 2) {
+          // The gathered form: the same bytes in three local pieces.
+          const uint64_t base =
+              reinterpret_cast<uint64_t>(source.data() + op * kSlotBytes);
+          const size_t length = write_length(op);
+          const IoSegment pieces[3] = {
+              {base, length / 3},
+              {base + length / 3, length / 3},
+              {base + 2 * (length / 3), length - 2 * (length / 3)}};
+          const IoSegment whole[1] = {{base, length}};
+          const bool in_one = (op / 3) % 2 == 0;
+          const uint32_t immediate = uint32_t(op) * 2654435761u;
+          result = transport.RdmaWritev(
+              kVci, right, in_one ? whole : pieces, in_one ? 1 : 3,
+              *source_region,
+              RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
+              &immediate, op);
+        } else if (is_write(op)) {
+          result = transport.RdmaWriteImmediate(
+              kVci, right, source.data() + op * kSlotBytes, *source_region,
+              RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
+              write_length(op), uint32_t(op) * 2654435761u, op);
+        } else {
+          result = transport.Send(kVci, right, &op, 4, nullptr, 0);
+        }
+        if (result == PostResult::kOk) {
+          writes_posted += is_write(op);
+          ++op;
+        } else {
+          transport.Poll(kVci, handler, 4);
+        }
       }
-      if (result == PostResult::kOk) {
-        writes_posted += is_write(op);
-        ++op;
-      } else {
-        transport.Poll(kVci, handler, 4);
+      while ((next_expected < kOperations || local_done < writes_posted) &&
+             error.empty()) {
+        transport.Poll(kVci, handler, 16);
       }
-    }
-    while ((next_expected < kOperations || local_done < writes_posted) &&
-           error.empty()) {
-      transport.Poll(kVci, handler, 16);
-    }
-    RETURN_IF_FALSE(error.empty(), error);
-    return absl::OkStatus();
-  });
+      RETURN_IF_FALSE(error.empty(), error);
+      return absl::OkStatus();
+    });
+  }
 }
 
 // VCIs nobody used so far work as well as a busy one, in both directions.

@@ -60,6 +60,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(ReadInt<size_t>("MINIMPI_GATHER_MIN_PIECE", 0, size_t{1} << 40,
                                 s.gather_min_piece));
   status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
+  status.Update(ReadInt<size_t>("MINIMPI_SHM_PULL_MIN", 0, size_t{1} << 40,
+                                s.shm_pull_min));
   status.Update(
       ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
   status.Update(ReadChoice("MINIMPI_MATCH",
@@ -131,6 +133,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_SHM_RING_CELLS", absl::StrCat(s.shm_ring_cells),
        absl::StrCat(d.shm_ring_cells),
        "cells per shared-memory ring (one ring per sender, VCI and receiver)"},
+      {"MINIMPI_SHM_PULL_MIN", absl::StrCat(s.shm_pull_min),
+       absl::StrCat(d.shm_pull_min),
+       "net/shm: contiguous writes with immediate (partitioned) of at least "
+       "this many bytes are copied by the receiver when it takes the "
+       "notification, not by the sending thread; 0: never"},
       {"MINIMPI_SPIN_BEFORE_YIELD", absl::StrCat(s.spin_before_yield),
        absl::StrCat(d.spin_before_yield),
        "polls a blocked call spins before yielding the core (0 when ranks "

@@ -35,6 +35,11 @@ struct Settings {
   // costs far more than a memcpy; larger pieces move in place, with no
   // intermediate copy. 0: always in place.
   size_t gather_min_piece = 512;
+  // net/shm: contiguous writes with immediate at least this large are
+  // pulled by the receiver when it takes the notification (the sender's
+  // thread does not copy, as with a NIC); smaller ones, and every write
+  // without immediate, are copied by the sender. 0: never pull.
+  size_t shm_pull_min = 65536;
   // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
   int shm_ring_cells = 32;
   // Polls a blocked call spins before it starts yielding the core. When

@@ -105,6 +105,7 @@ ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
       num_vcis_(settings.num_vcis),
       ring_cells_(static_cast<uint32_t>(settings.shm_ring_cells)),
       max_message_(kMaxHeaderBytes + settings.eager_max),
+      pull_min_(settings.shm_pull_min),
       ring_stride_(RoundUpToPage(RingBytes(ring_cells_, max_message_))),
       local_ranks_(bootstrap.local_ranks()),
       local_index_of_rank_(bootstrap.size(), -1) {
@@ -649,6 +650,47 @@ PostResult ShmTransport::RdmaWritev(int vci, int peer, const IoSegment* local,
   }
   size_t length = 0;
   for (int i = 0; i < local_count; ++i) length += local[i].length;
+  const int peer_local = local_index_of_rank_[peer];
+  if (cell != nullptr && pull_min_ > 0 && length >= pull_min_ &&
+      local_count == 1 && peer_local != my_local_index_) {
+    // Large and contiguous: the receiver pulls it when it takes the cell,
+    // then sets the slot's flag here, which Poll turns into our kLocalDone
+    // (the buffer stays ours to keep unchanged until then). From twice the
+    // threshold on, this thread writes the second half first, so both
+    // processes copy at once (as the split rendezvous does).
+    static_assert(sizeof(PullRequest) <= kMaxHeaderBytes);
+    PullSlot* slot = nullptr;
+    for (PullSlot& candidate : state.pulls) {
+      if (!candidate.in_use) {
+        slot = &candidate;
+        break;
+      }
+    }
+    if (slot == nullptr) return PostResult::kRetry;  // before any copy
+    slot->in_use = true;
+    slot->context = context;
+    slot->peer = peer;
+    slot->done.store(0, std::memory_order_relaxed);
+    ++state.pulls_in_flight;
+    size_t pulled = length;
+    if (length >= 2 * pull_min_) {
+      pulled = length / 2;
+      const IoSegment rest = {local[0].address + pulled, length - pulled};
+      CrossMemoryWritev(peer, &rest, 1, remote.address + pulled);
+    }
+    PullRequest request;
+    request.source = local[0].address;
+    request.destination = remote.address;
+    request.length = pulled;
+    request.write_length = length;
+    request.done_flag = reinterpret_cast<uint64_t>(&slot->done);
+    std::memcpy(cell->message(), &request, sizeof(request));
+    cell->length = sizeof(request);
+    cell->flags = kCellFlagPullWrite;
+    cell->immediate = *immediate;
+    ring.Publish();
+    return PostResult::kOk;
+  }
   if (length != 0) CrossMemoryWritev(peer, local, local_count, remote.address);
   if (cell != nullptr) {
     cell->length = length > UINT32_MAX ? UINT32_MAX : uint32_t(length);
@@ -675,6 +717,24 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
     ++handled;
   }
 
+  // Pulled writes the receivers have finished.
+  for (uint32_t i = 0; state.pulls_in_flight > 0 && i < kPullCapacity &&
+                       handled < max_completions;
+       ++i) {
+    PullSlot& slot = state.pulls[i];
+    if (!slot.in_use || slot.done.load(std::memory_order_acquire) == 0) {
+      continue;
+    }
+    slot.in_use = false;
+    --state.pulls_in_flight;
+    Completion completion;
+    completion.type = CompletionType::kLocalDone;
+    completion.peer = slot.peer;
+    completion.context = slot.context;
+    handler.OnCompletion(vci, completion);
+    ++handled;
+  }
+
   // Then one message per ring in turn, so that a busy sender cannot starve
   // the others; stop after a full round finds nothing.
   const uint32_t num_senders = static_cast<uint32_t>(state.from_sender.size());
@@ -690,6 +750,18 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
       if (cell->flags == kCellFlagWriteImmediate) {
         completion.type = CompletionType::kWriteImmediate;
         completion.immediate = cell->immediate;
+      } else if (cell->flags == kCellFlagPullWrite) {
+        PullRequest request;
+        std::memcpy(&request, cell->message(), sizeof(request));
+        CrossMemoryCopy(false, completion.peer,
+                        reinterpret_cast<void*>(request.destination),
+                        request.source, request.length);
+        completion.type = CompletionType::kWriteImmediate;
+        completion.immediate = cell->immediate;
+        completion.length = request.write_length;
+        uint64_t done = 1;
+        CrossMemoryCopy(true, completion.peer, &done, request.done_flag,
+                        sizeof(done));
       } else {
         completion.type = CompletionType::kReceive;
         completion.data = cell->message();

@@ -33,6 +33,9 @@ namespace minimpi::net::shm {
 // Completions of local one-sided operations a VCI holds until Poll hands
 // them out; beyond this, posting returns kRetry (like a full send queue).
 inline constexpr uint32_t kLocalCompletionCapacity = 256;
+// Pulled writes (see kCellFlagPullWrite) a VCI may have outstanding; beyond
+// this, posting returns kRetry.
+inline constexpr uint32_t kPullCapacity = 64;
 
 class ShmTransport final : public Transport {
  public:
@@ -92,12 +95,22 @@ class ShmTransport final : public Transport {
     bool full() const { return size == kLocalCompletionCapacity; }
   };
 
+  // A pulled write in flight: the receiver sets `done` from its process.
+  struct PullSlot {
+    std::atomic<uint64_t> done{0};
+    uint64_t context = 0;
+    int peer = -1;
+    bool in_use = false;
+  };
+
   // Everything one VCI touches on its hot path, on its own cache lines.
   struct alignas(kCacheLineBytes) Vci {
     std::vector<RingProducer> to_peer;      // by local index of the peer
     std::vector<RingConsumer> from_sender;  // by local index of the sender
     uint32_t next_sender = 0;               // round-robin start of Poll
     LocalCompletionQueue local_done;
+    PullSlot pulls[kPullCapacity];
+    uint32_t pulls_in_flight = 0;
   };
 
   // A mapping of (part of) a shared-memory segment.
@@ -129,6 +142,7 @@ class ShmTransport final : public Transport {
   const int num_vcis_;
   const uint32_t ring_cells_;
   const size_t max_message_;
+  const size_t pull_min_;  // Settings::shm_pull_min
   const size_t ring_stride_;  // page-aligned distance between rings
   const std::vector<int> local_ranks_;
   std::vector<int> local_index_of_rank_;  // -1: not on this node

@@ -45,6 +45,22 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 // Flags of a cell. Zero is a caller's message; anything else belongs to the
 // transport itself and is never handed to the caller as a kReceive.
 inline constexpr uint32_t kCellFlagWriteImmediate = 1;
+// A large contiguous write with immediate that the receiver performs itself
+// (it reads the bytes with cross-memory attach when it consumes the cell,
+// like a NIC's DMA engine would, so the sender's thread is not the one
+// copying); the message is a PullRequest.
+inline constexpr uint32_t kCellFlagPullWrite = 2;
+
+struct PullRequest {
+  uint64_t source = 0;       // the sender's address
+  uint64_t destination = 0;  // the receiver's address
+  uint64_t length = 0;       // bytes to pull
+  uint64_t write_length = 0;  // of the whole write (the sender did the rest)
+  // A word in the sender's memory the receiver sets to 1 (with a
+  // cross-memory write) once it has read the data: not a ring message, so
+  // two ranks whose rings are full of pulls never wait on each other.
+  uint64_t done_flag = 0;
+};
 
 struct CellHeader {
   uint32_t length = 0;     // message bytes that follow this header
