@@ -77,10 +77,10 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   std::string check = s.collective_check ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
   s.collective_check = check == "1";
-  status.Update(ReadChoice(
-      "MINIMPI_PART_AGGR",
-      {"none", "size", "table", "ploggp", "timer", "adaptive"},
-      s.part_aggregator));
+  status.Update(
+      ReadChoice("MINIMPI_PART_AGGR",
+                 {"none", "size", "table", "ploggp", "timer", "adaptive"},
+                 s.part_aggregator));
   status.Update(ReadInt<size_t>("MINIMPI_PART_AGGR_SIZE", 1, size_t{1} << 40,
                                 s.part_aggregation_size));
   if (const char* table = Env("MINIMPI_PART_TABLE")) s.part_table = table;
@@ -89,8 +89,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_PART_DELTA_US", 0, 10'000'000, s.part_delta_us));
   status.Update(
       ReadInt("MINIMPI_PART_DELAY_US", 0, 100'000'000, s.part_delay_us));
-  status.Update(ReadInt("MINIMPI_PART_MODEL_SLACK", 0, 1000,
-                        s.part_model_slack_percent));
+  status.Update(
+      ReadInt("MINIMPI_PART_MODEL_SLACK", 0, 1000, s.part_model_slack_percent));
   std::string part_stats = s.part_stats ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_PART_STATS", {"0", "1"}, part_stats));
   s.part_stats = part_stats == "1";
@@ -189,8 +189,7 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.part_model_slack_percent),
        "ploggp/timer/adaptive: the fewest writes whose predicted time is "
        "within this many percent of the PLogGP model's best"},
-      {"MINIMPI_PART_STATS", s.part_stats ? "1" : "0",
-       d.part_stats ? "1" : "0",
+      {"MINIMPI_PART_STATS", s.part_stats ? "1" : "0", d.part_stats ? "1" : "0",
        "1: print each partitioned request's statistics (writes per round, "
        "partitions per write, model prediction) when it is freed"},
       {"MINIMPI_PART_PROFILE", s.part_profile, d.part_profile,

@@ -52,8 +52,7 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
                                       "data",
                                       partitions, count));
   }
-  if (int error =
-          minimpi::CheckBuffer(call, *c, buf, items, datatype, &type)) {
+  if (int error = minimpi::CheckBuffer(call, *c, buf, items, datatype, &type)) {
     return error;
   }
   if (send) {
@@ -95,7 +94,8 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
         return RaiseError(
             *c, call, MPI_ERR_INFO_VALUE,
             absl::StrFormat("info minimpi_part_aggr=%s is not one of: %s",
-                            *name, absl::StrJoin(part::kAggregatorNames, ", ")));
+                            *name,
+                            absl::StrJoin(part::kAggregatorNames, ", ")));
       }
       arguments->aggregator = *name;
     }
@@ -134,11 +134,10 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
 int FinishInit(const char* call, Communicator* c,
                absl::StatusOr<p2p::Request*> made, MPI_Request* request) {
   if (!made.ok()) {
-    return RaiseError(c, call,
-                      absl::IsResourceExhausted(made.status())
-                          ? MPI_ERR_NO_MEM
-                          : MPI_ERR_ARG,
-                      std::string(made.status().message()));
+    return RaiseError(
+        c, call,
+        absl::IsResourceExhausted(made.status()) ? MPI_ERR_NO_MEM : MPI_ERR_ARG,
+        std::string(made.status().message()));
   }
   *request = minimpi::ToHandle(*made);
   return MPI_SUCCESS;
@@ -201,9 +200,9 @@ int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   part::PartitionedArguments arguments;
-  if (int error = PrepareInit(kCall, /*send=*/true, buf, partitions, count,
-                              datatype, dest, tag, comm, info, request, &c,
-                              &arguments)) {
+  if (int error =
+          PrepareInit(kCall, /*send=*/true, buf, partitions, count, datatype,
+                      dest, tag, comm, info, request, &c, &arguments)) {
     return error;
   }
   if (dest != MPI_PROC_NULL) {
@@ -223,9 +222,9 @@ int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   part::PartitionedArguments arguments;
-  if (int error = PrepareInit(kCall, /*send=*/false, buf, partitions, count,
-                              datatype, source, tag, comm, info, request, &c,
-                              &arguments)) {
+  if (int error =
+          PrepareInit(kCall, /*send=*/false, buf, partitions, count, datatype,
+                      source, tag, comm, info, request, &c, &arguments)) {
     return error;
   }
   if (source != MPI_PROC_NULL) {
@@ -234,8 +233,8 @@ int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
   arguments.context = c->point_to_point_context();
   arguments.source_rank = source;
   return FinishInit(
-      kCall, c,
-      Instance::Get().partitioned().NewReceive(std::move(arguments)), request);
+      kCall, c, Instance::Get().partitioned().NewReceive(std::move(arguments)),
+      request);
 }
 
 int PMPI_Pready(int partition, MPI_Request request) {
@@ -280,11 +279,10 @@ int PMPI_Pready_list(int length, const int array_of_partitions[],
   p2p::Request* r;
   if (int error = SendRequest(kCall, request, &r)) return error;
   if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
-    return RaiseError(minimpi::OwnerOf(r), kCall, MPI_ERR_ARG,
-                      absl::StrFormat("invalid list (length %d%s)", length,
-                                      array_of_partitions == nullptr
-                                          ? ", null array"
-                                          : ""));
+    return RaiseError(
+        minimpi::OwnerOf(r), kCall, MPI_ERR_ARG,
+        absl::StrFormat("invalid list (length %d%s)", length,
+                        array_of_partitions == nullptr ? ", null array" : ""));
   }
   // Every entry is checked before any is marked, so a bad list marks none.
   const int64_t partitions = part::Partitioned::Partitions(r);

@@ -47,8 +47,7 @@ class SizeAggregator final : public Aggregator {
     const int64_t base =
         std::gcd(std::max<int64_t>(input.send_partitions, 1),
                  std::max<int64_t>(input.receive_partitions, 1));
-    const size_t message_bytes =
-        input.total_bytes / static_cast<size_t>(base);
+    const size_t message_bytes = input.total_bytes / static_cast<size_t>(base);
     int64_t merge = 1;
     if (message_bytes > 0 && message_bytes < threshold_) {
       merge = static_cast<int64_t>(threshold_ / message_bytes);
@@ -181,10 +180,9 @@ class AdaptiveAggregator final : public PLogGPAggregator {
       spread_us_ = spread.non_laggard_spread_us;
       delay_us_ = spread.laggard_delay_us;
     } else {
-      spread_us_ = kWeight * spread.non_laggard_spread_us +
-                   (1 - kWeight) * spread_us_;
-      delay_us_ =
-          kWeight * spread.laggard_delay_us + (1 - kWeight) * delay_us_;
+      spread_us_ =
+          kWeight * spread.non_laggard_spread_us + (1 - kWeight) * spread_us_;
+      delay_us_ = kWeight * spread.laggard_delay_us + (1 - kWeight) * delay_us_;
     }
     ++rounds_;
     // The timer pays when the arrivals form a punctual cluster and a
@@ -252,8 +250,7 @@ ArrivalSpread MeasureArrivalSpread(std::span<const double> ready_us) {
   std::nth_element(deviations.begin(), deviations.begin() + n / 2,
                    deviations.end());
   const double mad = deviations[n / 2];
-  const double cut =
-      median + std::max({4 * mad, 0.1 * std::abs(median), 2.0});
+  const double cut = median + std::max({4 * mad, 0.1 * std::abs(median), 2.0});
   size_t punctual = n;
   while (punctual > 1 && sorted[punctual - 1] > cut) --punctual;
   result.non_laggard_spread_us = sorted[punctual - 1] - sorted[0];
@@ -283,10 +280,10 @@ absl::StatusOr<std::vector<TableEntry>> ReadTuningTable(
           entry.channels) ||
         (fields >> extra) || entry.user_partitions <= 0 ||
         entry.transport_partitions <= 0 || entry.channels <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", number,
-          ": expected 'user_partitions bytes_per_partition "
-          "transport_partitions channels' (positive integers)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", number,
+                       ": expected 'user_partitions bytes_per_partition "
+                       "transport_partitions channels' (positive integers)"));
     }
     table.push_back(entry);
   }
@@ -302,8 +299,8 @@ std::vector<TableEntry> BuiltInTuningTable() {
   // from 64 KiB per partition on, each partition is its own write.
   std::vector<TableEntry> table;
   for (int64_t partitions : {1, 8, 16, 32, 64, 128}) {
-    for (size_t bytes : {size_t{1}, size_t{1024}, size_t{4096},
-                         size_t{16384}, size_t{65536}}) {
+    for (size_t bytes : {size_t{1}, size_t{1024}, size_t{4096}, size_t{16384},
+                         size_t{65536}}) {
       int64_t groups = partitions;
       if (bytes < 1024) {
         groups = std::max<int64_t>(1, partitions / 16);

@@ -47,8 +47,7 @@ inline constexpr int64_t kMaxUnits = 2048;
 // Partitions per unit, and the number of units, for `partitions` user
 // partitions.
 inline int64_t PartitionsPerUnit(int64_t partitions) {
-  return partitions <= kMaxUnits ? 1
-                                 : (partitions + kMaxUnits - 1) / kMaxUnits;
+  return partitions <= kMaxUnits ? 1 : (partitions + kMaxUnits - 1) / kMaxUnits;
 }
 inline int64_t UnitCount(int64_t partitions) {
   const int64_t per_unit = PartitionsPerUnit(partitions);
@@ -72,8 +71,8 @@ inline int64_t GroupOf(int64_t u, int64_t units, int64_t groups) {
 struct PlanInput {
   int64_t send_partitions = 0;
   int64_t receive_partitions = 0;
-  int64_t units = 0;             // UnitCount(send_partitions)
-  size_t partition_bytes = 0;    // of one send partition
+  int64_t units = 0;           // UnitCount(send_partitions)
+  size_t partition_bytes = 0;  // of one send partition
   size_t total_bytes = 0;
 };
 
@@ -81,9 +80,9 @@ struct Plan {
   int64_t transport_partitions = 1;  // groups of units, 1..units
   int channels = 1;                  // VCIs the writes are spread over
   bool timer = false;
-  double delta_us = 0;         // timer: the first arrival's wait
-  double predicted_us = -1;    // the model's prediction, if one was made
-  std::string reason;          // one line: what decided this plan
+  double delta_us = 0;       // timer: the first arrival's wait
+  double predicted_us = -1;  // the model's prediction, if one was made
+  std::string reason;        // one line: what decided this plan
 };
 
 // One line of a tuning table: for `user_partitions` partitions of
@@ -105,15 +104,15 @@ std::vector<TableEntry> BuiltInTuningTable();
 
 // Everything any aggregator needs, fixed at MPI_Init.
 struct AggregatorConfig {
-  size_t aggregation_size = 65536;    // size
-  std::vector<TableEntry> table;      // table
-  LogGPParameters loggp;              // ploggp, timer, adaptive
-  double delay_us = 50;               // ploggp, timer
-  double delta_us = 20;               // timer
+  size_t aggregation_size = 65536;  // size
+  std::vector<TableEntry> table;    // table
+  LogGPParameters loggp;            // ploggp, timer, adaptive
+  double delay_us = 50;             // ploggp, timer
+  double delta_us = 20;             // timer
   // ploggp, timer, adaptive: the fewest writes whose predicted time is
   // within (1 + slack) of the model's best.
   double slack = 0.10;
-  int max_channels = 1;               // VCIs available
+  int max_channels = 1;  // VCIs available
   // The MPI_Info keys minimpi_part_transport_partitions / _channels of one
   // request: a fixed plan whatever the scheme (0: not given). For tuning.
   int64_t forced_transport_partitions = 0;

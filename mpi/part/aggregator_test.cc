@@ -48,8 +48,8 @@ void ExpectPartition(int64_t units, int64_t groups) {
 }
 
 TEST(UnitsTest, ImmediateLimitsHold) {
-  for (int64_t partitions : {1, 2, 2047, 2048, 2049, 4096, 65535, 65536,
-                             70000, 1000000}) {
+  for (int64_t partitions :
+       {1, 2, 2047, 2048, 2049, 4096, 65535, 65536, 70000, 1000000}) {
     const int64_t per_unit = PartitionsPerUnit(partitions);
     const int64_t units = UnitCount(partitions);
     EXPECT_LE(units, kMaxUnits) << partitions;
@@ -125,9 +125,9 @@ TEST(AggregatorTest, SizeMatchesReference) {
       const size_t bytes = 1 + random() % 100000;
       const PlanInput input = Input(send, receive, bytes);
       EXPECT_EQ(size->Initial(input).transport_partitions,
-                std::min(input.units, ReferenceSizePlan(send, receive,
-                                                        input.total_bytes,
-                                                        threshold)))
+                std::min(input.units,
+                         ReferenceSizePlan(send, receive, input.total_bytes,
+                                           threshold)))
           << send << " " << receive << " " << bytes;
     }
   }

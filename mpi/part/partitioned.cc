@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -76,8 +76,8 @@ struct PartitionedSend : PartitionedRequestBase {
   uint64_t id = 0;
   std::unique_ptr<Aggregator> aggregator;
   PlanInput input;
-  Plan plan;           // in force for the current round
-  Plan next_plan;      // applied at the next Start
+  Plan plan;       // in force for the current round
+  Plan next_plan;  // applied at the next Start
   bool plan_changed = false;
   int64_t units = 0;
   int64_t per_unit = 1;
@@ -92,7 +92,7 @@ struct PartitionedSend : PartitionedRequestBase {
   // This round's clear has been applied (seq_cst: see ClaimAndPost).
   std::atomic<bool> cleared{false};
 
-  std::unique_ptr<std::atomic<uint32_t>[]> ready_round;   // per partition
+  std::unique_ptr<std::atomic<uint32_t>[]> ready_round;    // per partition
   std::unique_ptr<std::atomic<int32_t>[]> unit_remaining;  // per_unit > 1
   std::vector<int32_t> group_of_unit;
   std::unique_ptr<PaddedCounter[]> group_remaining;  // units + the clear
@@ -111,7 +111,7 @@ struct PartitionedSend : PartitionedRequestBase {
   // marked ready and when each run's write was posted, this round.
   bool timed = false;
   int64_t start_ns = 0;
-  std::unique_ptr<int64_t[]> ready_ns;        // per partition
+  std::unique_ptr<int64_t[]> ready_ns;         // per partition
   std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
   std::unique_ptr<int64_t[]> write_units;      // per run start unit
   // Totals over completed rounds (statistics).
@@ -137,10 +137,9 @@ struct PartitionedReceive : PartitionedRequestBase {
 };
 
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
-    p2p::PointToPoint& p2p, const runtime::Settings& settings,
-    int world_rank) {
-  auto engine = std::unique_ptr<Partitioned>(
-      new Partitioned(p2p, settings, world_rank));
+    p2p::PointToPoint& p2p, const runtime::Settings& settings, int world_rank) {
+  auto engine =
+      std::unique_ptr<Partitioned>(new Partitioned(p2p, settings, world_rank));
   if (!settings.part_table.empty()) {
     absl::StatusOr<std::vector<TableEntry>> table =
         ReadTuningTable(settings.part_table);
@@ -148,8 +147,7 @@ absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
     engine->config_.table = *std::move(table);
   }
   if (!settings.part_loggp.empty() && settings.part_loggp != "probe") {
-    absl::StatusOr<LogGPParameters> loggp =
-        ReadLogGPFile(settings.part_loggp);
+    absl::StatusOr<LogGPParameters> loggp = ReadLogGPFile(settings.part_loggp);
     if (!loggp.ok()) return loggp.status();
     engine->config_.loggp = *loggp;
     engine->loggp_ready_ = true;
@@ -232,12 +230,10 @@ std::pair<void*, size_t> Span(const PartitionedRequestBase& base) {
   const datatype::Layout& layout = *base.layout;
   if (base.item_count == 0 || layout.size() == 0) return {base.data, 0};
   const int64_t extent = layout.extent();
-  const int64_t low =
-      std::min<int64_t>(layout.true_lb(),
-                        layout.true_lb() + (base.item_count - 1) * extent);
-  const int64_t high =
-      std::max<int64_t>(layout.true_ub(),
-                        layout.true_ub() + (base.item_count - 1) * extent);
+  const int64_t low = std::min<int64_t>(
+      layout.true_lb(), layout.true_lb() + (base.item_count - 1) * extent);
+  const int64_t high = std::max<int64_t>(
+      layout.true_ub(), layout.true_ub() + (base.item_count - 1) * extent);
   return {static_cast<char*>(base.data) + low, size_t(high - low)};
 }
 
@@ -291,8 +287,8 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   }
   if (send->units > 0) {
     send->plan = send->aggregator->Initial(send->input);
-    send->plan.channels = std::max(1, std::min(send->plan.channels,
-                                               send->num_vcis));
+    send->plan.channels =
+        std::max(1, std::min(send->plan.channels, send->num_vcis));
   }
   if (!send->proc_null) {
     auto [address, length] = Span(*send);
@@ -394,8 +390,7 @@ absl::StatusOr<Request*> Partitioned::NewReceive(
   // Match an init that arrived first, else wait in the posted queue.
   std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
   VciState& state = vcis_[raw->vci];
-  for (auto it = state.unexpected.begin(); it != state.unexpected.end();
-       ++it) {
+  for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
     if (it->context == raw->context && it->source == raw->source_rank &&
         it->tag == raw->tag) {
       const UnexpectedInit init = *it;
@@ -559,8 +554,7 @@ Partitioned::ReadyResult Partitioned::Ready(Request* request,
   return ReadyResult::kOk;
 }
 
-void Partitioned::UnitReady(PartitionedSend& send, int64_t unit,
-                            int held_vci) {
+void Partitioned::UnitReady(PartitionedSend& send, int64_t unit, int held_vci) {
   const int64_t group = send.group_of_unit[unit];
   if (!send.plan.timer) {
     if (send.group_remaining[group].value.fetch_sub(
@@ -704,8 +698,7 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
   const int64_t first_partition = write.first_unit * send.per_unit;
   const int64_t end_partition = std::min(
       send.partitions, (write.first_unit + write.units) * send.per_unit);
-  const uint64_t begin =
-      uint64_t(first_partition) * send.partition_bytes;
+  const uint64_t begin = uint64_t(first_partition) * send.partition_bytes;
   const uint64_t end = uint64_t(end_partition) * send.partition_bytes;
   const uint32_t immediate =
       EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
@@ -737,8 +730,7 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
     send.writes_posted.fetch_add(1, std::memory_order_relaxed);
     const net::PostResult result = transport_.RdmaWritev(
         vci, send.peer, local, count, send.region,
-        net::RemoteBuffer{send.remote.address + offset,
-                          send.remote.remote_key},
+        net::RemoteBuffer{send.remote.address + offset, send.remote.remote_key},
         last ? &immediate : nullptr, context);
     if (result == net::PostResult::kRetry) {
       send.writes_posted.fetch_sub(1, std::memory_order_relaxed);
@@ -782,8 +774,8 @@ bool Partitioned::ProgressLocked(int vci) {
 }
 
 void Partitioned::OnWriteDoneLocked(int, uint64_t context) {
-  auto& send = *reinterpret_cast<PartitionedSend*>(
-      context & ~p2p::kExtensionContextBit);
+  auto& send =
+      *reinterpret_cast<PartitionedSend*>(context & ~p2p::kExtensionContextBit);
   const int64_t done =
       send.writes_done.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (send.units_posted.load(std::memory_order_acquire) == send.units &&
@@ -793,16 +785,15 @@ void Partitioned::OnWriteDoneLocked(int, uint64_t context) {
 }
 
 void Partitioned::CompleteSendRound(PartitionedSend& send) {
-  send.request->state.store(RequestState::kComplete,
-                            std::memory_order_release);
+  send.request->state.store(RequestState::kComplete, std::memory_order_release);
 }
 
 void Partitioned::ApplyClearLocked(PartitionedSend& send, int held_vci) {
   send.cleared.store(true, std::memory_order_seq_cst);
   for (int64_t g = 0; g < send.plan.transport_partitions; ++g) {
-    const int64_t left = send.group_remaining[g].value.fetch_sub(
-                             1, std::memory_order_seq_cst) -
-                         1;
+    const int64_t left =
+        send.group_remaining[g].value.fetch_sub(1, std::memory_order_seq_cst) -
+        1;
     if (left == 0) {
       if (send.plan.timer) {
         ClaimAndPost(send, g, held_vci);
@@ -914,8 +905,7 @@ void Partitioned::OnControlLocked(int vci, int peer,
   }
 }
 
-void Partitioned::OnWriteImmediateLocked(int, int, uint32_t immediate,
-                                         size_t) {
+void Partitioned::OnWriteImmediateLocked(int, int, uint32_t immediate, size_t) {
   PartitionedReceive* receive =
       slots_[immediate >> (2 * kUnitBits)].load(std::memory_order_acquire);
   if (receive == nullptr) return;
@@ -933,9 +923,8 @@ void Partitioned::OnWriteImmediateLocked(int, int, uint32_t immediate,
     return;
   }
   const int64_t first_partition = first * receive->send_per_unit;
-  const int64_t end_partition =
-      std::min(receive->send_partitions,
-               (first + units) * receive->send_per_unit);
+  const int64_t end_partition = std::min(
+      receive->send_partitions, (first + units) * receive->send_per_unit);
   ArrivedBytes(*receive,
                uint64_t(first_partition) * receive->send_partition_bytes,
                uint64_t(end_partition) * receive->send_partition_bytes);
@@ -945,9 +934,8 @@ void Partitioned::ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
                                uint64_t end) {
   const uint64_t each = receive.partition_bytes;
   if (each == 0 || begin >= end) return;
-  for (uint64_t p = begin / each; p < uint64_t(receive.partitions) &&
-                                  p * each < end;
-       ++p) {
+  for (uint64_t p = begin / each;
+       p < uint64_t(receive.partitions) && p * each < end; ++p) {
     const uint64_t low = std::max(begin, p * each);
     const uint64_t high = std::min(end, (p + 1) * each);
     const int64_t bytes = int64_t(high - low);
@@ -974,8 +962,7 @@ void Partitioned::PartitionArrived(PartitionedReceive& receive,
                      receive.item_count, receive.layout, partition * each);
   }
   receive.arrived_round[partition].store(
-      receive.round.load(std::memory_order_relaxed),
-      std::memory_order_release);
+      receive.round.load(std::memory_order_relaxed), std::memory_order_release);
   if (receive.partitions_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     CompleteReceiveRound(receive);
   }
@@ -1045,13 +1032,11 @@ void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
     }
     for (int64_t u = 0; u < send.units; ++u) {
       if (send.write_units[u] == 0) continue;
-      absl::StrAppendFormat(&lines, "write %d %d %d %d %d\n", send.id, round,
-                            u * send.per_unit,
-                            std::min(send.partitions,
-                                     (u + send.write_units[u]) *
-                                         send.per_unit) -
-                                u * send.per_unit,
-                            send.write_posted_ns[u] - epoch_ns_);
+      absl::StrAppendFormat(
+          &lines, "write %d %d %d %d %d\n", send.id, round, u * send.per_unit,
+          std::min(send.partitions, (u + send.write_units[u]) * send.per_unit) -
+              u * send.per_unit,
+          send.write_posted_ns[u] - epoch_ns_);
     }
     absl::StrAppendFormat(&lines, "done %d %d %d", send.id, round,
                           std::max(last_write, last_ready) - epoch_ns_);
@@ -1063,8 +1048,7 @@ void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
       double& ready = unit_ready[p / send.per_unit];
       ready = std::max(ready, (send.ready_ns[p] - send.start_ns) / 1000.0);
     }
-    send.next_plan =
-        send.aggregator->Replan(send.input, send.plan, unit_ready);
+    send.next_plan = send.aggregator->Replan(send.input, send.plan, unit_ready);
     send.plan_changed = true;
   }
   for (int64_t u = 0; u < send.units; ++u) send.write_units[u] = 0;
@@ -1079,10 +1063,9 @@ void Partitioned::PrintStatistics(const PartitionedSend& send) {
       "of %zu bytes, aggregator %s, %lld rounds: %.1f writes/round, %.1f "
       "partitions/write, last MPI_Pready -> last write %.2f us/round; plan: "
       "%s\n",
-      world_rank_, send.peer, send.tag,
-      static_cast<long long>(send.partitions), send.partition_bytes,
-      send.aggregator->name(), static_cast<long long>(send.rounds_done),
-      writes_per_round,
+      world_rank_, send.peer, send.tag, static_cast<long long>(send.partitions),
+      send.partition_bytes, send.aggregator->name(),
+      static_cast<long long>(send.rounds_done), writes_per_round,
       writes_per_round > 0 ? double(send.partitions) / writes_per_round : 0.0,
       send.total_last_ready_to_write_us / double(rounds),
       send.plan.reason.c_str());

@@ -59,8 +59,8 @@ struct PartitionedArguments {
   datatype::LayoutRef layout_hold;
   int64_t partitions = 0;
   int peer_world_rank = -1;  // -1: MPI_PROC_NULL
-  int32_t context = 0;  // send: the receiver's p2p context; receive: ours
-  int32_t source_rank = 0;  // send: our rank; receive: the sender's rank
+  int32_t context = 0;       // send: the receiver's p2p context; receive: ours
+  int32_t source_rank = 0;   // send: our rank; receive: the sender's rank
   int32_t tag = 0;
   int vci = 0;
   std::string aggregator;  // empty: MINIMPI_PART_AGGR
@@ -132,9 +132,9 @@ class Partitioned final : public p2p::ExtensionTraffic {
   };
   // Per VCI: the matching queues and the writes waiting for the VCI.
   struct alignas(64) VciState {
-    std::deque<PartitionedReceive*> posted;      // guarded by the VCI lock
-    std::deque<UnexpectedInit> unexpected;       // guarded by the VCI lock
-    std::deque<PendingWrite*> refused;           // kRetry; the VCI lock
+    std::deque<PartitionedReceive*> posted;           // guarded by the VCI lock
+    std::deque<UnexpectedInit> unexpected;            // guarded by the VCI lock
+    std::deque<PendingWrite*> refused;                // kRetry; the VCI lock
     std::atomic<PendingWrite*> handed_over{nullptr};  // lock-free stack
   };
 
@@ -155,8 +155,7 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void CompleteSendRound(PartitionedSend& send);
   void BindLocked(PartitionedReceive& receive, const UnexpectedInit& init);
   void SendClearLocked(PartitionedReceive& receive);
-  void ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
-                    uint64_t end);
+  void ArrivedBytes(PartitionedReceive& receive, uint64_t begin, uint64_t end);
   void PartitionArrived(PartitionedReceive& receive, int64_t partition);
   void CompleteReceiveRound(PartitionedReceive& receive);
   int ChannelVci(const PartitionedSend& send, int64_t unit) const;

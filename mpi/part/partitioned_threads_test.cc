@@ -44,9 +44,8 @@ class PartitionedThreadsTest : public ::testing::Test {
 // three calls), `pollers` threads poll the receive's partitions and check
 // them; `rounds` rounds, the receive started first or second in turn.
 std::string RunPair(MPI_Comm comm, int tag, const char* aggregator,
-                    int send_partitions, int receive_partitions,
-                    int64_t total, int markers, int pollers, int rounds,
-                    unsigned seed) {
+                    int send_partitions, int receive_partitions, int64_t total,
+                    int markers, int pollers, int rounds, unsigned seed) {
   std::vector<int32_t> out(total), in(total);
   MPI_Info info;
   MPI_Info_create(&info);
@@ -87,8 +86,7 @@ std::string RunPair(MPI_Comm comm, int tag, const char* aggregator,
             case 1: {
               std::vector<int> list;
               for (int p = last; p >= first; --p) list.push_back(p);
-              MPI_Pready_list(static_cast<int>(list.size()), list.data(),
-                              send);
+              MPI_Pready_list(static_cast<int>(list.size()), list.data(), send);
               break;
             }
             default:
@@ -119,9 +117,11 @@ std::string RunPair(MPI_Comm comm, int tag, const char* aggregator,
             for (int64_t e = left[i] * each; e < (left[i] + 1) * each; ++e) {
               if (in[e] != Pattern(round, e) && !failed.exchange(true)) {
                 failure = std::string(aggregator) + ": partition " +
-                          std::to_string(left[i]) + " reported arrived in "
-                          "round " + std::to_string(round) +
-                          " with a wrong element " + std::to_string(e);
+                          std::to_string(left[i]) +
+                          " reported arrived in "
+                          "round " +
+                          std::to_string(round) + " with a wrong element " +
+                          std::to_string(e);
               }
             }
             left[i] = left.back();
@@ -177,9 +177,9 @@ TEST_F(PartitionedThreadsTest, IndependentRequestsOnDuplicatedComms) {
   std::vector<std::thread> pairs;
   for (int i = 0; i < kPairs; ++i) {
     pairs.emplace_back([&, i] {
-      failures[i] = RunPair(comms[i], 7, kAggregators[i % 6], 32, 8, 32 * 64,
-                            /*markers=*/2, /*pollers=*/1, /*rounds=*/5,
-                            100 + i);
+      failures[i] =
+          RunPair(comms[i], 7, kAggregators[i % 6], 32, 8, 32 * 64,
+                  /*markers=*/2, /*pollers=*/1, /*rounds=*/5, 100 + i);
     });
   }
   for (std::thread& pair : pairs) pair.join();

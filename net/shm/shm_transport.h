@@ -142,7 +142,7 @@ class ShmTransport final : public Transport {
   const int num_vcis_;
   const uint32_t ring_cells_;
   const size_t max_message_;
-  const size_t pull_min_;  // Settings::shm_pull_min
+  const size_t pull_min_;     // Settings::shm_pull_min
   const size_t ring_stride_;  // page-aligned distance between rings
   const std::vector<int> local_ranks_;
   std::vector<int> local_index_of_rank_;  // -1: not on this node

@@ -52,9 +52,9 @@ inline constexpr uint32_t kCellFlagWriteImmediate = 1;
 inline constexpr uint32_t kCellFlagPullWrite = 2;
 
 struct PullRequest {
-  uint64_t source = 0;       // the sender's address
-  uint64_t destination = 0;  // the receiver's address
-  uint64_t length = 0;       // bytes to pull
+  uint64_t source = 0;        // the sender's address
+  uint64_t destination = 0;   // the receiver's address
+  uint64_t length = 0;        // bytes to pull
   uint64_t write_length = 0;  // of the whole write (the sender did the rest)
   // A word in the sender's memory the receiver sets to 1 (with a
   // cross-memory write) once it has read the data: not a ring message, so

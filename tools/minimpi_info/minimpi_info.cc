@@ -152,8 +152,7 @@ int main() {
                 minimpi::part::AggregatorDescription(name));
   }
   {
-    const minimpi::part::LogGPParameters loggp =
-        minimpi::part::DefaultLogGP();
+    const minimpi::part::LogGPParameters loggp = minimpi::part::DefaultLogGP();
     std::printf(
         "  built-in LogGP (MINIMPI_PART_LOGGP unset): L %.3f us, o_s %.3f us, "
         "o_r %.3f us, g %.3f us, G %.6f us/byte\n",
