@@ -80,7 +80,12 @@ struct Plan {
   int64_t transport_partitions = 1;  // groups of units, 1..units
   int channels = 1;                  // VCIs the writes are spread over
   bool timer = false;
-  double delta_us = 0;       // timer: the first arrival's wait
+  double delta_us = 0;  // timer: the first arrival's wait
+  // With the timer: nobody waits. The first arrival of a transport
+  // partition only sets a deadline; whichever MPI_Pready of the request or
+  // progress of its VCI comes after it sends the ready runs, and the next
+  // arrival opens a new window (adaptive, for arrivals in bursts).
+  bool deferred_timer = false;
   double predicted_us = -1;  // the model's prediction, if one was made
   std::string reason;        // one line: what decided this plan
 };
@@ -159,6 +164,8 @@ struct ArrivalSpread {
   int64_t laggards = 0;
 };
 ArrivalSpread MeasureArrivalSpread(std::span<const double> ready_us);
+// The median time between consecutive arrivals (in arrival order).
+double MedianGap(std::span<const double> ready_us);
 
 }  // namespace minimpi::part
 

@@ -101,6 +101,10 @@ struct PartitionedSend : PartitionedRequestBase {
   std::unique_ptr<std::atomic<uint8_t>[]> unit_state;
   std::unique_ptr<std::atomic<uint8_t>[]> group_first;
   std::unique_ptr<std::atomic<uint8_t>[]> group_fired;
+  // Deferred timer: each group's open window's deadline (0: none open), and
+  // the earliest of them (INT64_MAX: none).
+  std::unique_ptr<std::atomic<int64_t>[]> group_deadline;
+  std::atomic<int64_t> earliest_deadline{INT64_MAX};
   std::unique_ptr<Partitioned::PendingWrite[]> writes;  // one per run start
 
   std::atomic<int64_t> units_posted{0};
@@ -277,6 +281,8 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   send->unit_state.reset(new std::atomic<uint8_t>[units]);
   send->group_first.reset(new std::atomic<uint8_t>[units]);
   send->group_fired.reset(new std::atomic<uint8_t>[units]);
+  send->group_deadline.reset(new std::atomic<int64_t>[units]);
+  for (int64_t g = 0; g < units; ++g) send->group_deadline[g].store(0);
   send->writes.reset(new PendingWrite[units]);
   send->timed = settings_.part_stats || !settings_.part_profile.empty() ||
                 send->aggregator->wants_arrivals();
@@ -311,6 +317,11 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     std::lock_guard<std::mutex> lock(control_mutex_);
     raw->id = next_send_id_++;
     sends_[raw->id] = raw;
+  }
+  if (raw->aggregator->wants_arrivals()) {
+    // Its plan may use the deferred timer: progress checks its windows.
+    std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
+    vcis_[raw->vci].deferred_timers.push_back(raw);
   }
   MessageHeader init{};
   init.type = MessageType::kPartitionedInit;
@@ -508,7 +519,9 @@ void Partitioned::ApplyPlanLocked(PartitionedSend& send) {
                                         std::memory_order_relaxed);
     send.group_first[g].store(0, std::memory_order_relaxed);
     send.group_fired[g].store(0, std::memory_order_relaxed);
+    send.group_deadline[g].store(0, std::memory_order_relaxed);
   }
+  send.earliest_deadline.store(INT64_MAX, std::memory_order_relaxed);
   for (int64_t u = 0; u < units; ++u) {
     send.unit_state[u].store(0, std::memory_order_relaxed);
     if (send.per_unit > 1) {
@@ -578,6 +591,19 @@ void Partitioned::UnitReady(PartitionedSend& send, int64_t unit, int held_vci) {
     ClaimAndPost(send, group, held_vci);
     return;
   }
+  if (send.plan.deferred_timer) {
+    // Open a window if none is, then close whatever window has expired.
+    const int64_t now = NowNs();
+    const int64_t deadline =
+        now + static_cast<int64_t>(send.plan.delta_us * 1000);
+    int64_t closed = 0;
+    if (send.group_deadline[group].compare_exchange_strong(
+            closed, deadline, std::memory_order_seq_cst)) {
+      LowerEarliestDeadline(send, deadline);
+    }
+    FireExpired(send, now, held_vci);
+    return;
+  }
   if (send.group_fired[group].load(std::memory_order_seq_cst) != 0) {
     if (send.cleared.load(std::memory_order_seq_cst)) {
       uint8_t ready = 1;
@@ -615,6 +641,40 @@ void Partitioned::UnitReady(PartitionedSend& send, int64_t unit, int held_vci) {
   send.group_fired[group].store(1, std::memory_order_seq_cst);
   if (send.cleared.load(std::memory_order_seq_cst)) {
     ClaimAndPost(send, group, held_vci);
+  }
+}
+
+void Partitioned::LowerEarliestDeadline(PartitionedSend& send,
+                                        int64_t deadline) {
+  int64_t earliest = send.earliest_deadline.load(std::memory_order_seq_cst);
+  while (deadline < earliest &&
+         !send.earliest_deadline.compare_exchange_weak(
+             earliest, deadline, std::memory_order_seq_cst)) {
+  }
+}
+
+void Partitioned::FireExpired(PartitionedSend& send, int64_t now,
+                              int held_vci) {
+  if (now < send.earliest_deadline.load(std::memory_order_seq_cst) ||
+      !send.cleared.load(std::memory_order_seq_cst)) {
+    return;  // nothing expired, or nowhere to write yet (the clear fires)
+  }
+  // Recompute the earliest open window from scratch; an arrival opening
+  // one meanwhile lowers it again after setting its deadline, so none is
+  // lost. Closing a window is a compare-and-swap of its deadline to 0: one
+  // closer sends its ready runs, and the next arrival opens a new window.
+  send.earliest_deadline.store(INT64_MAX, std::memory_order_seq_cst);
+  for (int64_t g = 0; g < send.plan.transport_partitions; ++g) {
+    int64_t deadline = send.group_deadline[g].load(std::memory_order_seq_cst);
+    if (deadline == 0) continue;
+    if (deadline > now) {
+      LowerEarliestDeadline(send, deadline);
+      continue;
+    }
+    if (send.group_deadline[g].compare_exchange_strong(
+            deadline, 0, std::memory_order_seq_cst)) {
+      ClaimAndPost(send, g, held_vci);
+    }
   }
 }
 
@@ -766,6 +826,17 @@ bool Partitioned::DrainLocked(int vci) {
 
 bool Partitioned::ProgressLocked(int vci) {
   VciState& state = vcis_[vci];
+  // Deferred timers whose window expired with nobody marking after it.
+  if (!state.deferred_timers.empty()) {
+    const int64_t now = NowNs();
+    for (PartitionedSend* send : state.deferred_timers) {
+      if (send->plan.deferred_timer &&
+          send->request->state.load(std::memory_order_acquire) ==
+              RequestState::kActive) {
+        FireExpired(*send, now, vci);
+      }
+    }
+  }
   if (state.refused.empty() &&
       state.handed_over.load(std::memory_order_relaxed) == nullptr) {
     return false;
@@ -800,11 +871,12 @@ void Partitioned::ApplyClearLocked(PartitionedSend& send, int held_vci) {
       } else {
         PostGroup(send, g, held_vci);
       }
-    } else if (send.plan.timer &&
+    } else if (send.plan.timer && !send.plan.deferred_timer &&
                send.group_fired[g].load(std::memory_order_seq_cst) != 0) {
       ClaimAndPost(send, g, held_vci);
     }
   }
+  if (send.plan.deferred_timer) FireExpired(send, NowNs(), held_vci);
 }
 
 void Partitioned::OnControlLocked(int vci, int peer,
@@ -1104,6 +1176,9 @@ void Partitioned::Free(Request* request) {
       free.flags = send->ever_started ? 0 : 1;
       std::lock_guard<std::mutex> lock(p2p_.VciMutex(send->vci));
       p2p_.SendControlLocked(send->vci, send->peer, free);
+      auto& timers = vcis_[send->vci].deferred_timers;
+      timers.erase(std::remove(timers.begin(), timers.end(), send),
+                   timers.end());
     }
     if (send->registered) transport_.DeregisterMemory(send->region);
     p2p_.Free(request);

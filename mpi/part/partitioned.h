@@ -136,6 +136,8 @@ class Partitioned final : public p2p::ExtensionTraffic {
     std::deque<UnexpectedInit> unexpected;            // guarded by the VCI lock
     std::deque<PendingWrite*> refused;                // kRetry; the VCI lock
     std::atomic<PendingWrite*> handed_over{nullptr};  // lock-free stack
+    // Sends whose plan may use the deferred timer. Guarded by the VCI lock.
+    std::vector<PartitionedSend*> deferred_timers;
   };
 
   void StartSendLocked(PartitionedSend& send);
@@ -144,6 +146,9 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void ApplyClearLocked(PartitionedSend& send, int held_vci);
   void UnitReady(PartitionedSend& send, int64_t unit, int held_vci);
   void PostGroup(PartitionedSend& send, int64_t group, int held_vci);
+  // The deferred timer: close every window whose deadline is past `now`.
+  void FireExpired(PartitionedSend& send, int64_t now, int held_vci);
+  static void LowerEarliestDeadline(PartitionedSend& send, int64_t deadline);
   // Claims the ready, unclaimed units of a group (timer) and posts them in
   // contiguous runs.
   void ClaimAndPost(PartitionedSend& send, int64_t group, int held_vci);
