@@ -172,7 +172,8 @@ class AdaptiveAggregator final : public PLogGPAggregator {
   const char* name() const override { return "adaptive"; }
   bool wants_arrivals() const override { return true; }
   Plan Replan(const PlanInput& input, const Plan& current,
-              std::span<const double> unit_ready_us) override {
+              std::span<const double> unit_ready_us,
+              int64_t most_by_one_thread) override {
     if (unit_ready_us.size() < 2) return current;
     const ArrivalSpread spread = MeasureArrivalSpread(unit_ready_us);
     constexpr double kWeight = 0.5;  // newest round's share
@@ -208,14 +209,20 @@ class AdaptiveAggregator final : public PLogGPAggregator {
           config_.loggp.gap_per_byte_us * double(input.partition_bytes);
       Plan plan;
       if (gap <= 2 * write_us || 4 * gap <= span / 8) {
+        // A thread that marks one partition has nothing left to do, so the
+        // first arrival may wait out the window itself (which guarantees
+        // it closes in time); one that marks several must not wait before
+        // its next ones, so its windows are closed by whoever comes after.
         plan.transport_partitions = 1;
         plan.timer = true;
-        plan.deferred_timer = true;
+        plan.deferred_timer = most_by_one_thread > 1;
         plan.delta_us = 4 * gap + 0.5;
         plan.reason = absl::StrFormat(
             "adaptive: arrivals close together (median gap %.2f us, writes "
-            "of %.2f us, span %.1f us): windows of %.1f us, nobody waits",
-            gap, write_us, span, plan.delta_us);
+            "of %.2f us, span %.1f us, up to %d partitions per thread): "
+            "windows of %.1f us, %s",
+            gap, write_us, span, most_by_one_thread, plan.delta_us,
+            plan.deferred_timer ? "nobody waits" : "the first arrival waits");
       } else {
         plan.transport_partitions = input.units;
         plan.reason = absl::StrFormat(

@@ -133,11 +133,14 @@ class Aggregator {
   // Whether Replan wants the arrival times of each round.
   virtual bool wants_arrivals() const { return false; }
   // Between rounds: `unit_ready_us[u]` is when unit u became ready, in
-  // microseconds after the round's MPI_Start. Returns the next round's plan.
+  // microseconds after the round's MPI_Start; `most_by_one_thread`, the
+  // most partitions one thread marked in it. Returns the next round's plan.
   virtual Plan Replan(const PlanInput& input, const Plan& current,
-                      std::span<const double> unit_ready_us) {
+                      std::span<const double> unit_ready_us,
+                      int64_t most_by_one_thread = 1) {
     (void)input;
     (void)unit_ready_us;
+    (void)most_by_one_thread;
     return current;
   }
 };

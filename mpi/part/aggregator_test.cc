@@ -317,5 +317,29 @@ TEST(AdaptiveTest, SpreadOutArrivalsGetOneWriteEachAndNoTimer) {
   EXPECT_EQ(plan.transport_partitions, 16);
 }
 
+TEST(AdaptiveTest, BurstsGetADeferredTimer) {
+  // 16 threads marking 8 partitions each back to back, threads 10 us apart:
+  // no laggard, arrivals close together, so windows that nobody waits in.
+  auto adaptive = *MakeAggregator("adaptive", TestConfig());
+  const PlanInput input = Input(128, 128, 8);
+  Plan plan = adaptive->Initial(input);
+  std::vector<double> ready;
+  for (int thread = 0; thread < 16; ++thread) {
+    for (int p = 0; p < 8; ++p) ready.push_back(1000 + 10.0 * thread + 0.2 * p);
+  }
+  for (int round = 0; round < 3; ++round) {
+    plan = adaptive->Replan(input, plan, ready, /*most_by_one_thread=*/8);
+  }
+  EXPECT_TRUE(plan.timer);
+  EXPECT_TRUE(plan.deferred_timer);
+  EXPECT_EQ(plan.transport_partitions, 1);
+  EXPECT_NEAR(plan.delta_us, 4 * MedianGap(ready) + 0.5, 1e-9);
+  EXPECT_NEAR(MedianGap(ready), 0.2, 1e-9);
+  // One partition per thread: the first arrival waits out the window.
+  plan = adaptive->Replan(input, plan, ready, /*most_by_one_thread=*/1);
+  EXPECT_TRUE(plan.timer);
+  EXPECT_FALSE(plan.deferred_timer);
+}
+
 }  // namespace
 }  // namespace minimpi::part

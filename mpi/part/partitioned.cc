@@ -34,6 +34,14 @@ uint32_t EncodeImmediate(uint32_t slot, int64_t first, int64_t units) {
          uint32_t(units - 1);
 }
 
+// A small number naming the calling thread (for the adaptive aggregator's
+// partitions-per-thread count).
+uint32_t ThreadTag() {
+  static std::atomic<uint32_t> next{1};
+  static thread_local const uint32_t tag = next.fetch_add(1);
+  return tag;
+}
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -116,6 +124,7 @@ struct PartitionedSend : PartitionedRequestBase {
   bool timed = false;
   int64_t start_ns = 0;
   std::unique_ptr<int64_t[]> ready_ns;         // per partition
+  std::unique_ptr<uint32_t[]> ready_thread;  // per partition: who marked
   std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
   std::unique_ptr<int64_t[]> write_units;      // per run start unit
   // Totals over completed rounds (statistics).
@@ -288,6 +297,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
                 send->aggregator->wants_arrivals();
   if (send->timed) {
     send->ready_ns.reset(new int64_t[std::max<int64_t>(n, 1)]());
+    send->ready_thread.reset(new uint32_t[std::max<int64_t>(n, 1)]());
     send->write_posted_ns.reset(new int64_t[units]());
     send->write_units.reset(new int64_t[units]());
   }
@@ -556,7 +566,10 @@ Partitioned::ReadyResult Partitioned::Ready(Request* request,
       round) {
     return ReadyResult::kTwice;
   }
-  if (send.timed) send.ready_ns[partition] = NowNs();
+  if (send.timed) {
+    send.ready_ns[partition] = NowNs();
+    send.ready_thread[partition] = ThreadTag();
+  }
   if (send.size_mismatch) return ReadyResult::kOk;
   const int64_t unit = partition / send.per_unit;
   if (send.per_unit > 1 &&
@@ -1120,7 +1133,18 @@ void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
       double& ready = unit_ready[p / send.per_unit];
       ready = std::max(ready, (send.ready_ns[p] - send.start_ns) / 1000.0);
     }
-    send.next_plan = send.aggregator->Replan(send.input, send.plan, unit_ready);
+    std::vector<uint32_t> markers(send.ready_thread.get(),
+                                  send.ready_thread.get() + send.partitions);
+    std::sort(markers.begin(), markers.end());
+    int64_t most = 0;
+    for (size_t i = 0; i < markers.size();) {
+      size_t j = i;
+      while (j < markers.size() && markers[j] == markers[i]) ++j;
+      most = std::max<int64_t>(most, int64_t(j - i));
+      i = j;
+    }
+    send.next_plan =
+        send.aggregator->Replan(send.input, send.plan, unit_ready, most);
     send.plan_changed = true;
   }
   for (int64_t u = 0; u < send.units; ++u) send.write_units[u] = 0;
