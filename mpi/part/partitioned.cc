@@ -124,7 +124,7 @@ struct PartitionedSend : PartitionedRequestBase {
   bool timed = false;
   int64_t start_ns = 0;
   std::unique_ptr<int64_t[]> ready_ns;         // per partition
-  std::unique_ptr<uint32_t[]> ready_thread;  // per partition: who marked
+  std::unique_ptr<uint32_t[]> ready_thread;    // per partition: who marked
   std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
   std::unique_ptr<int64_t[]> write_units;      // per run start unit
   // Totals over completed rounds (statistics).
