@@ -26,6 +26,19 @@
 namespace minimpi::net::shm {
 namespace {
 
+// After a partial process_vm_readv/writev: moves an I/O vector past the
+// `bytes` the kernel transferred, so the next call resumes where it
+// stopped.
+void SkipTransferred(iovec*& vector, int& left, size_t bytes) {
+  while (bytes > 0) {
+    const size_t n = std::min(bytes, vector->iov_len);
+    vector->iov_base = static_cast<std::byte*>(vector->iov_base) + n;
+    vector->iov_len -= n;
+    bytes -= n;
+    if (vector->iov_len == 0 && left > 0) ++vector, --left;
+  }
+}
+
 constexpr size_t kPageBytes = 4096;
 constexpr std::string_view kAddressKey = "net.shm";
 constexpr uint64_t kProbeMagic = 0x6d696e696d70692dULL;  // "minimpi-"
@@ -451,20 +464,8 @@ void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
       std::abort();
     }
     done += static_cast<size_t>(moved);
-    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
-      const size_t n = std::min(skip, l->iov_len);
-      l->iov_base = static_cast<std::byte*>(l->iov_base) + n;
-      l->iov_len -= n;
-      skip -= n;
-      if (l->iov_len == 0 && l_left > 0) ++l, --l_left;
-    }
-    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
-      const size_t n = std::min(skip, r->iov_len);
-      r->iov_base = static_cast<std::byte*>(r->iov_base) + n;
-      r->iov_len -= n;
-      skip -= n;
-      if (r->iov_len == 0 && r_left > 0) ++r, --r_left;
-    }
+    SkipTransferred(l, l_left, static_cast<size_t>(moved));
+    SkipTransferred(r, r_left, static_cast<size_t>(moved));
   }
 }
 
@@ -524,13 +525,7 @@ void ShmTransport::CrossMemoryWritev(int peer, const IoSegment* local,
       std::abort();
     }
     done += static_cast<size_t>(moved);
-    for (size_t skip = static_cast<size_t>(moved); skip > 0;) {
-      const size_t n = std::min(skip, l->iov_len);
-      l->iov_base = static_cast<std::byte*>(l->iov_base) + n;
-      l->iov_len -= n;
-      skip -= n;
-      if (l->iov_len == 0 && l_left > 0) ++l, --l_left;
-    }
+    SkipTransferred(l, l_left, static_cast<size_t>(moved));
   }
 }
 
