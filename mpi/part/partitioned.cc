@@ -81,7 +81,7 @@ struct PartitionedRequestBase {
 };
 
 struct PartitionedSend : PartitionedRequestBase {
-  uint64_t id = 0;
+  uint64_t id = 0;  // SendKey: how the receiver names this send
   std::unique_ptr<Aggregator> aggregator;
   PlanInput input;
   Plan plan;       // in force for the current round
@@ -206,6 +206,27 @@ const LogGPParameters& Partitioned::LogGP() {
   return config_.loggp;
 }
 
+// A send names itself to its receiver by its request's place in p2p's pool
+// and the slot's generation, so the receiver's clear finds it again through
+// the pool's lock-free, generation-checked lookup (no table of our own, no
+// lock), and a clear for a send freed meanwhile finds nothing.
+uint64_t Partitioned::SendKey(const Request& request) {
+  return uint64_t(request.vci) << 56 | uint64_t(request.index) << 32 |
+         (request.generation.load(std::memory_order_relaxed) &
+          p2p::RequestPool::kGenerationMask);
+}
+
+PartitionedSend* Partitioned::FindSend(uint64_t key) const {
+  Request* request = p2p_.LookupRequest(
+      static_cast<uint32_t>(key >> 56),
+      static_cast<uint32_t>(key >> 32) & 0xffffff, static_cast<uint32_t>(key));
+  if (request == nullptr || request->kind != p2p::RequestKind::kPartitioned ||
+      !IsSend(request)) {
+    return nullptr;
+  }
+  return static_cast<PartitionedSend*>(request->extension);
+}
+
 bool Partitioned::IsSend(const Request* request) {
   return static_cast<const PartitionedRequestBase*>(request->extension)
       ->is_send;
@@ -323,11 +344,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     send.release();
     return request;
   }
-  {
-    std::lock_guard<std::mutex> lock(control_mutex_);
-    raw->id = next_send_id_++;
-    sends_[raw->id] = raw;
-  }
+  raw->id = SendKey(*request);
   if (raw->aggregator->wants_arrivals()) {
     // Its plan may use the deferred timer: progress checks its windows.
     std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
@@ -917,12 +934,7 @@ void Partitioned::OnControlLocked(int vci, int peer,
       return;
     }
     case MessageType::kPartitionedClear: {
-      PartitionedSend* send = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(control_mutex_);
-        auto found = sends_.find(header.sender_request);
-        if (found != sends_.end()) send = found->second;
-      }
+      PartitionedSend* send = FindSend(header.sender_request);
       if (send == nullptr) return;  // freed meanwhile (erroneous program)
       if (!send->receiver_known) {
         send->receiver_known = true;
@@ -1187,10 +1199,10 @@ void Partitioned::Free(Request* request) {
     }
     if (settings_.part_stats && !send->proc_null) PrintStatistics(*send);
     if (!send->proc_null) {
-      {
-        std::lock_guard<std::mutex> lock(control_mutex_);
-        sends_.erase(send->id);
-      }
+      // Under the VCI lock the clears are handled under: once the handle
+      // is invalid, a late clear finds nothing.
+      std::lock_guard<std::mutex> lock(p2p_.VciMutex(send->vci));
+      p2p::RequestPool::Invalidate(request);
       MessageHeader free{};
       free.type = MessageType::kPartitionedFree;
       free.context = send->context;
@@ -1198,7 +1210,6 @@ void Partitioned::Free(Request* request) {
       free.tag = send->tag;
       free.sender_request = send->id;
       free.flags = send->ever_started ? 0 : 1;
-      std::lock_guard<std::mutex> lock(p2p_.VciMutex(send->vci));
       p2p_.SendControlLocked(send->vci, send->peer, free);
       auto& timers = vcis_[send->vci].deferred_timers;
       timers.erase(std::remove(timers.begin(), timers.end(), send),

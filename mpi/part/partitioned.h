@@ -39,7 +39,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/p2p/point_to_point.h"
@@ -140,6 +139,9 @@ class Partitioned final : public p2p::ExtensionTraffic {
     std::vector<PartitionedSend*> deferred_timers;
   };
 
+  static uint64_t SendKey(const p2p::Request& request);
+  // The live send that SendKey named, or nullptr. Lock-free.
+  PartitionedSend* FindSend(uint64_t key) const;
   void StartSendLocked(PartitionedSend& send);
   void StartReceiveLocked(PartitionedReceive& receive);
   void ApplyPlanLocked(PartitionedSend& send);
@@ -179,10 +181,9 @@ class Partitioned final : public p2p::ExtensionTraffic {
   bool loggp_ready_ = false;  // guarded by control_mutex_
   std::unique_ptr<VciState[]> vcis_;
 
-  // Control path only (init, clear, free): never taken by Pready.
+  // Control path only (receive slots at init and free, the LogGP probe):
+  // never taken by Pready or by a round's clear.
   std::mutex control_mutex_;
-  uint64_t next_send_id_ = 1;  // guarded by control_mutex_
-  absl::flat_hash_map<uint64_t, PartitionedSend*> sends_;  // control_mutex_
   static constexpr int kSlots = 1024;  // the immediate's 10 bits
   std::atomic<PartitionedReceive*> slots_[kSlots] = {};
   int next_slot_ = 0;  // guarded by control_mutex_
