@@ -77,16 +77,8 @@
 #include "test_util.h"
 
 #if MPI_VERSION < 4
-/* An MPI-3 library (Open MPI 4.1, for one) has no partitioned
- * communication: say so and pass, so cross-checks still build. */
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) printf("partitioned: skipped: MPI_VERSION %d has no partitioned communication\n", MPI_VERSION);
-  MPI_Finalize();
-  return 0;
-}
+TEST_SKIPPED_MAIN("partitioned",
+                  "MPI_VERSION < 4 has no partitioned communication")
 #else
 
 enum { kGuard = 64, kPoison = 0xA5, kGap = 0xEE, kP2PBytes = 70001 };
@@ -155,29 +147,11 @@ static void sleep_ms(int ms) {
 
 /* ---- randomness and the byte pattern ------------------------------------ */
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-typedef struct {
-  uint64_t state;
-} Rng;
-
-static uint64_t rng_next(Rng* rng) {
-  rng->state += 0x9e3779b97f4a7c15ull;
-  return mix64(rng->state);
-}
-
-static int rng_below(Rng* rng, int n) { return n <= 1 ? 0 : (int)(rng_next(rng) % (uint64_t)n); }
-
-static Rng rng_for(int case_id, int round, int salt) {
-  Rng rng = {mix64(g_seed ^ mix64((uint64_t)g_rank * 1000003u + (uint64_t)case_id * 7919u +
-                                  (uint64_t)round * 104729u + (uint64_t)salt * 15485863u))};
+static TestRng rng_for(int case_id, int round, int salt) {
+  TestRng rng = {test_mix64(
+      g_seed ^
+      test_mix64((uint64_t)g_rank * 1000003u + (uint64_t)case_id * 7919u +
+                 (uint64_t)round * 104729u + (uint64_t)salt * 15485863u))};
   return rng;
 }
 
@@ -188,7 +162,7 @@ static size_t base_size(Base base) { return base == kBaseInt ? sizeof(int) : siz
 /* The bytes of base element `j` of the whole message (the type signature's
  * j-th int or double) sent by `source` in `round` of the case with `key`. */
 static void unit_bytes(Base base, int source, int key, int round, long j, unsigned char* out) {
-  uint64_t h = mix64(mix64((uint64_t)(uint32_t)source * 0x100000001b3ull +
+  uint64_t h = test_mix64(test_mix64((uint64_t)(uint32_t)source * 0x100000001b3ull +
                            (uint64_t)(uint32_t)key * 0x9e3779b1ull + (uint64_t)(uint32_t)round) +
                      (uint64_t)j);
   if (base == kBaseInt) {
@@ -412,11 +386,11 @@ static void fill_send_partition(const SendFill* fill, int p) {
              fill->round);
 }
 
-static void order_indices(int* seq, int n, Order order, Rng* rng) {
+static void order_indices(int* seq, int n, Order order, TestRng* rng) {
   for (int i = 0; i < n; ++i) seq[i] = order == kReverse ? n - 1 - i : i;
   if (order == kRandom) {
     for (int i = n - 1; i > 0; --i) {
-      int k = rng_below(rng, i + 1), t = seq[i];
+      int k = test_rng_below(rng, i + 1), t = seq[i];
       seq[i] = seq[k];
       seq[k] = t;
     }
@@ -426,7 +400,7 @@ static void order_indices(int* seq, int n, Order order, Rng* rng) {
 /* Marks partitions [first, first+count) of `request` ready with `call`, in
  * `order` (ranges: the runs in that order; lists: the partitions). */
 static void mark_ready_span(MPI_Request request, const SendFill* fill, int first, int count,
-                            ReadyCall call, Order order, Rng* rng) {
+                            ReadyCall call, Order order, TestRng* rng) {
   if (count <= 0) return;
   int* seq = (int*)test_malloc((size_t)count * sizeof(int));
   /* Every fourth round one call covers everything; otherwise runs and lists
@@ -448,7 +422,7 @@ static void mark_ready_span(MPI_Request request, const SendFill* fill, int first
       int* hi = (int*)test_malloc((size_t)count * sizeof(int));
       int runs = 0;
       for (int p = 0; p < count;) {
-        int length = whole ? count : 1 + rng_below(rng, max_run);
+        int length = whole ? count : 1 + test_rng_below(rng, max_run);
         if (p + length > count) length = count - p;
         lo[runs] = first + p;
         hi[runs] = first + p + length - 1;
@@ -468,7 +442,7 @@ static void mark_ready_span(MPI_Request request, const SendFill* fill, int first
       order_indices(seq, count, order, rng);
       for (int i = 0; i < count; ++i) seq[i] += first;
       for (int i = 0; i < count;) {
-        int length = whole ? count : 1 + rng_below(rng, max_run);
+        int length = whole ? count : 1 + test_rng_below(rng, max_run);
         if (i + length > count) length = count - i;
         for (int k = 0; k < length; ++k) fill_send_partition(fill, seq[i + k]);
         MPI_CHECK(MPI_Pready_list(length, seq + i, request));
@@ -480,7 +454,7 @@ static void mark_ready_span(MPI_Request request, const SendFill* fill, int first
 }
 
 static void mark_ready(MPI_Request request, const SendFill* fill, ReadyCall call, Order order,
-                       Rng* rng) {
+                       TestRng* rng) {
   mark_ready_span(request, fill, 0, fill->parts, call, order, rng);
 }
 
@@ -810,7 +784,7 @@ static void run_ring_case(int id, const RingCase* c) {
   for (int round = 0; round < rounds; ++round) {
     g_round = round;
     watchdog(NULL);
-    Rng rng = rng_for(id, round, 0);
+    TestRng rng = rng_for(id, round, 0);
     buf_poison(&rb);
     if (mixed) {
       test_fill(p2p_out, kP2PBytes, g_rank, p2p_key(round));
@@ -905,7 +879,7 @@ static void run_holdback(int id, int ps, int pr, long total) {
     for (int round = 0; round < rounds; ++round) {
       g_round = round;
       watchdog("the sender waits for the receiver's word that the early partitions arrived");
-      Rng rng = rng_for(id, round, 0);
+      TestRng rng = rng_for(id, round, 0);
       MPI_CHECK(MPI_Start(&request));
       const SendFill fill = {&sb, ps, 0, id, round};
       mark_ready_span(request, &fill, 0, ps - 1, (ReadyCall)(round % 3), kRandom, &rng);
@@ -1026,7 +1000,7 @@ static void run_pready_before_start(int id) {
     for (int round = 0; round < rounds; ++round) {
       g_round = round;
       watchdog("MPI_Pready (or MPI_Start) blocked until the receiver's MPI_Start");
-      Rng rng = rng_for(id, round, 0);
+      TestRng rng = rng_for(id, round, 0);
       MPI_CHECK(MPI_Start(&request));
       const SendFill fill = {&sb, ps, 0, id, round};
       mark_ready(request, &fill, (ReadyCall)(round % 3), kRandom, &rng);
@@ -1076,7 +1050,7 @@ static void run_no_overwrite(int id) {
     for (int round = 0; round < rounds; ++round) {
       g_round = round;
       watchdog(NULL);
-      Rng rng = rng_for(id, round, 0);
+      TestRng rng = rng_for(id, round, 0);
       MPI_CHECK(MPI_Start(&request));
       const SendFill fill = {&sb, ps, 0, id, round};
       mark_ready(request, &fill, (ReadyCall)(round % 3), kRandom, &rng);
@@ -1137,7 +1111,7 @@ static void run_match_order(int id) {
   for (int round = 0; round < rounds; ++round) {
     g_round = round;
     watchdog("partitioned inits with the same (comm, peer, tag) must match in init order");
-    Rng rng = rng_for(id, round, 0);
+    TestRng rng = rng_for(id, round, 0);
     int order[kPairs];
     order_indices(order, kPairs, kRandom, &rng);
     if (g_rank == 0) {
@@ -1207,7 +1181,7 @@ static void run_no_p2p_match(int id, int phase) {
     g_round = round;
     watchdog(phase == 0 ? "a pending MPI_Irecv/MPI_Recv_init took partitioned traffic"
                         : "MPI_Precv_init took (or waits behind) an ordinary MPI_Isend");
-    Rng rng = rng_for(id, round, phase);
+    TestRng rng = rng_for(id, round, phase);
     if (g_rank == 0) {
       MPI_CHECK(MPI_Start(&request));
       const SendFill fill = {&buf, ps, 0, id, round};
@@ -1309,7 +1283,7 @@ static void run_free_unstarted(int id, int freed_side) {
     watchdog(freed_side == 0
                  ? "the receive matched the freed, never-started MPI_Psend_init"
                  : "the send matched the freed, never-started MPI_Precv_init");
-    Rng rng = rng_for(id, round, 0);
+    TestRng rng = rng_for(id, round, 0);
     if (g_rank == 0) {
       MPI_CHECK(MPI_Start(&request));
       const SendFill fill = {&buf, ps, 0, id, round};
@@ -1394,7 +1368,7 @@ static void run_cancel_inactive(int id) {
       MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
       MPI_CHECK(MPI_Barrier(g_comm));
     }
-    Rng rng = rng_for(id, round, 0);
+    TestRng rng = rng_for(id, round, 0);
     buf_poison(&rb);
     MPI_CHECK(MPI_Startall(2, reqs));
     const SendFill fill = {&sb, ps, g_rank, id, round};
@@ -1427,7 +1401,7 @@ static void run_proc_null(int id) {
   for (int round = 0; round < rounds; ++round) {
     g_round = round;
     watchdog("MPI_PROC_NULL partitioned requests must complete locally");
-    Rng rng = rng_for(id, round, 0);
+    TestRng rng = rng_for(id, round, 0);
     if (round % 2) {
       MPI_CHECK(MPI_Startall(2, reqs));
     } else {
@@ -1482,14 +1456,14 @@ static void run_three_peers(int id) {
     for (int round = 0; round < rounds; ++round) {
       g_round = round;
       watchdog(NULL);
-      Rng rng = rng_for(id, round, 0);
+      TestRng rng = rng_for(id, round, 0);
       MPI_CHECK(MPI_Startall(2, reqs));
       /* Interleave the two requests' partitions. */
       const SendFill fills[2] = {{&bufs[0], send_parts[0], 0, id * 10 + 1, round},
                                  {&bufs[1], send_parts[1], 0, id * 10 + 2, round}};
       int next[2] = {0, 0};
       while (next[0] < send_parts[0] || next[1] < send_parts[1]) {
-        const int k = next[0] >= send_parts[0] ? 1 : next[1] >= send_parts[1] ? 0 : rng_below(&rng, 2);
+        const int k = next[0] >= send_parts[0] ? 1 : next[1] >= send_parts[1] ? 0 : test_rng_below(&rng, 2);
         fill_send_partition(&fills[k], next[k]);
         MPI_CHECK(MPI_Pready(next[k]++, reqs[k]));
       }

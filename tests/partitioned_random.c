@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
+
 #if MPI_VERSION >= 4
 
 #define kThreads 4
@@ -337,13 +339,6 @@ int main(int argc, char** argv) {
   return 0;
 }
 #else
-/* MPI-3 libraries (Open MPI 4.1) have no partitioned communication. */
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) printf("partitioned_random: skipped: MPI_VERSION %d\n", MPI_VERSION);
-  MPI_Finalize();
-  return 0;
-}
+TEST_SKIPPED_MAIN("partitioned_random",
+                  "MPI_VERSION < 4 has no partitioned communication")
 #endif /* MPI_VERSION >= 4 */

@@ -34,16 +34,8 @@
 #include "test_util.h"
 
 #if MPI_VERSION < 4
-/* An MPI-3 library (Open MPI 4.1, for one) has no partitioned
- * communication: say so and pass, so cross-checks still build. */
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) printf("partitioned_threads: skipped: MPI_VERSION %d has no partitioned communication\n", MPI_VERSION);
-  MPI_Finalize();
-  return 0;
-}
+TEST_SKIPPED_MAIN("partitioned_threads",
+                  "MPI_VERSION < 4 has no partitioned communication")
 #else
 
 enum { kPoison = 0xA5, kMaxThreads = 64 };
@@ -81,35 +73,16 @@ static void watchdog(const char* part, int round) {
 
 /* ---- pattern and randomness -------------------------------------------- */
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
-typedef struct {
-  uint64_t state;
-} Rng;
-
-static uint64_t rng_next(Rng* rng) {
-  rng->state += 0x9e3779b97f4a7c15ull;
-  return mix64(rng->state);
-}
-
-static int rng_below(Rng* rng, int n) { return n <= 1 ? 0 : (int)(rng_next(rng) % (uint64_t)n); }
-
-static Rng rng_for(int part, int thread, int round) {
-  Rng rng = {mix64((uint64_t)g_rank * 1000003u + (uint64_t)part * 7919u +
-                   (uint64_t)thread * 104729u + (uint64_t)round * 15485863u)};
+static TestRng rng_for(int part, int thread, int round) {
+  TestRng rng = {
+      test_mix64((uint64_t)g_rank * 1000003u + (uint64_t)part * 7919u +
+                 (uint64_t)thread * 104729u + (uint64_t)round * 15485863u)};
   return rng;
 }
 
 /* Int `j` of the message `source` sends in `round` of stream `key`. */
 static int pattern(int source, int key, int round, long j) {
-  return (int)(uint32_t)mix64(mix64((uint64_t)(uint32_t)source * 0x100000001b3ull +
+  return (int)(uint32_t)test_mix64(test_mix64((uint64_t)(uint32_t)source * 0x100000001b3ull +
                                     (uint64_t)(uint32_t)key * 0x9e3779b1ull +
                                     (uint64_t)(uint32_t)round) + (uint64_t)j);
 }
@@ -139,15 +112,15 @@ static void check_ints(const int* buf, long lo, long hi, int source, int key, in
   }
 }
 
-static void tiny_sleep(Rng* rng) {
-  if (rng_below(rng, 4) != 0) return;
-  struct timespec nap = {0, 1000L * (1 + rng_below(rng, 50))};
+static void tiny_sleep(TestRng* rng) {
+  if (test_rng_below(rng, 4) != 0) return;
+  struct timespec nap = {0, 1000L * (1 + test_rng_below(rng, 50))};
   nanosleep(&nap, NULL);
 }
 
-static void shuffle(int* values, int n, Rng* rng) {
+static void shuffle(int* values, int n, TestRng* rng) {
   for (int i = n - 1; i > 0; --i) {
-    int k = rng_below(rng, i + 1), t = values[i];
+    int k = test_rng_below(rng, i + 1), t = values[i];
     values[i] = values[k];
     values[k] = t;
   }
@@ -157,7 +130,7 @@ static void shuffle(int* values, int n, Rng* rng) {
  * data first: one by one, as ranges (runs of consecutive partitions), or
  * as lists, in random order with tiny sleeps between calls. */
 static void mark_ready(MPI_Request request, int* own, int n, int variant, int* buf,
-                       long per_part, int key, int round, Rng* rng) {
+                       long per_part, int key, int round, TestRng* rng) {
   shuffle(own, n, rng);
   if (variant == 1) {
     /* Ranges: sort, then cut into runs of consecutive partitions. */
@@ -170,7 +143,7 @@ static void mark_ready(MPI_Request request, int* own, int n, int variant, int* b
     int lo[kMaxThreads * 8], hi[kMaxThreads * 8], runs = 0;
     for (int i = 0; i < n;) {
       int k = i;
-      while (k + 1 < n && own[k + 1] == own[k] + 1 && rng_below(rng, 4) != 0) ++k;
+      while (k + 1 < n && own[k + 1] == own[k] + 1 && test_rng_below(rng, 4) != 0) ++k;
       lo[runs] = own[i];
       hi[runs] = own[k];
       ++runs;
@@ -188,7 +161,7 @@ static void mark_ready(MPI_Request request, int* own, int n, int variant, int* b
     return;
   }
   for (int i = 0; i < n;) {
-    const int length = variant == 0 ? 1 : 1 + rng_below(rng, n - i);
+    const int length = variant == 0 ? 1 : 1 + test_rng_below(rng, n - i);
     for (int k = i; k < i + length; ++k)
       fill_ints(buf, own[k] * per_part, (own[k] + 1) * per_part, g_rank, key, round);
     tiny_sleep(rng);
@@ -244,7 +217,7 @@ static void* shared_worker(void* arg_pointer) {
   for (int q = 0; q < s->pr; ++q)
     if (owns(s, c->recv_per_thread, q, t)) own_recv[nr++] = q;
   for (int round = 0; round < g_rounds; ++round) {
-    Rng rng = rng_for(s->key, t, round);
+    TestRng rng = rng_for(s->key, t, round);
     /* Our receive partitions are ours again: the last round was completed
      * by thread 0 before the last barrier. */
     for (int i = 0; i < nr; ++i)
@@ -371,7 +344,7 @@ static void* stream_worker(void* arg_pointer) {
   }
   int own[64];
   for (int round = 0; round < g_rounds; ++round) {
-    Rng rng = rng_for(1000 + t, t, round);
+    TestRng rng = rng_for(1000 + t, t, round);
     if (sending) {
       MPI_CHECK(MPI_Start(&request));
       for (int p = 0; p < ps; ++p) own[p] = p;

@@ -134,6 +134,44 @@ static inline void test_report_pass(const char* program, MPI_Comm comm) {
   fflush(stdout);
 }
 
+/* A small deterministic random generator (splitmix64), for orders and
+ * choices both ranks of a test can agree on from one seed. */
+static inline uint64_t test_mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+typedef struct {
+  uint64_t state;
+} TestRng;
+
+static inline uint64_t test_rng_next(TestRng* rng) {
+  rng->state += 0x9e3779b97f4a7c15ull;
+  return test_mix64(rng->state);
+}
+
+/* Uniform in [0, n); 0 when n <= 1. */
+static inline int test_rng_below(TestRng* rng, int n) {
+  return n <= 1 ? 0 : (int)(test_rng_next(rng) % (uint64_t)n);
+}
+
+/* The main of a program whose feature the MPI library lacks (an MPI-3
+ * library has no partitioned communication, say): it says the program was
+ * skipped and passes, so cross-checks against other MPIs still build. */
+#define TEST_SKIPPED_MAIN(program, reason)                          \
+  int main(int argc, char** argv) {                                 \
+    MPI_Init(&argc, &argv);                                         \
+    if (test_world_rank() == 0) {                                   \
+      printf("%s: skipped: %s\n", program, reason);                 \
+    }                                                               \
+    MPI_Finalize();                                                 \
+    return 0;                                                       \
+  }
+
 #ifdef __cplusplus
 }
 #endif
