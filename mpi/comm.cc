@@ -18,9 +18,11 @@ void Communicator::Retain() {
 void Communicator::Release() {
   if (predefined) return;
   if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // Nothing uses the id any more: a later communicator may take it.
+  // Nothing uses the id any more: a later communicator may take it, and a
+  // later endpoint the VCI.
   if (Instance::state() == LibraryState::kInitialized) {
     Instance::Get().ReleaseLocalId(local_id);
+    if (on_endpoints()) Instance::Get().p2p().ReleaseEndpointVci(vci);
   }
   delete this;
 }

@@ -50,7 +50,16 @@ class Communicator {
   int size = 0;
   std::vector<int> world_ranks;     // by communicator rank
   std::vector<int32_t> remote_ids;  // by communicator rank
+  // The VCI this process uses for the communicator. A communicator's ranks
+  // all use the same VCI index, except on an endpoints communicator (and
+  // those derived from one), where each rank is an endpoint with a VCI of
+  // its own: then `remote_vcis` holds each rank's, and `vci` is ours.
   int vci = 0;
+  std::vector<int> remote_vcis;  // by communicator rank; empty: all use vci
+  bool on_endpoints() const { return !remote_vcis.empty(); }
+  int remote_vci(int peer) const {
+    return remote_vcis.empty() ? vci : remote_vcis[peer];
+  }
   bool predefined = false;  // MPI_COMM_WORLD / MPI_COMM_SELF
   // The handle that names this communicator (a predefined constant, or what
   // the handle table issued).

@@ -370,6 +370,15 @@ MINIMPIX_DECLARE(int, Delete_error_string, (int errorcode))
 MINIMPI_DECLARE(int, Comm_rank, (MPI_Comm comm, int* rank))
 MINIMPI_DECLARE(int, Comm_size, (MPI_Comm comm, int* size))
 MINIMPI_DECLARE(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm))
+/* Endpoints communicators (the MPI endpoints proposal; minimpi extension):
+ * collective over `parent`; this process (or this endpoint, when `parent` is
+ * itself an endpoints communicator) gets `my_num_ep` handles (0 allowed) of
+ * one new communicator, each a rank of its own with a private VCI. Ranks are
+ * ordered by parent rank, then by handle index. */
+#define MINIMPI_HAS_ENDPOINTS 1
+MINIMPIX_DECLARE(int, Comm_create_endpoints,
+                 (MPI_Comm parent, int my_num_ep, MPI_Info info,
+                  MPI_Comm out_comms[]))
 MINIMPI_DECLARE(int, Comm_split,
                 (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
 MINIMPI_DECLARE(int, Comm_free, (MPI_Comm * comm))

@@ -2,7 +2,10 @@
 // partitioned-communication design maps 1:1 onto RC queue pairs and is still
 // exercised on shared memory:
 //   - registered memory regions with keys,
-//   - reliable, ordered connections between (vci, peer's same vci),
+//   - reliable, ordered connections between any local VCI and any VCI of
+//     any peer (a communicator's ranks use the same VCI index everywhere; an
+//     endpoint's rank has a VCI of its own), made on first use so that
+//     memory grows with the pairs that talk, not with all of them,
 //   - two-sided sends into the peer's pre-posted receive buffers,
 //   - RDMA write, write with a 32-bit immediate, and RDMA read,
 //   - one completion queue per VCI, drained by Poll,
@@ -14,7 +17,7 @@
 // one thread at a time: callers hold the VCI's lock (mpi/p2p owns it) around
 // every call that names that VCI. Different VCIs are fully independent.
 //
-// Owned by: net/. Called by: mpi/p2p (and later mpi/part, mpi/ep).
+// Owned by: net/. Called by: mpi/p2p and mpi/part (mpi/ep owns VCIs).
 // net/ never includes mpi/.
 #ifndef MINIMPI_NET_TRANSPORT_H_
 #define MINIMPI_NET_TRANSPORT_H_
@@ -34,6 +37,15 @@ namespace minimpi::net {
 // Room a transport reserves in every two-sided message for the caller's
 // protocol header, on top of Settings::eager_max bytes of payload.
 inline constexpr size_t kMaxHeaderBytes = 64;
+
+// One VCI of one rank: the far end of a connection.
+struct PeerVci {
+  int rank = -1;  // world rank
+  int vci = 0;    // a VCI index on that rank
+  friend bool operator==(PeerVci a, PeerVci b) {
+    return a.rank == b.rank && a.vci == b.vci;
+  }
+};
 
 enum class PostResult {
   kOk,     // posted; a later completion (if any) reports the end
@@ -76,10 +88,12 @@ enum class CompletionType : uint8_t {
 struct Completion {
   CompletionType type = CompletionType::kReceive;
   int peer = -1;               // world rank of the other side
+  int peer_vci = 0;            // its VCI (the far end of the connection)
   const void* data = nullptr;  // kReceive
   size_t length = 0;           // kReceive: bytes; kWriteImmediate: bytes
   uint32_t immediate = 0;      // kWriteImmediate
   uint64_t context = 0;        // kLocalDone: the poster's cookie
+  PeerVci from() const { return {peer, peer_vci}; }
 };
 
 class CompletionHandler {
@@ -95,6 +109,7 @@ class Transport {
   virtual ~Transport() = default;
 
   virtual const char* name() const = 0;
+  // VCIs per rank: indices 0 .. num_vcis() - 1 are valid everywhere.
   virtual int num_vcis() const = 0;
   // Largest header + payload that one Send carries
   // (at least kMaxHeaderBytes + Settings::eager_max).
@@ -104,10 +119,10 @@ class Transport {
                                                       size_t length) = 0;
   virtual void DeregisterMemory(const MemoryRegion& region) = 0;
 
-  // Delivers header || payload as one message to `peer` (a world rank, self
-  // included) on the connection between our `vci` and the peer's `vci`.
-  // Messages on one connection arrive in the order they were sent.
-  virtual PostResult Send(int vci, int peer, const void* header,
+  // Delivers header || payload as one message to `peer` (any rank, self
+  // included, and any of its VCIs) on the connection between our `vci` and
+  // that one. Messages on one connection arrive in the order they were sent.
+  virtual PostResult Send(int vci, PeerVci peer, const void* header,
                           size_t header_length, const void* payload,
                           size_t payload_length) = 0;
 
@@ -116,23 +131,24 @@ class Transport {
   // registered bounce buffer), so data that must be packed is packed once,
   // where it travels. Not called at all when the answer is kRetry.
   virtual PostResult SendPacked(
-      int vci, int peer, const void* header, size_t header_length,
+      int vci, PeerVci peer, const void* header, size_t header_length,
       size_t payload_length,
       absl::FunctionRef<void(void* destination)> write_payload) = 0;
 
   // One-sided operations; each produces a kLocalDone completion carrying
   // `context` on `vci` when finished. A write with immediate additionally
-  // produces a kWriteImmediate completion at the peer's `vci`, after the
+  // produces a kWriteImmediate completion at `peer.vci`, after the
   // data is visible there, ordered after earlier Sends on the connection.
-  virtual PostResult RdmaRead(int vci, int peer, void* local,
+  virtual PostResult RdmaRead(int vci, PeerVci peer, void* local,
                               const MemoryRegion& local_region,
                               RemoteBuffer remote, size_t length,
                               uint64_t context) = 0;
-  virtual PostResult RdmaWrite(int vci, int peer, const void* local,
+  virtual PostResult RdmaWrite(int vci, PeerVci peer, const void* local,
                                const MemoryRegion& local_region,
                                RemoteBuffer remote, size_t length,
                                uint64_t context) = 0;
-  virtual PostResult RdmaWriteImmediate(int vci, int peer, const void* local,
+  virtual PostResult RdmaWriteImmediate(int vci, PeerVci peer,
+                                        const void* local,
                                         const MemoryRegion& local_region,
                                         RemoteBuffer remote, size_t length,
                                         uint32_t immediate,
@@ -144,7 +160,7 @@ class Transport {
   // local memory lies in `local_region`, remote memory in the region
   // `remote_key` names. One kLocalDone carrying `context` when finished.
   // This is how non-contiguous data moves in one copy.
-  virtual PostResult RdmaReadv(int vci, int peer, const IoSegment* local,
+  virtual PostResult RdmaReadv(int vci, PeerVci peer, const IoSegment* local,
                                int local_count,
                                const MemoryRegion& local_region,
                                const IoSegment* remote, int remote_count,
@@ -156,7 +172,7 @@ class Transport {
   // kWriteImmediate carrying *immediate once all the bytes are visible. One
   // kLocalDone carrying `context` when finished. Partitioned communication
   // sends each transport partition with one of these.
-  virtual PostResult RdmaWritev(int vci, int peer, const IoSegment* local,
+  virtual PostResult RdmaWritev(int vci, PeerVci peer, const IoSegment* local,
                                 int local_count,
                                 const MemoryRegion& local_region,
                                 RemoteBuffer remote, const uint32_t* immediate,

@@ -130,7 +130,7 @@ PostResult SendPatterned(Transport& transport, int vci, int sender, int peer,
   scratch.resize(length);
   FillPattern(MessageSeed(sender, peer, vci, seq), scratch.data(), length);
   const size_t header = HeaderLength(seq, length);
-  return transport.Send(vci, peer, scratch.data(), header,
+  return transport.Send(vci, {peer, vci}, scratch.data(), header,
                         scratch.data() + header, length - header);
 }
 
@@ -196,6 +196,7 @@ class TransportConformanceTest : public ::testing::TestWithParam<Param> {
 TEST_P(TransportConformanceTest, OrderedDeliveryOfAllSizesOnSeveralVcis) {
   Settings settings;
   settings.num_vcis = 3;
+  settings.endpoint_vcis = 0;
   settings.eager_max = 4096;
   constexpr uint64_t kMessages = 3000;  // per connection
   RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
@@ -246,12 +247,82 @@ TEST_P(TransportConformanceTest, OrderedDeliveryOfAllSizesOnSeveralVcis) {
   });
 }
 
+// Any VCI talks to any VCI of any rank (endpoints need it): every rank sends
+// from each of its VCIs to each VCI of every rank, itself included, at once.
+// Each of those connections delivers in order and intact, and says which
+// VCI sent. Connections are made on first use, by the sender alone.
+TEST_P(TransportConformanceTest, AnyVciReachesAnyVciOfAnyRank) {
+  Settings settings;
+  settings.num_vcis = 2;
+  settings.endpoint_vcis = 2;
+  settings.eager_max = 2048;
+  settings.shm_ring_bytes = 8192;      // small: kRetry happens
+  constexpr uint64_t kMessages = 300;  // per connection
+  RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
+    const int size = bootstrap.size();
+    const int me = bootstrap.rank();
+    const int vcis = transport.num_vcis();
+    RETURN_IF_FALSE(vcis == 4, "num_vcis() is ", vcis);
+    // By (our VCI, peer, peer's VCI) and (our VCI, sender, sender's VCI).
+    auto index = [&](int vci, int rank, int other_vci) {
+      return (size_t(vci) * size + rank) * vcis + other_vci;
+    };
+    std::vector<uint64_t> sent(size_t(vcis) * size * vcis, 0);
+    std::vector<uint64_t> received(sent.size(), 0);
+    std::string error;
+    FunctionHandler handler([&](int vci, const Completion& c) {
+      if (c.peer_vci < 0 || c.peer_vci >= vcis) {
+        if (error.empty()) error = absl::StrCat("peer VCI ", c.peer_vci);
+        return;
+      }
+      uint64_t& next = received[index(vci, c.peer, c.peer_vci)];
+      // The seed names both VCIs of the connection.
+      std::string problem =
+          CheckPatterned(transport, c, me, c.peer_vci * 16 + vci, next);
+      if (!problem.empty() && error.empty()) error = problem;
+      ++next;
+    });
+    std::vector<uint8_t> scratch;
+    bool done = false;
+    while (!done && error.empty()) {
+      done = true;
+      for (int vci = 0; vci < vcis; ++vci) {
+        for (int peer = 0; peer < size; ++peer) {
+          for (int peer_vci = 0; peer_vci < vcis; ++peer_vci) {
+            uint64_t& next = sent[index(vci, peer, peer_vci)];
+            for (int burst = 0; burst < 4 && next < kMessages; ++burst) {
+              const size_t length =
+                  MessageLength(next, transport.max_message_size());
+              scratch.resize(length);
+              FillPattern(MessageSeed(me, peer, vci * 16 + peer_vci, next),
+                          scratch.data(), length);
+              const size_t header = HeaderLength(next, length);
+              if (transport.Send(vci, {peer, peer_vci}, scratch.data(), header,
+                                 scratch.data() + header,
+                                 length - header) == PostResult::kRetry) {
+                break;
+              }
+              ++next;
+            }
+            if (next < kMessages) done = false;
+          }
+        }
+        while (transport.Poll(vci, handler, 16) > 0) {
+        }
+      }
+      for (uint64_t count : received) done = done && count == kMessages;
+    }
+    RETURN_IF_FALSE(error.empty(), error);
+    return absl::OkStatus();
+  });
+}
+
 // Sends to oneself through a tiny ring: the ring fills (kRetry), draining it
 // makes room, and nothing is lost or reordered.
 TEST_P(TransportConformanceTest, SelfSendsSurviveBackPressure) {
   Settings settings;
   settings.num_vcis = 2;
-  settings.shm_ring_cells = 4;
+  settings.shm_ring_bytes = 4096;
   settings.eager_max = 512;
   constexpr uint64_t kMessages = 20000;
   RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
@@ -282,10 +353,12 @@ TEST_P(TransportConformanceTest, SelfSendsSurviveBackPressure) {
     }
     RETURN_IF_FALSE(error.empty(), error);
     RETURN_IF_FALSE(received == kMessages, "received ", received);
-    RETURN_IF_FALSE(retries > 0, "a 4-cell ring never pushed back");
+    RETURN_IF_FALSE(retries > 0, "a 4 KiB ring never pushed back");
     if (std::string(transport.name()) == "shm") {
-      RETURN_IF_FALSE(accepted_before_first_retry == 4, "accepted ",
-                      accepted_before_first_retry);
+      // Records are 64-byte aligned: at most 4096 / 64 fit, at least one.
+      RETURN_IF_FALSE(accepted_before_first_retry >= 1 &&
+                          accepted_before_first_retry <= 4096 / 64,
+                      "accepted ", accepted_before_first_retry);
     }
     return absl::OkStatus();
   });
@@ -296,7 +369,7 @@ TEST_P(TransportConformanceTest, SelfSendsSurviveBackPressure) {
 TEST_P(TransportConformanceTest, BackPressureBetweenRanksLosesNothing) {
   Settings settings;
   settings.num_vcis = 1;
-  settings.shm_ring_cells = 8;
+  settings.shm_ring_bytes = 12288;
   settings.eager_max = 1024;
   constexpr uint64_t kMessages = 5000;
   RunJob(settings, [&](Transport& transport, Bootstrap& bootstrap) {
@@ -393,7 +466,8 @@ TEST_P(TransportConformanceTest, RdmaReadAndWriteMoveExactBytes) {
                                   &landing_address, &landing_key) == 4);
 
       const int vci = static_cast<int>(length % 2);
-      while (transport.RdmaRead(vci, right, fetched.data() + 1, *fetched_region,
+      while (transport.RdmaRead(vci, {right, vci}, fetched.data() + 1,
+                                *fetched_region,
                                 RemoteBuffer{source_address, source_key},
                                 length, ++context) == PostResult::kRetry) {
       }
@@ -404,7 +478,8 @@ TEST_P(TransportConformanceTest, RdmaReadAndWriteMoveExactBytes) {
       RETURN_IF_FALSE(fetched[0] == 0xEE && fetched[length + 1] == 0xEE,
                       "read of ", length, " B overran the buffer");
 
-      while (transport.RdmaWrite(vci, right, source.data() + 1, *source_region,
+      while (transport.RdmaWrite(vci, {right, vci}, source.data() + 1,
+                                 *source_region,
                                  RemoteBuffer{landing_address, landing_key},
                                  length, ++context) == PostResult::kRetry) {
       }
@@ -486,7 +561,7 @@ TEST_P(TransportConformanceTest, GatheredReadMovesExactBytes) {
                     length};
       }
       const int vci = static_cast<int>(total % 2);
-      while (transport.RdmaReadv(vci, right, local.data(),
+      while (transport.RdmaReadv(vci, {right, vci}, local.data(),
                                  static_cast<int>(local.size()),
                                  *landing_region, remote.data(),
                                  static_cast<int>(remote.size()), remote_key,
@@ -555,7 +630,7 @@ TEST_P(TransportConformanceTest, PackedSendsArriveLikeSends) {
           scratch.resize(length);
           FillPattern(MessageSeed(me, right, 0, sent), scratch.data(), length);
           result = transport.SendPacked(
-              0, right, scratch.data(), header, length - header,
+              0, {right, 0}, scratch.data(), header, length - header,
               [&](void* destination) {
                 std::memcpy(destination, scratch.data() + header,
                             length - header);
@@ -579,7 +654,7 @@ TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
   for (size_t pull_min : {size_t{0}, size_t{1024}, size_t{3000}}) {
     Settings settings;
     settings.num_vcis = 3;
-    settings.shm_ring_cells = 8;
+    settings.shm_ring_bytes = 8 * 8192 + 4096;
     settings.shm_pull_min = pull_min;
     constexpr int kVci = 2;
     constexpr int kOperations = 300;
@@ -665,17 +740,18 @@ TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
           const bool in_one = (op / 3) % 2 == 0;
           const uint32_t immediate = uint32_t(op) * 2654435761u;
           result = transport.RdmaWritev(
-              kVci, right, in_one ? whole : pieces, in_one ? 1 : 3,
+              kVci, {right, kVci}, in_one ? whole : pieces, in_one ? 1 : 3,
               *source_region,
               RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
               &immediate, op);
         } else if (is_write(op)) {
           result = transport.RdmaWriteImmediate(
-              kVci, right, source.data() + op * kSlotBytes, *source_region,
+              kVci, {right, kVci}, source.data() + op * kSlotBytes,
+              *source_region,
               RemoteBuffer{landing_address + op * kSlotBytes, landing_key},
               write_length(op), uint32_t(op) * 2654435761u, op);
         } else {
-          result = transport.Send(kVci, right, &op, 4, nullptr, 0);
+          result = transport.Send(kVci, {right, kVci}, &op, 4, nullptr, 0);
         }
         if (result == PostResult::kOk) {
           writes_posted += is_write(op);
@@ -804,7 +880,7 @@ TEST(ShmTransportTest, SingletonSendsToItself) {
     if (!transport.ok()) return transport.status();
     RETURN_IF_FALSE(std::string((*transport)->name()) == "shm");
     const char text[] = "hello";
-    RETURN_IF_FALSE((*transport)->Send(0, 0, text, 2, text + 2, 4) ==
+    RETURN_IF_FALSE((*transport)->Send(0, {0, 0}, text, 2, text + 2, 4) ==
                     PostResult::kOk);
     std::string got;
     FunctionHandler handler([&](int, const Completion& c) {

@@ -54,12 +54,16 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(
       ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "ib"}, s.transport));
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
+  status.Update(ReadInt("MINIMPI_EP_VCIS", 0, 960, s.endpoint_vcis));
+  status.Update(ReadChoice("MINIMPI_EP_PROGRESS", {"own", "process"},
+                           s.endpoint_progress));
   status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
   status.Update(ReadInt<size_t>("MINIMPI_RNDV_SPLIT_MIN", 0, size_t{1} << 40,
                                 s.rendezvous_split_min));
   status.Update(ReadInt<size_t>("MINIMPI_GATHER_MIN_PIECE", 0, size_t{1} << 40,
                                 s.gather_min_piece));
-  status.Update(ReadInt("MINIMPI_SHM_RING_CELLS", 2, 4096, s.shm_ring_cells));
+  status.Update(ReadInt<size_t>("MINIMPI_SHM_RING_BYTES", 4096, size_t{1} << 30,
+                                s.shm_ring_bytes));
   status.Update(ReadInt<size_t>("MINIMPI_SHM_PULL_MIN", 0, size_t{1} << 40,
                                 s.shm_pull_min));
   status.Update(
@@ -117,6 +121,13 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_NUM_VCIS", absl::StrCat(s.num_vcis), absl::StrCat(d.num_vcis),
        "virtual communication interfaces per process (1-64); communicators "
        "are spread over them"},
+      {"MINIMPI_EP_VCIS", absl::StrCat(s.endpoint_vcis),
+       absl::StrCat(d.endpoint_vcis),
+       "VCIs a process keeps for endpoints (0-960): the most endpoints it "
+       "may hold at once (MPIX_Comm_create_endpoints)"},
+      {"MINIMPI_EP_PROGRESS", s.endpoint_progress, d.endpoint_progress,
+       "what a thread waiting on an endpoint progresses: own (its endpoint's "
+       "VCI only) or process (also the process's other VCIs when idle)"},
       {"MINIMPI_EAGER_MAX", absl::StrCat(s.eager_max),
        absl::StrCat(d.eager_max),
        "largest message (bytes) sent eagerly; larger ones use single-copy "
@@ -130,9 +141,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "non-contiguous rendezvous data in pieces smaller than this (bytes, "
        "on average) is staged in a contiguous copy; larger pieces move in "
        "place; 0: always in place"},
-      {"MINIMPI_SHM_RING_CELLS", absl::StrCat(s.shm_ring_cells),
-       absl::StrCat(d.shm_ring_cells),
-       "cells per shared-memory ring (one ring per sender, VCI and receiver)"},
+      {"MINIMPI_SHM_RING_BYTES", absl::StrCat(s.shm_ring_bytes),
+       absl::StrCat(d.shm_ring_bytes),
+       "bytes per shared-memory ring (one per pair of VCIs that talk, made "
+       "on first use; a small message takes 64); at least the eager limit "
+       "plus 2 KiB"},
       {"MINIMPI_SHM_PULL_MIN", absl::StrCat(s.shm_pull_min),
        absl::StrCat(d.shm_pull_min),
        "net/shm: contiguous writes with immediate (partitioned) of at least "

@@ -22,6 +22,15 @@ struct Settings {
   // Virtual communication interfaces per process; communicators are spread
   // over them so threads on different communicators never share a lock.
   int num_vcis = 4;
+  // VCIs a process keeps for endpoints (MPIX_Comm_create_endpoints), beyond
+  // num_vcis: each endpoint alive owns one, so this is the most endpoints a
+  // process may hold at once.
+  int endpoint_vcis = 32;
+  // What a thread waiting on an endpoint progresses: "own" (its endpoint's
+  // VCI only, as the endpoints proposal allows) or "process" (also the
+  // process's other VCIs when its own is idle, so a peer's handshake to a
+  // busy thread's endpoint moves on: a knob for research on attentiveness).
+  std::string endpoint_progress = "own";
   // Messages up to this many bytes go eagerly through the shared-memory
   // rings; larger ones use the single-copy rendezvous.
   size_t eager_max = 8192;
@@ -40,8 +49,9 @@ struct Settings {
   // thread does not copy, as with a NIC); smaller ones, and every write
   // without immediate, are copied by the sender. 0: never pull.
   size_t shm_pull_min = 65536;
-  // Cells in each shared-memory ring (one ring per sender, VCI, receiver).
-  int shm_ring_cells = 32;
+  // Bytes of each shared-memory ring (one ring per pair of VCIs that talk,
+  // made on first use); a small message takes 64 of them.
+  size_t shm_ring_bytes = 65536;
   // Polls a blocked call spins before it starts yielding the core. When
   // ranks outnumber cores it yields at once, whatever this says.
   int spin_before_yield = 4096;

@@ -13,13 +13,20 @@ _LAUNCHER = "//tools/mpiexec"
 _RUNNER = "//tests:run_mpi_test.sh"
 _DEFAULT_TIMEOUT_S = 120
 
-def mpi_program(name, srcs, threaded = False, deps = []):
-    """A test program linked with minimpi (C sources compile as C11)."""
+def mpi_program(name, srcs, threaded = False, openmp = False, deps = []):
+    """A test program linked with minimpi (C sources compile as C11).
+
+    `openmp` compiles and links it with -fopenmp (and -pthread)."""
+    copts = ["-std=c11"] if all([s.endswith(".c") for s in srcs]) else []
+    linkopts = ["-pthread"] if threaded or openmp else []
+    if openmp:
+        copts = copts + ["-fopenmp"]
+        linkopts = linkopts + ["-fopenmp"]
     cc_binary(
         name = name,
         srcs = srcs + ["//tests:test_util.h"],
-        copts = ["-std=c11"] if all([s.endswith(".c") for s in srcs]) else [],
-        linkopts = ["-pthread"] if threaded else [],
+        copts = copts,
+        linkopts = linkopts,
         deps = ["//mpi"] + deps,
         testonly = True,
     )
@@ -98,7 +105,12 @@ def mpi_test_suite(name, programs, cases):
     all_tests = []
     lines = []
     for program, spec in programs.items():
-        mpi_program(name = program, srcs = spec["srcs"], threaded = spec.get("threaded", False))
+        mpi_program(
+            name = program,
+            srcs = spec["srcs"],
+            threaded = spec.get("threaded", False),
+            openmp = spec.get("openmp", False),
+        )
     for case in cases:
         program = case["program"]
         if program not in programs:

@@ -63,6 +63,8 @@ for program, spec in scope["MPI_TEST_PROGRAMS"].items():
         # MPICH's header makes GCC misread MPI_STATUSES_IGNORE as a
         # zero-length array: silence that one warning.
         "-O2", "-g", "-Wall", "-Wno-stringop-overflow", "-pthread", "-o", os.path.join(out_dir, program)] + srcs
+    if spec.get("openmp", False):
+        command.append("-fopenmp")
     if subprocess.call(command) != 0:
         sys.exit("run_all: building %s failed: %s" % (program, " ".join(command)))
 with open(manifest, "w") as f:

@@ -19,7 +19,7 @@
 //              some sharing one), exchange bursts of random sizes with
 //              Isend/Irecv and with blocking Send/Recv.
 //
-// Every byte is checked. Run it with tiny rings (MINIMPI_SHM_RING_CELLS=2)
+// Every byte is checked. Run it with tiny rings (MINIMPI_SHM_RING_BYTES=8384)
 // and one or several VCIs; the test's timeout is the hang guard.
 //
 // Usage: send_progress [crossed|computing|headon|threads|all] [threads]

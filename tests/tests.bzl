@@ -6,7 +6,8 @@ when it cross-checks the programs against another MPI without Bazel.  Keep
 this file plain literals (no function calls): run_all.sh evaluates it as
 Python to find the cases.
 
-MPI_TEST_PROGRAMS: program name -> {"srcs": [...], "threaded": bool}.
+MPI_TEST_PROGRAMS: program name -> {"srcs": [...], "threaded": bool}, and
+  "openmp": True for a program built with -fopenmp (optional).
 MPI_TEST_CASES: each case runs `program args...` once per rank count:
   name     test name prefix (the sh_test is `<name>_<ranks>`)
   program  a key of MPI_TEST_PROGRAMS
@@ -78,6 +79,12 @@ MPI_TEST_PROGRAMS = {
     "bsend": {"srcs": ["bsend.c"], "threaded": True},
     "isendrecv": {"srcs": ["isendrecv.c"], "threaded": False},
     "handle_conversion": {"srcs": ["handle_conversion.c"], "threaded": False},
+    # MPI endpoints (MPIX_Comm_create_endpoints), one thread per handle.
+    "endpoints": {"srcs": ["endpoints.c"], "threaded": True},
+    "endpoints_collectives": {"srcs": ["endpoints_collectives.c"], "threaded": True},
+    "endpoints_comms": {"srcs": ["endpoints_comms.c"], "threaded": True},
+    # The lattice QCD Dslash proxy (OpenMP threads, MPI_THREAD_MULTIPLE).
+    "dslash": {"srcs": ["//apps/dslash:dslash.c"], "threaded": True, "openmp": True},
 }
 
 MPI_TEST_CASES = [
@@ -91,14 +98,14 @@ MPI_TEST_CASES = [
         "name": "pingpong_big_eager_tiny_rings",
         "program": "pingpong",
         "ranks": [2],
-        "env": ["MINIMPI_EAGER_MAX=65536", "MINIMPI_SHM_RING_CELLS=2"],
+        "env": ["MINIMPI_EAGER_MAX=65536", "MINIMPI_SHM_RING_BYTES=132096"],
     },
     {"name": "threads_one_vci", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_NUM_VCIS=1"]},
     {"name": "wildcard", "program": "wildcard", "ranks": [1, 2, 3, 4, 8]},
     {"name": "probe", "program": "probe", "ranks": [1, 2, 4]},
     {"name": "cancel", "program": "cancel", "ranks": [1, 2]},
     {"name": "cancel_send", "program": "cancel_send", "ranks": [2]},
-    {"name": "cancel_send_tiny_rings", "program": "cancel_send", "ranks": [2], "env": ["MINIMPI_SHM_RING_CELLS=2"]},
+    {"name": "cancel_send_tiny_rings", "program": "cancel_send", "ranks": [2], "env": ["MINIMPI_SHM_RING_BYTES=8384"]},
     {"name": "generalized_requests", "program": "generalized_requests", "ranks": [1, 2]},
     {"name": "scatter_in_place", "program": "scatter_in_place", "ranks": [1, 2, 4]},
     {"name": "scatter_in_place_binomial", "program": "scatter_in_place", "ranks": [4, 5], "env": ["MINIMPI_COLL_SCATTER=binomial"]},
@@ -407,8 +414,8 @@ MPI_TEST_CASES = [
     # to a rank that makes no MPI call, head-on blocking sends, threads with
     # random sizes; with default rings, two-cell rings, and one VCI.
     {"name": "send_progress", "program": "send_progress", "ranks": [1, 2, 3, 4], "timeout": 180},
-    {"name": "send_progress_tiny_rings", "program": "send_progress", "ranks": [2, 4], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
-    {"name": "send_progress_tiny_rings_one_vci", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    {"name": "send_progress_tiny_rings", "program": "send_progress", "ranks": [2, 4], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
+    {"name": "send_progress_tiny_rings_one_vci", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_BYTES=8384", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
     # Stale, freed and garbage handles of every kind; error codes and
     # strings; user error handlers and error classes.
     {"name": "handles", "program": "handles", "ranks": [1, 2, 3]},
@@ -416,7 +423,7 @@ MPI_TEST_CASES = [
     # eager messages and gathered rendezvous reads, both ways between pairs
     # and bytes; again with a tiny eager limit and two-cell rings.
     {"name": "pair_types", "program": "pair_types", "ranks": [2]},
-    {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_CELLS=2", "MINIMPI_RNDV_SPLIT_MIN=0"]},
+    {"name": "pair_types_small_eager", "program": "pair_types", "ranks": [2], "env": ["MINIMPI_EAGER_MAX=64", "MINIMPI_SHM_RING_BYTES=4096", "MINIMPI_RNDV_SPLIT_MIN=0"]},
     # Every collective with derived datatypes (gaps, interleaved items,
     # negative lower bounds, pairs, structs; blocking, nonblocking, in
     # place, mixed with predefined types of equal signature) against the
@@ -424,7 +431,7 @@ MPI_TEST_CASES = [
     {"name": "collectives_datatypes", "program": "collectives_datatypes", "ranks": [1, 2, 3, 4, 5], "timeout": 180},
     # The strided-halo benchmark's data check, with small halos.
     {"name": "halo", "program": "halo", "ranks": [2], "args": ["70000", "quick"]},
-    {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 180},
+    {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
     # ---- typebind: derived datatypes. Every type against a reference
     # typemap, through every send and receive call, eager and rendezvous;
     # then with a 256-byte eager limit (almost everything rendezvous) on
@@ -434,7 +441,7 @@ MPI_TEST_CASES = [
         "name": "datatypes_rendezvous_tiny_rings",
         "program": "datatypes",
         "ranks": [2, 3],
-        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_BYTES=4096"],
         "timeout": 240,
     },
     {
@@ -507,7 +514,7 @@ MPI_TEST_CASES = [
         "name": "bsend_rendezvous_tiny_rings",
         "program": "bsend",
         "ranks": [2, 3],
-        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_BYTES=4096"],
         "timeout": 180,
     },
     {"name": "isendrecv", "program": "isendrecv", "ranks": [1, 2, 3, 4]},
@@ -515,7 +522,7 @@ MPI_TEST_CASES = [
         "name": "isendrecv_rendezvous_tiny_rings",
         "program": "isendrecv",
         "ranks": [2, 3],
-        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_CELLS=2"],
+        "env": ["MINIMPI_EAGER_MAX=256", "MINIMPI_SHM_RING_BYTES=4096"],
     },
     {"name": "handle_conversion", "program": "handle_conversion", "ranks": [1, 2]},
     {
@@ -566,11 +573,68 @@ MPI_TEST_CASES = [
     {"name": "partitioned_aggr_table", "program": "partitioned", "ranks": [2], "args": ["--no-early-arrival"], "env": ["MINIMPI_PART_AGGR=table"], "timeout": 120},
     {"name": "partitioned_aggr_ploggp", "program": "partitioned", "ranks": [2], "args": ["--no-early-arrival"], "env": ["MINIMPI_PART_AGGR=ploggp"], "timeout": 120},
     {"name": "partitioned_aggr_timer", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_AGGR=timer"], "timeout": 120},
-    {"name": "partitioned_quick_tiny_rings", "program": "partitioned", "ranks": [2], "args": ["--quick"], "env": ["MINIMPI_SHM_RING_CELLS=2"], "timeout": 120},
+    {"name": "partitioned_quick_tiny_rings", "program": "partitioned", "ranks": [2], "args": ["--quick"], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 120},
     {"name": "partitioned_threads", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "8", "--rounds", "30"], "timeout": 180},
     {"name": "partitioned_threads_one_vci", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "4", "--rounds", "20"], "env": ["MINIMPI_NUM_VCIS=1"], "timeout": 180},
     {"name": "partitioned_errors", "program": "partitioned_errors", "ranks": [2, 3], "timeout": 60},
     {"name": "partitioned_random", "program": "partitioned_random", "ranks": [2], "args": ["60"], "timeout": 180},
-    {"name": "partitioned_random_tiny_rings", "program": "partitioned_random", "ranks": [2], "args": ["30", "7"], "env": ["MINIMPI_SHM_RING_CELLS=2", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    {"name": "partitioned_random_tiny_rings", "program": "partitioned_random", "ranks": [2], "args": ["30", "7"], "env": ["MINIMPI_SHM_RING_BYTES=8384", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
     {"name": "partitioned_random_profiled", "program": "partitioned_random", "ranks": [2], "args": ["20", "11"], "env": ["MINIMPI_PART_STATS=1", "MINIMPI_PART_LOGGP=probe"], "timeout": 180},
+    # The lattice QCD Dslash proxy (apps/dslash): every mode (master,
+    # threads, endpoints, partitioned) checked site by site against its
+    # serial reference, all 8 faces through MPI at every rank count (to self
+    # where a dimension has one rank); then 3 threads, so faces fall unevenly
+    # on threads and partitioned faces are padded to whole partitions.
+    {
+        "name": "dslash",
+        "program": "dslash",
+        "ranks": [1, 2, 4],
+        "args": ["--mode", "all", "--lattice", "8x8x8x16", "--iters", "3"],
+        "env": ["OMP_NUM_THREADS=4"],
+        "timeout": 180,
+    },
+    {
+        "name": "dslash_three_threads",
+        "program": "dslash",
+        "ranks": [2, 4],
+        "args": ["--mode", "all", "--lattice", "4x6x4x8", "--iters", "2"],
+        "env": ["OMP_NUM_THREADS=3"],
+        "timeout": 180,
+    },
+    # MPI endpoints: every process asks MPIX_Comm_create_endpoints for K
+    # handles of one communicator over MPI_COMM_WORLD (or an unequal count,
+    # 0 included: --varying is 2,0,1 by process; --counts 0,3,1 leaves
+    # process 0 without one) and drives each from its own thread.
+    # Point-to-point (all pairs 0 B to 1 MiB, wildcards, probes, ordering,
+    # persistent, partitioned, two threads on one handle), every collective
+    # blocking and nonblocking vs a serial reference, and communicators made
+    # from the handles (dup, split, error handlers, endpoints of endpoints,
+    # freeing, bad input). 8 handles per process is up to 32 threads on
+    # CI's 2 cores: --quick sends the large sizes to neighbours only and runs
+    # fewer rounds. Then point-to-point on tiny rings (constant
+    # back-pressure), and a bad destination on a handle with the fatal
+    # default beside one with MPI_ERRORS_RETURN.
+    {"name": "endpoints", "program": "endpoints", "ranks": [1, 2, 3, 4], "args": ["--endpoints", "2"], "timeout": 180},
+    {"name": "endpoints_one", "program": "endpoints", "ranks": [1, 2, 4], "args": ["--endpoints", "1"], "timeout": 180},
+    {"name": "endpoints_many", "program": "endpoints", "ranks": [1, 2, 4], "args": ["--endpoints", "8", "--quick"], "timeout": 180},
+    {"name": "endpoints_varying", "program": "endpoints", "ranks": [2, 3, 4], "args": ["--varying"], "timeout": 180},
+    {"name": "endpoints_first_empty", "program": "endpoints", "ranks": [2, 3], "args": ["--counts", "0,3,1"], "timeout": 180},
+    {"name": "endpoints_tiny_rings", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
+    {"name": "endpoints_collectives", "program": "endpoints_collectives", "ranks": [1, 2, 3, 4], "args": ["--endpoints", "2"], "timeout": 180},
+    {"name": "endpoints_collectives_one", "program": "endpoints_collectives", "ranks": [1, 2, 4], "args": ["--endpoints", "1"], "timeout": 180},
+    {"name": "endpoints_collectives_many", "program": "endpoints_collectives", "ranks": [1, 2, 4], "args": ["--endpoints", "8", "--quick"], "timeout": 180},
+    {"name": "endpoints_collectives_varying", "program": "endpoints_collectives", "ranks": [2, 3, 4], "args": ["--varying"], "timeout": 180},
+    {"name": "endpoints_comms", "program": "endpoints_comms", "ranks": [1, 2, 3, 4], "args": ["--endpoints", "2"], "timeout": 180},
+    {"name": "endpoints_comms_one", "program": "endpoints_comms", "ranks": [1, 2, 4], "args": ["--endpoints", "1"], "timeout": 180},
+    {"name": "endpoints_comms_many", "program": "endpoints_comms", "ranks": [1, 2, 4], "args": ["--endpoints", "8", "--quick"], "timeout": 180},
+    {"name": "endpoints_comms_varying", "program": "endpoints_comms", "ranks": [2, 3, 4], "args": ["--varying"], "timeout": 180},
+    {
+        "name": "fatal_endpoints_send_bad_rank",
+        "program": "endpoints_comms",
+        "ranks": [2],
+        "args": ["--endpoints", "2", "--fatal"],
+        "expect": "failure",
+        "stderr": "MPI_Send\\(rank [0-9]+\\): invalid destination 4 \\(communicator size 4\\)",
+        "timeout": 30,
+    },
 ]

@@ -88,6 +88,13 @@ int PeerError(const char* call, Communicator* comm, bool is_source, int peer,
                       tag, MINIMPI_TAG_UB));
 }
 
+int EndpointsGroupError(const char* call, Communicator* comm) {
+  return RaiseError(comm, call, MPI_ERR_COMM,
+                    "groups are not defined on an endpoints communicator "
+                    "(its ranks are endpoints, not processes); use "
+                    "MPI_Comm_split or MPI_Comm_dup on it instead");
+}
+
 p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
                             int64_t count, const Datatype* type,
                             int destination, int tag, p2p::SendMode mode) {
@@ -98,6 +105,7 @@ p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
   send.layout = data.layout;
   send.count = data.count;
   send.destination_world_rank = comm->world_ranks[destination];
+  send.destination_vci = comm->remote_vci(destination);
   send.remote_context = comm->remote_point_to_point_context(destination);
   send.source_rank = comm->rank;
   send.tag = tag;

@@ -121,6 +121,11 @@ p2p::Status ProcNullStatus();
                                              Communicator* comm,
                                              const void* buffer, int64_t count,
                                              MPI_Datatype handle);
+// Groups name processes, and an endpoints communicator's ranks are
+// (process, endpoint) pairs: its group, and the constructors that take a
+// group, are not defined for it (the endpoints proposal leaves them out).
+[[gnu::cold, gnu::noinline]] int EndpointsGroupError(const char* call,
+                                                     Communicator* comm);
 [[gnu::cold, gnu::noinline]] int PeerError(const char* call, Communicator* comm,
                                            bool is_source, int peer, int tag);
 

@@ -22,8 +22,17 @@ std::unique_ptr<Communicator> BuildCommunicator(
     comm->remote_ids.push_back(ids[i]);
     if (members[i] == parent.rank) comm->rank = i;
   }
-  // Every member sees the same ids, so every member picks the same VCI.
-  comm->vci = instance.VciFor(ids[0]);
+  if (parent.on_endpoints()) {
+    // Each rank keeps its endpoint: the same VCI as in the parent.
+    comm->vci = parent.vci;
+    instance.p2p().RetainEndpointVci(comm->vci);
+    for (int member : members) {
+      comm->remote_vcis.push_back(parent.remote_vcis[member]);
+    }
+  } else {
+    // Every member sees the same ids, so every member picks the same VCI.
+    comm->vci = instance.VciFor(ids[0]);
+  }
   comm->SetErrhandler(const_cast<Communicator&>(parent).AcquireErrhandler());
   comm->set_hints(DefaultHints());
   return comm;

@@ -105,6 +105,11 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
     duplicate->rank = parent->rank;
     duplicate->size = parent->size;
     duplicate->world_ranks = parent->world_ranks;
+    if (parent->on_endpoints()) {
+      duplicate->vci = parent->vci;
+      duplicate->remote_vcis = parent->remote_vcis;
+      instance.p2p().RetainEndpointVci(duplicate->vci);
+    }
     duplicate->SetErrhandler(parent->AcquireErrhandler());
   }
   if (parent->topology != nullptr) {
@@ -131,7 +136,9 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
         exchange->ids.data(), [exchange] {
           Communicator* comm = exchange->comm;
           comm->remote_ids = exchange->ids;
-          comm->vci = Instance::Get().VciFor(exchange->ids[0]);
+          if (!comm->on_endpoints()) {
+            comm->vci = Instance::Get().VciFor(exchange->ids[0]);
+          }
           comm->awaiting_idup.store(false, std::memory_order_release);
         });
   }
@@ -323,6 +330,10 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   }
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
+  if (parent->on_endpoints()) {
+    *newcomm = MPI_COMM_NULL;
+    return minimpi::EndpointsGroupError(kCall, parent);
+  }
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   Group* members_group;
   if (int error = minimpi::CheckGroup(kCall, parent, group, &members_group)) {
@@ -401,6 +412,10 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
   }
   if (newcomm == nullptr)
     return minimpi::NullArgument(kCall, parent, "newcomm");
+  if (parent->on_endpoints()) {
+    *newcomm = MPI_COMM_NULL;
+    return minimpi::EndpointsGroupError(kCall, parent);
+  }
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
   if (parent->inter) {
     return RaiseError(parent, kCall, MPI_ERR_COMM,
@@ -490,6 +505,14 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
                           const std::vector<int>& y) {
     return minimpi::group_ops::Compare(x, y);
   };
+  if (a->on_endpoints() || b->on_endpoints()) {
+    // A rank of an endpoints communicator is a (process, VCI) pair, not a
+    // process: ranks match when both match.
+    const bool same =
+        a->world_ranks == b->world_ranks && a->remote_vcis == b->remote_vcis;
+    *result = same ? MPI_CONGRUENT : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+  }
   const int local = compare(a->local_world_ranks(), b->local_world_ranks());
   const int remote =
       a->inter ? compare(a->world_ranks, b->world_ranks) : MPI_IDENT;

@@ -74,6 +74,8 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   if (group == nullptr) {
     return minimpi::NullArgument("MPI_Comm_group", c, "group");
   }
+  if (c->on_endpoints())
+    return minimpi::EndpointsGroupError("MPI_Comm_group", c);
   return ReturnGroup("MPI_Comm_group", c->local_world_ranks(), group);
 }
 

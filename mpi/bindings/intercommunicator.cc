@@ -287,6 +287,11 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
     return RaiseError(local, kCall, MPI_ERR_COMM,
                       "local_comm must be an intracommunicator");
   }
+  if (local->on_endpoints()) {
+    return RaiseError(local, kCall, MPI_ERR_COMM,
+                      "intercommunicators of endpoints communicators are "
+                      "not supported");
+  }
   if (newintercomm == nullptr) {
     return minimpi::NullArgument(kCall, local, "newintercomm");
   }

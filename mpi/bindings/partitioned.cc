@@ -207,6 +207,7 @@ int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
   }
   if (dest != MPI_PROC_NULL) {
     arguments.peer_world_rank = c->world_ranks[dest];
+    arguments.peer_vci = c->remote_vci(dest);
     arguments.context = c->remote_point_to_point_context(dest);
   }
   arguments.source_rank = c->rank;
@@ -229,6 +230,7 @@ int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
   }
   if (source != MPI_PROC_NULL) {
     arguments.peer_world_rank = c->world_ranks[source];
+    arguments.peer_vci = c->remote_vci(source);
   }
   arguments.context = c->point_to_point_context();
   arguments.source_rank = source;

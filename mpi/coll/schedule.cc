@@ -136,6 +136,11 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         send.buffer = step.in;
         send.bytes = step.bytes;
         send.destination_world_rank = comm_.world_ranks[step.peer];
+        // The peer runs this schedule on the same VCI index as we do (a
+        // nested one runs on its parent's), except on endpoints, where each
+        // rank has its own.
+        send.destination_vci =
+            comm_.on_endpoints() ? comm_.remote_vci(step.peer) : vci_;
         send.remote_context = comm_.remote_collective_context(step.peer);
         send.source_rank = comm_.rank;
         send.tag = tag_;

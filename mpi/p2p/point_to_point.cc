@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string>
 
@@ -58,22 +59,64 @@ inline void CpuRelax() {
 absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     net::Transport* transport, const runtime::Settings& settings,
     bool oversubscribed, int world_size) {
+  if (transport->num_vcis() < settings.num_vcis) {
+    return absl::InternalError("the transport has fewer VCIs than asked for");
+  }
   std::unique_ptr<PointToPoint> p2p(
       new PointToPoint(transport, settings, oversubscribed, world_size));
-  match::MatchEngineOptions options;
-  options.theta = settings.match_theta;
-  options.kc = settings.match_kc;
-  options.kp = settings.match_kp;
-  options.ranks = world_size;
-  options.time_searches = settings.match_stats;
-  for (int v = 0; v < transport->num_vcis(); ++v) {
-    auto vci = std::make_unique<Vci>();
-    auto engine = match::CreateMatchEngine(settings.match, options);
-    if (!engine.ok()) return engine.status();
-    vci->engine = std::move(engine).value();
-    p2p->vcis_.push_back(std::move(vci));
+  for (int v = 0; v < p2p->num_shared_vcis_; ++v) {
+    absl::StatusOr<std::unique_ptr<Vci>> vci = p2p->NewVci();
+    if (!vci.ok()) return vci.status();
+    p2p->vcis_[v].store(vci->release(), std::memory_order_release);
+  }
+  p2p->vcis_in_use_.store(p2p->num_shared_vcis_, std::memory_order_release);
+  // A stack whose top is the lowest free VCI: endpoints take the lowest, so
+  // ProgressAll sweeps as few as possible.
+  for (int v = p2p->capacity_ - 1; v >= p2p->num_shared_vcis_; --v) {
+    p2p->free_endpoint_vcis_.push_back(v);
   }
   return p2p;
+}
+
+absl::StatusOr<std::unique_ptr<Vci>> PointToPoint::NewVci() const {
+  auto vci = std::make_unique<Vci>();
+  auto engine = match::CreateMatchEngine(engine_name_, engine_options_);
+  if (!engine.ok()) return engine.status();
+  vci->engine = std::move(engine).value();
+  return vci;
+}
+
+int PointToPoint::AcquireEndpointVci() {
+  std::lock_guard<std::mutex> lock(endpoint_vcis_mutex_);
+  if (free_endpoint_vcis_.empty()) return -1;
+  const int v = free_endpoint_vcis_.back();
+  if (vcis_[v].load(std::memory_order_relaxed) == nullptr) {
+    absl::StatusOr<std::unique_ptr<Vci>> vci = NewVci();
+    if (!vci.ok()) return -1;  // the engine name was checked at setup
+    // Release: whoever later finds this VCI through a handle sees it whole.
+    vcis_[v].store(vci->release(), std::memory_order_release);
+    if (vcis_in_use_.load(std::memory_order_relaxed) <= v) {
+      vcis_in_use_.store(v + 1, std::memory_order_release);
+    }
+  }
+  free_endpoint_vcis_.pop_back();
+  endpoint_references_[v].store(1, std::memory_order_relaxed);
+  return v;
+}
+
+void PointToPoint::RetainEndpointVci(int vci) {
+  endpoint_references_[vci].fetch_add(1, std::memory_order_relaxed);
+}
+
+void PointToPoint::ReleaseEndpointVci(int vci) {
+  if (endpoint_references_[vci].fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(endpoint_vcis_mutex_);
+  free_endpoint_vcis_.push_back(vci);
+  // Lowest first next time.
+  std::sort(free_endpoint_vcis_.begin(), free_endpoint_vcis_.end(),
+            std::greater<int>());
 }
 
 PointToPoint::PointToPoint(net::Transport* transport,
@@ -85,20 +128,38 @@ PointToPoint::PointToPoint(net::Transport* transport,
       split_min_(settings.rendezvous_split_min),
       gather_min_piece_(settings.gather_min_piece),
       spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield),
-      world_size_(world_size) {}
+      world_size_(world_size),
+      endpoints_progress_process_(settings.endpoint_progress == "process"),
+      engine_name_(settings.match),
+      num_shared_vcis_(settings.num_vcis),
+      capacity_(transport->num_vcis()),
+      vcis_(new std::atomic<Vci*>[transport->num_vcis()]),
+      endpoint_references_(new std::atomic<int>[transport->num_vcis()]) {
+  for (int v = 0; v < capacity_; ++v) {
+    vcis_[v].store(nullptr, std::memory_order_relaxed);
+    endpoint_references_[v].store(0, std::memory_order_relaxed);
+  }
+  engine_options_.theta = settings.match_theta;
+  engine_options_.kc = settings.match_kc;
+  engine_options_.kp = settings.match_kp;
+  engine_options_.ranks = world_size;
+  engine_options_.time_searches = settings.match_stats;
+}
 
 std::string PointToPoint::MatchStatistics() {
   std::string text;
-  for (size_t v = 0; v < vcis_.size(); ++v) {
-    std::lock_guard<std::mutex> lock(vcis_[v]->mutex);
-    const match::MatchStats stats = vcis_[v]->engine->stats();
+  for (int v = 0; v < vcis_in_use_.load(std::memory_order_acquire); ++v) {
+    const Vci* vci = FindVci(v);
+    if (vci == nullptr) continue;
+    std::lock_guard<std::mutex> lock(VciAt(v).mutex);
+    const match::MatchStats stats = vci->engine->stats();
     const uint64_t searches = stats.point_to_point.posted.searches +
                               stats.point_to_point.unexpected.searches +
                               stats.collective.posted.searches +
                               stats.collective.unexpected.searches;
     if (searches == 0) continue;
     absl::StrAppend(&text, "VCI ", v, ": ",
-                    match::FormatMatchStats(vcis_[v]->engine->name(), stats));
+                    match::FormatMatchStats(vci->engine->name(), stats));
   }
   return text;
 }
@@ -106,7 +167,9 @@ std::string PointToPoint::MatchStatistics() {
 PointToPoint::~PointToPoint() {
   // Unexpected messages nobody received are the user's loss, not a leak of
   // ours: free their records.
-  for (auto& vci : vcis_) {
+  for (int v = 0; v < capacity_; ++v) {
+    std::unique_ptr<Vci> vci(vcis_[v].load(std::memory_order_acquire));
+    if (vci == nullptr) continue;
     while (auto* message = vci->engine->PopAnyUnexpected()) {
       auto* record = static_cast<UnexpectedRecord*>(message);
       record->~UnexpectedRecord();
@@ -117,7 +180,7 @@ PointToPoint::~PointToPoint() {
       std::free(record);
     }
     // Messages still queued at teardown were never going to be received.
-    for (Vci::OutgoingQueue& queue : vci->outgoing) {
+    for (auto& [key, queue] : vci->outgoing) {
       while (Vci::OutgoingMessage* message = queue.head) {
         queue.head = message->next;
         delete message;
@@ -179,12 +242,12 @@ void PointToPoint::Send(const SendArguments& arguments) {
   if (arguments.bytes <= eager_max_ &&
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
-    Vci& vci = *vcis_[arguments.vci];
+    Vci& vci = VciAt(arguments.vci);
     Request* request;
     {
       std::lock_guard<std::mutex> lock(vci.mutex);
       const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
-      if (TrySendLocked(arguments.vci, arguments.destination_world_rank, header,
+      if (TrySendLocked(arguments.vci, arguments.destination(), header,
                         arguments.buffer, arguments.bytes,
                         arguments.layout != nullptr ? &arguments : nullptr)) {
         return;
@@ -206,7 +269,7 @@ void PointToPoint::Send(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::Isend(const SendArguments& arguments) {
-  Vci& vci = *vcis_[arguments.vci];
+  Vci& vci = VciAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = NewSendLocked(arguments, /*persistent=*/false);
   PostSendLocked(request);
@@ -214,14 +277,14 @@ Request* PointToPoint::Isend(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::NewPersistentSend(const SendArguments& arguments) {
-  Vci& vci = *vcis_[arguments.vci];
+  Vci& vci = VciAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   return NewSendLocked(arguments, /*persistent=*/true);
 }
 
 Request* PointToPoint::NewSendLocked(const SendArguments& arguments,
                                      bool persistent) {
-  Request* request = vcis_[arguments.vci]->requests.Allocate();
+  Request* request = VciAt(arguments.vci).requests.Allocate();
   request->kind = RequestKind::kSend;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -351,11 +414,18 @@ size_t HeaderBytes(const MessageHeader& header) {
 }
 }  // namespace
 
-bool PointToPoint::TrySendLocked(int vci, int peer, const MessageHeader& header,
+bool PointToPoint::TrySendLocked(int vci, net::PeerVci peer,
+                                 const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
-  const Vci& v = *vcis_[vci];
-  if (!v.outgoing.empty() && v.outgoing[peer].head != nullptr) return false;
+  const Vci& v = VciAt(vci);
+  if (!v.backlogged_peers.empty()) [[unlikely]] {
+    // Behind an earlier message to the same VCI: keep the order.
+    const auto queue = v.outgoing.find(ConnectionKey(peer));
+    if (queue != v.outgoing.end() && queue->second.head != nullptr) {
+      return false;
+    }
+  }
   if (packed != nullptr) {
     // Non-contiguous eager data is packed once, straight into the
     // transport's buffer.
@@ -371,10 +441,9 @@ bool PointToPoint::TrySendLocked(int vci, int peer, const MessageHeader& header,
                           payload_length) == net::PostResult::kOk;
 }
 
-void PointToPoint::EnqueueLocked(int vci, int peer,
+void PointToPoint::EnqueueLocked(int vci, net::PeerVci peer,
                                  const Vci::OutgoingMessage& message) {
-  Vci& v = *vcis_[vci];
-  if (v.outgoing.empty()) v.outgoing.resize(world_size_);
+  Vci& v = VciAt(vci);
   Vci::OutgoingMessage* entry;
   if (!v.spare_outgoing.empty()) {
     entry = v.spare_outgoing.back();
@@ -384,7 +453,7 @@ void PointToPoint::EnqueueLocked(int vci, int peer,
   }
   *entry = message;
   entry->next = nullptr;
-  Vci::OutgoingQueue& queue = v.outgoing[peer];
+  Vci::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
   if (queue.head == nullptr) {
     queue.head = entry;
     v.backlogged_peers.push_back(peer);
@@ -398,7 +467,7 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
                                   const void* payload, size_t payload_length,
                                   bool complete_when_sent) {
   const int vci = request->send.vci;
-  const int peer = request->send.destination_world_rank;
+  const net::PeerVci peer = request->send.destination();
   // Eager data of a non-contiguous send is packed from the request (a
   // rendezvous request's payload is its own description).
   const bool pack = header.type != MessageType::kRendezvousRequest &&
@@ -418,7 +487,7 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
   EnqueueLocked(vci, peer, message);
 }
 
-void PointToPoint::SendControlLocked(int vci, int peer,
+void PointToPoint::SendControlLocked(int vci, net::PeerVci peer,
                                      const MessageHeader& header) {
   if (TrySendLocked(vci, peer, header, nullptr, 0)) return;
   Vci::OutgoingMessage message;
@@ -427,11 +496,11 @@ void PointToPoint::SendControlLocked(int vci, int peer,
 }
 
 bool PointToPoint::RetryOutgoingLocked(int vci) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   bool progressed = false;
   for (size_t i = 0; i < v.backlogged_peers.size();) {
-    const int peer = v.backlogged_peers[i];
-    Vci::OutgoingQueue& queue = v.outgoing[peer];
+    const net::PeerVci peer = v.backlogged_peers[i];
+    Vci::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
     while (Vci::OutgoingMessage* message = queue.head) {
       const SendArguments* packed =
           message->pack_from_request ? &message->request->send : nullptr;
@@ -472,7 +541,7 @@ bool PointToPoint::RetryOutgoingLocked(int vci) {
 // --- Receiving ---------------------------------------------------------------
 
 Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
-  Vci& vci = *vcis_[arguments.vci];
+  Vci& vci = VciAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
   PostReceiveLocked(request);
@@ -480,14 +549,14 @@ Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
 }
 
 Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
-  Vci& vci = *vcis_[arguments.vci];
+  Vci& vci = VciAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   return NewReceiveLocked(arguments, /*persistent=*/true);
 }
 
 Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
                                         bool persistent) {
-  Request* request = vcis_[arguments.vci]->requests.Allocate();
+  Request* request = VciAt(arguments.vci).requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -504,7 +573,7 @@ Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
 }
 
 void PointToPoint::Start(Request* request) {
-  Vci& vci = *vcis_[request->vci];
+  Vci& vci = VciAt(request->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   if (request->kind == RequestKind::kCompleted) {
     request->state.store(RequestState::kComplete, std::memory_order_release);
@@ -527,7 +596,7 @@ void PointToPoint::Start(Request* request) {
 
 Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
                                      RequestKind kind) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = kind;
@@ -541,7 +610,7 @@ Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
 
 Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
                                          Progressable* parent) {
-  Request* request = vcis_[vci]->requests.Allocate();
+  Request* request = VciAt(vci).requests.Allocate();
   request->kind = RequestKind::kCollective;
   request->vci = vci;
   request->schedule = schedule;
@@ -590,7 +659,7 @@ void PointToPoint::CompleteUnowned(Request* request) {
 }
 
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kCompleted;
@@ -601,7 +670,7 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
 }
 
 Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kPartitioned;
@@ -614,7 +683,7 @@ Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
 }
 
 Request* PointToPoint::NewGeneralized(void* extension) {
-  Vci& v = *vcis_[0];
+  Vci& v = VciAt(0);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kGeneralized;
@@ -630,7 +699,7 @@ void PointToPoint::PostReceiveLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
   match::UnexpectedMessage* message =
-      vcis_[request->vci]->engine->MatchPosted(request);
+      VciAt(request->vci).engine->MatchPosted(request);
   if (message != nullptr) {
     DeliverUnexpectedLocked(request, static_cast<UnexpectedRecord*>(message));
   }
@@ -640,7 +709,7 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
                                            UnexpectedRecord* message) {
   const MessageHeader& header = message->header;
   if (header.type == MessageType::kRendezvousRequest) {
-    StartRendezvousReadLocked(request, message->source_world_rank, header,
+    StartRendezvousReadLocked(request, message->source, header,
                               message->payload(), message->payload_length);
   } else {
     size_t delivered = std::min<size_t>(header.length, request->capacity);
@@ -648,12 +717,12 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
       SendControlLocked(
-          request->vci, message->source_world_rank,
+          request->vci, message->source,
           MakeControl(MessageType::kSyncAck, header.sender_request));
     }
     Complete(request);
   }
-  FreeRecordLocked(*vcis_[request->vci], message);
+  FreeRecordLocked(VciAt(request->vci), message);
 }
 
 void PointToPoint::CopyIntoReceive(Request* request, const std::byte* payload,
@@ -668,7 +737,8 @@ void PointToPoint::CopyIntoReceive(Request* request, const std::byte* payload,
                    request->receive_layout, 0);
 }
 
-void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
+void PointToPoint::StartRendezvousReadLocked(Request* request,
+                                             net::PeerVci peer,
                                              const MessageHeader& header,
                                              const std::byte* payload,
                                              size_t payload_length) {
@@ -714,15 +784,15 @@ void PointToPoint::StartRendezvousReadLocked(Request* request, int peer,
     // Before our own read, so the sender copies while we do.
     SendControlLocked(request->vci, peer, clear);
   }
-  PostCopyLocked(request->vci, peer,
-                 {request, /*write=*/false, request->receive_buffer,
+  PostCopyLocked(request->vci,
+                 {request, peer, /*write=*/false, request->receive_buffer,
                   &request->receive_region,
                   net::RemoteBuffer{header.sender_address, header.remote_key},
                   read_length});
 }
 
 void PointToPoint::StartRendezvousWriteLocked(
-    int vci, int peer, const MessageHeader& clear_to_send) {
+    int vci, net::PeerVci peer, const MessageHeader& clear_to_send) {
   auto* request = reinterpret_cast<Request*>(clear_to_send.sender_request);
   request->receiver_request = clear_to_send.receiver_request;
   ++request->pending_events;  // our write
@@ -730,8 +800,8 @@ void PointToPoint::StartRendezvousWriteLocked(
   // The data the receiver was told about: the send buffer, or the packed
   // staging copy of a non-contiguous one.
   PostCopyLocked(
-      vci, peer,
-      {request, /*write=*/true,
+      vci,
+      {request, peer, /*write=*/true,
        const_cast<std::byte*>(
            static_cast<const std::byte*>(request->rendezvous_data) + offset),
        &request->send_region,
@@ -740,17 +810,17 @@ void PointToPoint::StartRendezvousWriteLocked(
        clear_to_send.length - offset});
 }
 
-void PointToPoint::PostCopyLocked(int vci, int peer,
-                                  const Vci::PendingCopy& copy) {
-  Vci& v = *vcis_[vci];
+void PointToPoint::PostCopyLocked(int vci, const Vci::PendingCopy& copy) {
+  Vci& v = VciAt(vci);
   // Keep order behind copies already waiting for resources.
   if (v.pending_copies.empty()) {
     const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
     net::PostResult result =
-        copy.write ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
-                                           copy.remote, copy.length, context)
-                   : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
-                                          copy.remote, copy.length, context);
+        copy.write
+            ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context)
+            : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
+                                   copy.remote, copy.length, context);
     if (result == net::PostResult::kOk) return;
   }
   v.pending_copies.push_back(copy);
@@ -794,7 +864,7 @@ struct GatheredRead {
   bool stalled = false;  // on the VCI's stalled_reads list
 };
 
-void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
+void PointToPoint::StartGatheredReadLocked(Request* request, net::PeerVci peer,
                                            const MessageHeader& header,
                                            const std::byte* payload,
                                            size_t payload_length,
@@ -851,13 +921,13 @@ void PointToPoint::StartGatheredReadLocked(Request* request, int peer,
   request->pending_events = 1;  // the gathered read is over
   if (!PumpGatheredReadLocked(request)) {
     request->gathered_read->stalled = true;
-    vcis_[request->vci]->stalled_reads.push_back(request);
+    VciAt(request->vci).stalled_reads.push_back(request);
   }
 }
 
 bool PointToPoint::PumpGatheredReadLocked(Request* request) {
   GatheredRead& read = *request->gathered_read;
-  Vci& v = *vcis_[request->vci];
+  Vci& v = VciAt(request->vci);
   const int max_segments = std::min(transport_->max_io_segments(), 1024);
   v.local_segments.resize(max_segments);
   v.remote_segments.resize(max_segments);
@@ -943,7 +1013,7 @@ void StatusFromHeader(const MessageHeader& header, Status* status) {
 
 bool PointToPoint::Iprobe(const match::Envelope& wanted, int vci,
                           Status* status) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
@@ -956,14 +1026,14 @@ void PointToPoint::Probe(const match::Envelope& wanted, int vci,
                          Status* status) {
   int idle_rounds = 0;
   for (unsigned round = 1; !Iprobe(wanted, vci, status); ++round) {
-    if (round % 16 == 0) ProgressAll();
+    if (round % 16 == 0) ProgressBeyond(vci);
     Backoff(idle_rounds);
   }
 }
 
 UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
                                         Status* status) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
@@ -980,7 +1050,7 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
     if (UnexpectedRecord* message = Improbe(wanted, vci, status)) {
       return message;
     }
-    if (round % 16 == 0) ProgressAll();
+    if (round % 16 == 0) ProgressBeyond(vci);
     Backoff(idle_rounds);
   }
 }
@@ -988,7 +1058,7 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
 Request* PointToPoint::Imrecv(UnexpectedRecord* message,
                               const ReceiveArguments& receive,
                               uintptr_t owner) {
-  Vci& vci = *vcis_[message->vci];
+  Vci& vci = VciAt(message->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = vci.requests.Allocate();
   request->kind = RequestKind::kReceive;
@@ -1007,13 +1077,13 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message,
 }
 
 void PointToPoint::FreeProbedMessage(UnexpectedRecord* message) {
-  Vci& vci = *vcis_[message->vci];
+  Vci& vci = VciAt(message->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   FreeRecordLocked(vci, message);
 }
 
 bool PointToPoint::CancelReceive(Request* request) {
-  Vci& vci = *vcis_[request->vci];
+  Vci& vci = VciAt(request->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   if (!vci.engine->CancelPosted(request)) return false;
   request->status = Status{};
@@ -1023,13 +1093,14 @@ bool PointToPoint::CancelReceive(Request* request) {
 }
 
 void PointToPoint::CancelSend(Request* request) {
-  Vci& v = *vcis_[request->vci];
+  Vci& v = VciAt(request->vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   if (IsComplete(request) || request->cancel_requested) return;
-  const int peer = request->send.destination_world_rank;
+  const net::PeerVci peer = request->send.destination();
   // Still in this VCI's backlog to the peer: take it out; nobody saw it.
-  if (!v.outgoing.empty()) {
-    Vci::OutgoingQueue& queue = v.outgoing[peer];
+  if (auto found = v.outgoing.find(ConnectionKey(peer));
+      found != v.outgoing.end()) {
+    Vci::OutgoingQueue& queue = found->second;
     Vci::OutgoingMessage* previous = nullptr;
     for (Vci::OutgoingMessage* message = queue.head; message != nullptr;
          previous = message, message = message->next) {
@@ -1066,9 +1137,9 @@ void PointToPoint::CompleteCancelledSendLocked(Request* request) {
   Complete(request);
 }
 
-void PointToPoint::HandleCancelSendLocked(int vci, int peer,
+void PointToPoint::HandleCancelSendLocked(int vci, net::PeerVci peer,
                                           const MessageHeader& header) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   MessageHeader answer =
       MakeControl(MessageType::kCancelAnswer, header.sender_request);
   // Messages from one sender with one envelope match in order, so the
@@ -1076,7 +1147,7 @@ void PointToPoint::HandleCancelSendLocked(int vci, int peer,
   // an earlier one it is left to complete (the standard lets a cancel fail).
   const match::Envelope wanted{header.context, header.source, header.tag};
   if (auto* record = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
-      record != nullptr && record->source_world_rank == peer &&
+      record != nullptr && record->source == peer &&
       record->header.sender_request == header.sender_request) {
     v.engine->RemoveUnexpected(record);
     FreeRecordLocked(v, record);
@@ -1094,7 +1165,7 @@ void PointToPoint::Complete(Request* request) {
     // re-entered). The schedule, not a user, retires the request.
     if (!parent->queued_for_advance && !parent->in_advance) {
       parent->queued_for_advance = true;
-      vcis_[request->vci]->ready.push_back(parent);
+      VciAt(request->vci).ready.push_back(parent);
     }
   }
   // The last touch of the request on this path: once kComplete is visible the
@@ -1143,19 +1214,31 @@ void PointToPoint::Free(Request* request) {
 }
 
 bool PointToPoint::TryProgress(int vci) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   if (!v.mutex.try_lock()) return false;
   bool progressed = PollLocked(vci);
   v.mutex.unlock();
   return progressed;
 }
 
-void PointToPoint::ProgressAll() {
-  for (int v = 0; v < num_vcis(); ++v) TryProgress(v);
+bool PointToPoint::ProgressAll() {
+  bool progressed = false;
+  const int in_use = vcis_in_use_.load(std::memory_order_acquire);
+  for (int v = 0; v < in_use; ++v) {
+    if (FindVci(v) != nullptr) progressed |= TryProgress(v);
+  }
+  return progressed;
+}
+
+bool PointToPoint::ProgressBeyond(int vci) {
+  if (vci >= 0 && IsEndpointVci(vci) && !endpoints_progress_process_) {
+    return false;
+  }
+  return ProgressAll();
 }
 
 bool PointToPoint::PollLocked(int vci) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
   if (extension_ != nullptr) progressed |= extension_->ProgressLocked(vci);
   if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
@@ -1172,14 +1255,13 @@ bool PointToPoint::PollLocked(int vci) {
   }
   while (!v.pending_copies.empty()) {
     const Vci::PendingCopy& copy = v.pending_copies.front();
-    const int peer = copy.write ? copy.request->send.destination_world_rank
-                                : copy.request->rendezvous_peer;
     const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
     net::PostResult result =
-        copy.write ? transport_->RdmaWrite(vci, peer, copy.local, *copy.region,
-                                           copy.remote, copy.length, context)
-                   : transport_->RdmaRead(vci, peer, copy.local, *copy.region,
-                                          copy.remote, copy.length, context);
+        copy.write
+            ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context)
+            : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
+                                   copy.remote, copy.length, context);
     if (result == net::PostResult::kRetry) break;
     v.pending_copies.pop_front();
     progressed = true;
@@ -1221,7 +1303,7 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         case MessageType::kEager:
         case MessageType::kEagerSync:
         case MessageType::kRendezvousRequest:
-          HandleArrival(vci, completion.peer, header, payload,
+          HandleArrival(vci, completion.from(), header, payload,
                         completion.length - header_bytes);
           return;
         case MessageType::kSyncAck:
@@ -1232,20 +1314,20 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
               reinterpret_cast<Request*>(header.sender_request));
           return;
         case MessageType::kClearToSend:
-          StartRendezvousWriteLocked(vci, completion.peer, header);
+          StartRendezvousWriteLocked(vci, completion.from(), header);
           return;
         case MessageType::kWriteDone:
           FinishRendezvousEvent(
               reinterpret_cast<Request*>(header.receiver_request));
           return;
         case MessageType::kCancelSend:
-          HandleCancelSendLocked(vci, completion.peer, header);
+          HandleCancelSendLocked(vci, completion.from(), header);
           return;
         case MessageType::kPartitionedInit:
         case MessageType::kPartitionedClear:
         case MessageType::kPartitionedFree:
           if (extension_ != nullptr) {
-            extension_->OnControlLocked(vci, completion.peer, header);
+            extension_->OnControlLocked(vci, completion.from(), header);
           }
           return;
         case MessageType::kCancelAnswer:
@@ -1281,7 +1363,7 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
         MessageHeader done{};
         done.type = MessageType::kWriteDone;
         done.receiver_request = request->receiver_request;
-        SendControlLocked(vci, request->send.destination_world_rank, done);
+        SendControlLocked(vci, request->send.destination(), done);
       }
       FinishRendezvousEvent(request);
       return;
@@ -1289,18 +1371,18 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
     case net::CompletionType::kWriteImmediate:
       // Point-to-point posts no writes with immediate; partitioned does.
       if (extension_ != nullptr) {
-        extension_->OnWriteImmediateLocked(vci, completion.peer,
-                                           completion.immediate,
-                                           completion.length);
+        extension_->OnWriteImmediateLocked(
+            vci, completion.from(), completion.immediate, completion.length);
       }
       return;
   }
 }
 
-void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
+void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
+                                 const MessageHeader& header,
                                  const std::byte* payload,
                                  size_t payload_length) {
-  Vci& v = *vcis_[vci];
+  Vci& v = VciAt(vci);
   match::Envelope arrived{header.context, header.source, header.tag};
   const match::TrafficKind traffic{
       static_cast<match::TrafficKind::Collective>(header.collective),
@@ -1330,7 +1412,7 @@ void PointToPoint::HandleArrival(int vci, int peer, const MessageHeader& header,
   record->arrived = arrived;
   record->traffic = traffic;
   record->header = header;
-  record->source_world_rank = peer;
+  record->source = peer;
   record->vci = vci;
   record->payload_length = kept;
   if (kept > 0) std::memcpy(record->payload(), payload, kept);

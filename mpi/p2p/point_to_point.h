@@ -10,6 +10,13 @@
 // every few rounds it also progresses the other VCIs, because MPI's progress
 // rule says a posted operation must complete even if nobody waits on it.
 //
+// VCIs 0 .. num_vcis() - 1 carry the process's communicators; the rest are
+// endpoints' (mpi/ep), each owned by one endpoint rank and made when the
+// endpoint is. An operation on an endpoint progresses that endpoint's VCI
+// only (the endpoints proposal allows exactly this; Settings::
+// endpoint_progress can widen it), so endpoint threads never touch each
+// other's locks.
+//
 // This layer speaks bytes, world ranks and matching contexts; communicators,
 // datatypes and MPI error classes belong to mpi/ above it.
 //
@@ -17,13 +24,16 @@
 #ifndef MINIMPI_MPI_P2P_POINT_TO_POINT_H_
 #define MINIMPI_MPI_P2P_POINT_TO_POINT_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "mpi/datatype/pack.h"
 #include "mpi/match/match_engine.h"
@@ -44,7 +54,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
   MessageHeader header;
   size_t payload_capacity = 0;
   size_t payload_length = 0;  // bytes kept behind the record
-  int source_world_rank = -1;
+  net::PeerVci source;        // who sent it, from which VCI
   int vci = 0;
   uintptr_t owner = 0;  // opaque to p2p: the bindings keep the communicator
   std::byte* payload() { return reinterpret_cast<std::byte*>(this + 1); }
@@ -76,13 +86,16 @@ struct alignas(64) Vci {
     OutgoingMessage* head = nullptr;
     OutgoingMessage* tail = nullptr;
   };
-  std::vector<OutgoingQueue> outgoing;  // by world rank; sized on first use
-  std::vector<int> backlogged_peers;    // peers whose queue is not empty
+  // By connection (ConnectionKey of the peer's VCI); looked up only while
+  // `backlogged_peers` is not empty, so the common path never hashes.
+  absl::flat_hash_map<uint64_t, OutgoingQueue> outgoing;
+  std::vector<net::PeerVci> backlogged_peers;    // whose queue is not empty
   std::vector<OutgoingMessage*> spare_outgoing;  // recycled queue entries
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.
   struct PendingCopy {
     Request* request;
+    net::PeerVci peer;
     bool write;
     void* local;
     const net::MemoryRegion* region;
@@ -111,10 +124,10 @@ struct alignas(64) Vci {
 class ExtensionTraffic {
  public:
   virtual ~ExtensionTraffic() = default;
-  virtual void OnControlLocked(int vci, int peer,
+  virtual void OnControlLocked(int vci, net::PeerVci peer,
                                const MessageHeader& header) = 0;
-  virtual void OnWriteImmediateLocked(int vci, int peer, uint32_t immediate,
-                                      size_t length) = 0;
+  virtual void OnWriteImmediateLocked(int vci, net::PeerVci peer,
+                                      uint32_t immediate, size_t length) = 0;
   virtual void OnWriteDoneLocked(int vci, uint64_t context) = 0;
   // Returns true when it posted anything.
   virtual bool ProgressLocked(int vci) = 0;
@@ -135,20 +148,34 @@ class PointToPoint : public net::CompletionHandler {
 
   ~PointToPoint() override;
 
-  int num_vcis() const { return static_cast<int>(vcis_.size()); }
+  // The VCIs communicators use (Settings::num_vcis); endpoints' VCIs come
+  // after them, up to vci_capacity().
+  int num_vcis() const { return num_shared_vcis_; }
+  int vci_capacity() const { return capacity_; }
+  bool IsEndpointVci(int vci) const { return vci >= num_shared_vcis_; }
+
+  // A VCI of its own for a new endpoint, holding one reference, or -1 when
+  // all Settings::endpoint_vcis are taken. Any thread.
+  int AcquireEndpointVci();
+  // Every communicator derived from an endpoint (a dup, a split) shares its
+  // VCI and holds a reference; the last release gives the VCI back for
+  // another endpoint (a VCI is reused, never destroyed, before teardown, so
+  // requests still completing on it are safe).
+  void RetainEndpointVci(int vci);
+  void ReleaseEndpointVci(int vci);
 
   // The request a handle's parts name (see RequestPool::Lookup), or nullptr.
   // Any thread, lock-free.
   Request* LookupRequest(uint32_t vci, uint32_t index,
                          uint32_t generation) const {
-    if (vci >= vcis_.size()) return nullptr;
-    return vcis_[vci]->requests.Lookup(index, generation);
+    const Vci* v = FindVci(vci);
+    return v == nullptr ? nullptr : v->requests.Lookup(index, generation);
   }
   // The request in slot `index` of `vci`'s pool, whatever its state (see
   // RequestPool::SlotAt), or nullptr.
   Request* RequestSlot(uint32_t vci, uint32_t index) const {
-    if (vci >= vcis_.size()) return nullptr;
-    return vcis_[vci]->requests.SlotAt(index);
+    const Vci* v = FindVci(vci);
+    return v == nullptr ? nullptr : v->requests.SlotAt(index);
   }
   // Frees an unexpected message a matched probe took and nobody received.
   void FreeProbedMessage(UnexpectedRecord* message);
@@ -210,14 +237,15 @@ class PointToPoint : public net::CompletionHandler {
   // For ExtensionTraffic (mpi/part): registered once after Create.
   void SetExtension(ExtensionTraffic* extension) { extension_ = extension; }
   net::Transport& transport() { return *transport_; }
-  std::mutex& VciMutex(int vci) { return vcis_[vci]->mutex; }
+  std::mutex& VciMutex(int vci) { return VciAt(vci).mutex; }
   // An inactive persistent request of kind kPartitioned owned by
   // `extension` (mpi/part), so that handles, Wait and Test work as for any
   // request.
   Request* NewPartitionedRequest(int vci, void* extension);
   // Sends a control message (a header only), or queues it behind the
   // peer's backlog; never blocks. Caller holds `vci`'s lock.
-  void SendControlLocked(int vci, int peer, const MessageHeader& header);
+  void SendControlLocked(int vci, net::PeerVci peer,
+                         const MessageHeader& header);
 
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
@@ -249,7 +277,7 @@ class PointToPoint : public net::CompletionHandler {
   // Progresses until `request` completes.
   void Wait(Request* request);
   // Progresses until done() is true; `vci` is progressed first (or every VCI
-  // when vci < 0).
+  // when vci < 0), and the others as ProgressBeyond says.
   template <typename Done>
   void WaitUntil(int vci, Done done);
 
@@ -259,9 +287,14 @@ class PointToPoint : public net::CompletionHandler {
   // MPI_Request_free semantics: release now, or when it completes.
   void Free(Request* request);
 
-  // One round of progress on one VCI / every VCI (try-locks; never blocks).
+  // One round of progress on one VCI / every VCI in use (try-locks; never
+  // blocks).
   bool TryProgress(int vci);
-  void ProgressAll();
+  bool ProgressAll();
+  // What an operation on `vci` progresses besides `vci` itself, now and
+  // then: every VCI for a communicator's VCI; nothing for an endpoint's
+  // (unless Settings::endpoint_progress is "process").
+  bool ProgressBeyond(int vci);
 
   // net::CompletionHandler. Called with the VCI's lock held.
   void OnCompletion(int vci, const net::Completion& completion) override;
@@ -269,6 +302,22 @@ class PointToPoint : public net::CompletionHandler {
  private:
   PointToPoint(net::Transport* transport, const runtime::Settings& settings,
                bool oversubscribed, int world_size);
+
+  // A VCI that exists (every VCI a request, communicator or completion
+  // names does).
+  Vci& VciAt(int vci) const {
+    return *vcis_[vci].load(std::memory_order_acquire);
+  }
+  // The VCI at an index from an untrusted handle, or nullptr.
+  const Vci* FindVci(uint32_t vci) const {
+    if (vci >= static_cast<uint32_t>(capacity_)) return nullptr;
+    return vcis_[vci].load(std::memory_order_acquire);
+  }
+  absl::StatusOr<std::unique_ptr<Vci>> NewVci() const;
+  // One key per (rank, VCI) connection, for the backlog map.
+  static uint64_t ConnectionKey(net::PeerVci peer) {
+    return uint64_t(uint32_t(peer.rank)) << 32 | uint32_t(peer.vci);
+  }
 
   // The following run with vcis_[vci]->mutex held.
   bool PollLocked(int vci);
@@ -284,26 +333,27 @@ class PointToPoint : public net::CompletionHandler {
   // Posts `message` unless the peer has a backlog; false when it must wait.
   // A non-null `packed` means the payload is the packed form of those send
   // arguments' data.
-  bool TrySendLocked(int vci, int peer, const MessageHeader& header,
+  bool TrySendLocked(int vci, net::PeerVci peer, const MessageHeader& header,
                      const void* payload, size_t payload_length,
                      const SendArguments* packed = nullptr);
-  void EnqueueLocked(int vci, int peer, const Vci::OutgoingMessage& message);
+  void EnqueueLocked(int vci, net::PeerVci peer,
+                     const Vci::OutgoingMessage& message);
   // Posts what the transport refused before, in order; true if any left.
   bool RetryOutgoingLocked(int vci);
   void PostReceiveLocked(Request* request);
-  void HandleArrival(int vci, int peer, const MessageHeader& header,
+  void HandleArrival(int vci, net::PeerVci peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
   UnexpectedRecord* NewRecordLocked(Vci& vci, size_t payload_bytes);
   static void FreeRecordLocked(Vci& vci, UnexpectedRecord* record);
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
-  void StartRendezvousReadLocked(Request* request, int peer,
+  void StartRendezvousReadLocked(Request* request, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const std::byte* payload,
                                  size_t payload_length);
   // The non-contiguous rendezvous: one gathered copy from the sender's
   // memory (as its layout describes it) into the receive buffer.
-  void StartGatheredReadLocked(Request* request, int peer,
+  void StartGatheredReadLocked(Request* request, net::PeerVci peer,
                                const MessageHeader& header,
                                const std::byte* payload, size_t payload_length,
                                size_t delivered);
@@ -315,10 +365,10 @@ class PointToPoint : public net::CompletionHandler {
   // Copies an eager payload into a receive (contiguous or not).
   static void CopyIntoReceive(Request* request, const std::byte* payload,
                               size_t delivered);
-  void StartRendezvousWriteLocked(int vci, int peer,
+  void StartRendezvousWriteLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
-  void PostCopyLocked(int vci, int peer, const Vci::PendingCopy& copy);
+  void PostCopyLocked(int vci, const Vci::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
   // The rendezvous request of a send: contiguous data advertises its
@@ -331,7 +381,8 @@ class PointToPoint : public net::CompletionHandler {
   void CompleteCancelledSendLocked(Request* request);
   // Receiver of kCancelSend: withdraws the message if it is still
   // unmatched, and answers.
-  void HandleCancelSendLocked(int vci, int peer, const MessageHeader& header);
+  void HandleCancelSendLocked(int vci, net::PeerVci peer,
+                              const MessageHeader& header);
   void RunAdvance(Progressable* schedule, int vci);
   void Backoff(int& idle_rounds);
 
@@ -343,7 +394,20 @@ class PointToPoint : public net::CompletionHandler {
   const size_t gather_min_piece_;
   const int spin_before_yield_;
   const int world_size_;
-  std::vector<std::unique_ptr<Vci>> vcis_;
+  const bool endpoints_progress_process_;  // Settings::endpoint_progress
+  match::MatchEngineOptions engine_options_;
+  std::string engine_name_;
+  const int num_shared_vcis_;
+  const int capacity_;
+  // capacity_ entries: the shared VCIs from the start, endpoints' as they
+  // are first needed. Never freed before the destructor, so lock-free
+  // readers may keep the pointer.
+  std::unique_ptr<std::atomic<Vci*>[]> vcis_;
+  // Highest VCI made so far + 1: what ProgressAll sweeps.
+  std::atomic<int> vcis_in_use_{0};
+  std::mutex endpoint_vcis_mutex_;
+  std::vector<int> free_endpoint_vcis_;  // guarded by endpoint_vcis_mutex_
+  std::unique_ptr<std::atomic<int>[]> endpoint_references_;  // by VCI
   ExtensionTraffic* extension_ = nullptr;
 };
 
@@ -352,11 +416,12 @@ void PointToPoint::WaitUntil(int vci, Done done) {
   int idle_rounds = 0;
   for (unsigned round = 1; !done(); ++round) {
     bool progressed;
-    if (vci >= 0 && round % 16 != 0) {
+    if (vci < 0) {
+      progressed = ProgressAll();
+    } else if (round % 16 != 0) {
       progressed = TryProgress(vci);
     } else {
-      progressed = false;
-      for (int v = 0; v < num_vcis(); ++v) progressed |= TryProgress(v);
+      progressed = TryProgress(vci) | ProgressBeyond(vci);
     }
     if (progressed) {
       idle_rounds = 0;

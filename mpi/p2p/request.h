@@ -69,12 +69,19 @@ struct SendArguments {
   const datatype::Layout* layout = nullptr;
   int64_t count = 0;
   int destination_world_rank = 0;
+  // The receiver's VCI: the communicator's own VCI index, or the peer
+  // endpoint's VCI on an endpoints communicator.
+  int destination_vci = 0;
   int32_t remote_context = 0;  // the receiver's matching context
   int32_t source_rank = 0;     // our rank in the communicator
   int32_t tag = 0;
   int vci = 0;
   SendMode mode = SendMode::kStandard;
   match::TrafficKind kind;  // collectives: which one, for the matching engine
+
+  net::PeerVci destination() const {
+    return {destination_world_rank, destination_vci};
+  }
 };
 
 struct ReceiveArguments {
@@ -144,7 +151,7 @@ struct Request : match::PostedReceive {
   const datatype::Layout* receive_layout = nullptr;
   int64_t receive_count = 0;
   net::MemoryRegion receive_region;
-  int rendezvous_peer = -1;  // world rank whose buffer we read
+  net::PeerVci rendezvous_peer;  // whose buffer we read, and its VCI
   uint64_t rendezvous_sender_request = 0;
   uint32_t rendezvous_remote_key = 0;  // of the sender's region
   // Rendezvous events still to come before the request completes (read or

@@ -59,7 +59,7 @@ struct PartitionedRequestBase {
   Request* request = nullptr;
   bool is_send = false;
   bool proc_null = false;
-  int peer = -1;
+  net::PeerVci peer;  // the other side's rank and VCI
   int vci = 0;
   int32_t context = 0, source_rank = 0, tag = 0;
   int64_t partitions = 0;
@@ -136,7 +136,7 @@ struct PartitionedSend : PartitionedRequestBase {
 struct PartitionedReceive : PartitionedRequestBase {
   uint32_t slot = 0;
   bool matched = false;  // guarded by the VCI lock
-  int sender_peer = -1;
+  net::PeerVci sender_peer;
   uint64_t sender_id = 0;
   int64_t send_partitions = 0;
   size_t send_partition_bytes = 0;
@@ -179,7 +179,7 @@ Partitioned::Partitioned(p2p::PointToPoint& p2p,
       settings_(settings),
       world_rank_(world_rank),
       epoch_ns_(NowNs()),
-      vcis_(new VciState[p2p.num_vcis()]) {
+      vcis_(new VciState[p2p.vci_capacity()]) {
   config_.aggregation_size = settings.part_aggregation_size;
   config_.loggp = DefaultLogGP();
   config_.delay_us = settings.part_delay_us;
@@ -241,7 +241,7 @@ namespace {
 
 void Describe(PartitionedRequestBase& base, PartitionedArguments& arguments) {
   base.proc_null = arguments.peer_world_rank < 0;
-  base.peer = arguments.peer_world_rank;
+  base.peer = {arguments.peer_world_rank, arguments.peer_vci};
   base.vci = arguments.vci;
   base.context = arguments.context;
   base.source_rank = arguments.source_rank;
@@ -291,7 +291,9 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   send->is_send = true;
   Describe(*send, arguments);
   send->aggregator = *std::move(aggregator);
-  send->num_vcis = p2p_.num_vcis();
+  // An endpoint's request stays on its endpoint's VCI: channels spread
+  // writes over the VCIs communicators share, never over other endpoints'.
+  send->num_vcis = p2p_.IsEndpointVci(send->vci) ? 1 : p2p_.num_vcis();
   send->per_unit = PartitionsPerUnit(send->partitions);
   send->units = send->partitions > 0 ? UnitCount(send->partitions) : 0;
   send->input.send_partitions = send->partitions;
@@ -819,7 +821,8 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
     const bool last = offset + length == end;
     send.writes_posted.fetch_add(1, std::memory_order_relaxed);
     const net::PostResult result = transport_.RdmaWritev(
-        vci, send.peer, local, count, send.region,
+        vci, vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci},
+        local, count, send.region,
         net::RemoteBuffer{send.remote.address + offset, send.remote.remote_key},
         last ? &immediate : nullptr, context);
     if (result == net::PostResult::kRetry) {
@@ -909,7 +912,7 @@ void Partitioned::ApplyClearLocked(PartitionedSend& send, int held_vci) {
   if (send.plan.deferred_timer) FireExpired(send, NowNs(), held_vci);
 }
 
-void Partitioned::OnControlLocked(int vci, int peer,
+void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& header) {
   VciState& state = vcis_[vci];
   switch (header.type) {
@@ -1002,7 +1005,8 @@ void Partitioned::OnControlLocked(int vci, int peer,
   }
 }
 
-void Partitioned::OnWriteImmediateLocked(int, int, uint32_t immediate, size_t) {
+void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
+                                         size_t) {
   PartitionedReceive* receive =
       slots_[immediate >> (2 * kUnitBits)].load(std::memory_order_acquire);
   if (receive == nullptr) return;
@@ -1095,11 +1099,8 @@ bool Partitioned::Arrived(Request* request, int64_t partition) {
   // the request's VCI, and now and then every VCI (writes may come on
   // another channel).
   static thread_local unsigned calls = 0;
-  if (++calls % 8 == 0) {
-    p2p_.ProgressAll();
-  } else {
-    p2p_.TryProgress(receive.vci);
-  }
+  p2p_.TryProgress(receive.vci);
+  if (++calls % 8 == 0) p2p_.ProgressBeyond(receive.vci);
   return arrived();
 }
 
@@ -1171,9 +1172,10 @@ void Partitioned::PrintStatistics(const PartitionedSend& send) {
       "of %zu bytes, aggregator %s, %lld rounds: %.1f writes/round, %.1f "
       "partitions/write, last MPI_Pready -> last write %.2f us/round; plan: "
       "%s\n",
-      world_rank_, send.peer, send.tag, static_cast<long long>(send.partitions),
-      send.partition_bytes, send.aggregator->name(),
-      static_cast<long long>(send.rounds_done), writes_per_round,
+      world_rank_, send.peer.rank, send.tag,
+      static_cast<long long>(send.partitions), send.partition_bytes,
+      send.aggregator->name(), static_cast<long long>(send.rounds_done),
+      writes_per_round,
       writes_per_round > 0 ? double(send.partitions) / writes_per_round : 0.0,
       send.total_last_ready_to_write_us / double(rounds),
       send.plan.reason.c_str());

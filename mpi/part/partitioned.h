@@ -58,6 +58,7 @@ struct PartitionedArguments {
   datatype::LayoutRef layout_hold;
   int64_t partitions = 0;
   int peer_world_rank = -1;  // -1: MPI_PROC_NULL
+  int peer_vci = 0;          // the peer's VCI for this communicator
   int32_t context = 0;       // send: the receiver's p2p context; receive: ours
   int32_t source_rank = 0;   // send: our rank; receive: the sender's rank
   int32_t tag = 0;
@@ -102,9 +103,9 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void Free(p2p::Request* request);
 
   // p2p::ExtensionTraffic.
-  void OnControlLocked(int vci, int peer,
+  void OnControlLocked(int vci, net::PeerVci peer,
                        const p2p::MessageHeader& header) override;
-  void OnWriteImmediateLocked(int vci, int peer, uint32_t immediate,
+  void OnWriteImmediateLocked(int vci, net::PeerVci peer, uint32_t immediate,
                               size_t length) override;
   void OnWriteDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
@@ -123,7 +124,7 @@ class Partitioned final : public p2p::ExtensionTraffic {
               int world_rank);
 
   struct UnexpectedInit {
-    int peer;
+    net::PeerVci peer;
     int32_t context, source, tag;
     uint64_t sender_id;
     int64_t partitions;

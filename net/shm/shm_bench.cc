@@ -41,7 +41,7 @@ absl::Status PingPong(Transport& transport, int me, int iterations,
   const int peer = 1 - me;
   CountingHandler handler;
   auto send = [&] {
-    while (transport.Send(0, peer, message.data(), bytes, nullptr, 0) ==
+    while (transport.Send(0, {peer, 0}, message.data(), bytes, nullptr, 0) ==
            PostResult::kRetry) {
       transport.Poll(0, handler, 16);
     }
@@ -85,7 +85,7 @@ absl::Status ReadBandwidth(Transport& transport, runtime::Bootstrap& boot,
     CountingHandler handler;
     Clock::time_point start = Clock::now();
     for (int i = 0; i < iterations; ++i) {
-      transport.RdmaRead(0, 1, target.data(), *region, RemoteBuffer{address, 0},
+      transport.RdmaRead(0, {1, 0}, target.data(), *region, RemoteBuffer{address, 0},
                          bytes, i);
       WaitFor(transport, handler, i + 1);
     }

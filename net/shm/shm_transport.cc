@@ -69,12 +69,12 @@ struct PeerAddress {
   std::string segment_name;
   uint64_t probe_address = 0;
   int num_vcis = 0;
-  uint32_t ring_cells = 0;
+  size_t ring_bytes = 0;
   size_t max_message = 0;
 
   std::string Encode() const {
     return absl::StrCat(pid, " ", segment_name, " ", probe_address, " ",
-                        num_vcis, " ", ring_cells, " ", max_message);
+                        num_vcis, " ", ring_bytes, " ", max_message);
   }
   static absl::StatusOr<PeerAddress> Decode(const std::string& text) {
     // Debian's Abseil has its own string_view, distinct from std's.
@@ -84,7 +84,7 @@ struct PeerAddress {
     if (fields.size() != 6 || !absl::SimpleAtoi(fields[0], &pid) ||
         !absl::SimpleAtoi(fields[2], &address.probe_address) ||
         !absl::SimpleAtoi(fields[3], &address.num_vcis) ||
-        !absl::SimpleAtoi(fields[4], &address.ring_cells) ||
+        !absl::SimpleAtoi(fields[4], &address.ring_bytes) ||
         !absl::SimpleAtoi(fields[5], &address.max_message)) {
       return absl::InternalError(
           absl::StrCat("net/shm: malformed peer address '", text, "'"));
@@ -115,11 +115,12 @@ ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
                            const runtime::Settings& settings)
     : rank_(bootstrap.rank()),
       size_(bootstrap.size()),
-      num_vcis_(settings.num_vcis),
-      ring_cells_(static_cast<uint32_t>(settings.shm_ring_cells)),
+      num_vcis_(settings.num_vcis + settings.endpoint_vcis),
+      ring_bytes_((settings.shm_ring_bytes + kCacheLineBytes - 1) /
+                  kCacheLineBytes * kCacheLineBytes),
       max_message_(kMaxHeaderBytes + settings.eager_max),
       pull_min_(settings.shm_pull_min),
-      ring_stride_(RoundUpToPage(RingBytes(ring_cells_, max_message_))),
+      ring_stride_(RoundUpToPage(RingBytes(ring_bytes_))),
       local_ranks_(bootstrap.local_ranks()),
       local_index_of_rank_(bootstrap.size(), -1) {
   for (size_t i = 0; i < local_ranks_.size(); ++i) {
@@ -138,9 +139,25 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Create(
         " ranks are on this node; shared memory reaches ranks on one node "
         "only"));
   }
-  if (settings.num_vcis < 1 || settings.shm_ring_cells < 2) {
-    return absl::InvalidArgumentError(
-        "net/shm: need at least 1 VCI and 2 ring cells");
+  if (settings.num_vcis < 1) {
+    return absl::InvalidArgumentError("net/shm: need at least 1 VCI");
+  }
+  const size_t max_message = kMaxHeaderBytes + settings.eager_max;
+  const size_t ring_bytes = (settings.shm_ring_bytes + kCacheLineBytes - 1) /
+                            kCacheLineBytes * kCacheLineBytes;
+  if (!IsValidRingCapacity(ring_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "net/shm: MINIMPI_SHM_RING_BYTES=", settings.shm_ring_bytes,
+        " is not a ring size (at least ", kMinRingCapacity,
+        ", at most 4 GiB)"));
+  }
+  if (MaxRecordMessage(ring_bytes) <
+      std::max(max_message, sizeof(PullRequest))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "net/shm: MINIMPI_SHM_RING_BYTES=", settings.shm_ring_bytes,
+        " cannot hold one ", max_message,
+        "-byte message (MINIMPI_EAGER_MAX plus a header); raise it or lower "
+        "MINIMPI_EAGER_MAX"));
   }
   // Private constructor: no make_unique.
   std::unique_ptr<ShmTransport> transport(
@@ -160,7 +177,9 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // Fails harmlessly with EINVAL where Yama is absent.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
-  // Our receive rings: one per (sender, vci), self included. The segment is
+  // Our receive rings: one per (sender, sender's VCI, our VCI), self
+  // included, behind one inbox per VCI where senders register the rings they
+  // start using. The segment is
   // an anonymous memory file that peers open through /proc/<pid>/fd/<fd>
   // (allowed exactly when cross-memory attach is, which single copy needs
   // anyway), so it has no name: nothing is left behind in /dev/shm when a
@@ -168,8 +187,14 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // fall back to a named POSIX segment that is unlinked once mapped.
   // ftruncate gives zeroed, sparse memory, which is an empty ring; nothing
   // is touched here.
-  const size_t sender_part = size_t(num_vcis_) * ring_stride_;
-  const size_t segment_bytes = size_t(num_local) * sender_part;
+  // An inbox: its count of registrations on a cache line of its own, then
+  // one entry per possible sender (local index x VCI).
+  inbox_stride_ = (kCacheLineBytes + sizeof(uint32_t) * num_local * num_vcis_ +
+                   kCacheLineBytes - 1) /
+                  kCacheLineBytes * kCacheLineBytes;
+  rings_offset_ = RoundUpToPage(size_t(num_vcis_) * inbox_stride_);
+  const size_t segment_bytes =
+      rings_offset_ + size_t(num_local) * num_vcis_ * num_vcis_ * ring_stride_;
   int fd = memfd_create("minimpi-shm", MFD_CLOEXEC);
   if (fd >= 0) {
     segment_name_ = absl::StrCat(kMemoryFilePrefix, fd);
@@ -216,37 +241,37 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   mine.segment_name = segment_name_;
   mine.probe_address = reinterpret_cast<uint64_t>(&probe_word_);
   mine.num_vcis = num_vcis_;
-  mine.ring_cells = ring_cells_;
+  mine.ring_bytes = ring_bytes_;
   mine.max_message = max_message_;
   absl::Status status = bootstrap.Put(kAddressKey, mine.Encode());
   if (status.ok()) status = bootstrap.Commit();
   if (status.ok()) status = bootstrap.Fence();
   if (!status.ok()) return status;
 
-  // Map our sender part of every peer's segment (our own included, through
-  // the mapping we already have) and check that single copy works.
+  // Map every peer's segment (our own through the mapping we already have):
+  // we write our rings there and register them in its inboxes. Only the
+  // pages of rings in use ever get memory. Then check that single copy
+  // works.
   peer_pids_.assign(num_local, 0);
-  peer_parts_.assign(num_local, Mapping{});
-  const size_t part_offset = size_t(my_local_index_) * sender_part;
+  peer_segments_.assign(num_local, Mapping{});
   for (int peer_local = 0; peer_local < num_local; ++peer_local) {
     const int peer = local_ranks_[peer_local];
     absl::StatusOr<std::string> encoded = bootstrap.Get(peer, kAddressKey);
     if (!encoded.ok()) return encoded.status();
     absl::StatusOr<PeerAddress> address = PeerAddress::Decode(*encoded);
     if (!address.ok()) return address.status();
-    if (address->num_vcis != num_vcis_ || address->ring_cells != ring_cells_ ||
+    if (address->num_vcis != num_vcis_ || address->ring_bytes != ring_bytes_ ||
         address->max_message != max_message_) {
       return absl::FailedPreconditionError(absl::StrCat(
           "net/shm: rank ", peer, " uses ", address->num_vcis, " VCIs, ",
-          address->ring_cells, " ring cells and ", address->max_message,
+          address->ring_bytes, "-byte rings and ", address->max_message,
           "-byte messages but rank ", rank_, " uses ", num_vcis_, ", ",
-          ring_cells_, " and ", max_message_,
+          ring_bytes_, " and ", max_message_,
           "; every rank must see the same MINIMPI_* settings"));
     }
     peer_pids_[peer_local] = address->pid;
     if (peer_local == my_local_index_) {
-      peer_parts_[peer_local] = {
-          static_cast<std::byte*>(own_segment_.address) + part_offset, 0};
+      peer_segments_[peer_local] = {own_segment_.address, 0};
       continue;
     }
     int peer_fd = OpenPeerSegment(*address);
@@ -255,34 +280,21 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
           absl::StrCat("net/shm: cannot open rank ", peer, "'s segment ",
                        address->segment_name, ": ", ErrnoText(errno)));
     }
-    void* part = mmap(nullptr, sender_part, PROT_READ | PROT_WRITE, MAP_SHARED,
-                      peer_fd, static_cast<off_t>(part_offset));
+    void* segment = mmap(nullptr, segment_bytes, PROT_READ | PROT_WRITE,
+                         MAP_SHARED, peer_fd, 0);
     int error = errno;
     close(peer_fd);
-    if (part == MAP_FAILED) {
+    if (segment == MAP_FAILED) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "net/shm: cannot map rank ", peer, "'s segment: ", ErrnoText(error)));
     }
-    peer_parts_[peer_local] = {part, sender_part};
+    peer_segments_[peer_local] = {segment, segment_bytes};
     status = CheckCrossMemoryAttach(peer_local, address->probe_address);
     if (!status.ok()) return status;
   }
 
+  // Connections are made on first use (ProducerFor, TakeNewSenders).
   vcis_ = std::make_unique<Vci[]>(num_vcis_);
-  for (int v = 0; v < num_vcis_; ++v) {
-    Vci& vci = vcis_[v];
-    vci.to_peer.resize(num_local);
-    vci.from_sender.resize(num_local);
-    for (int i = 0; i < num_local; ++i) {
-      vci.to_peer[i] = RingProducer(
-          static_cast<std::byte*>(peer_parts_[i].address) + v * ring_stride_,
-          ring_cells_, max_message_);
-      vci.from_sender[i] =
-          RingConsumer(static_cast<std::byte*>(own_segment_.address) +
-                           (size_t(i) * num_vcis_ + v) * ring_stride_,
-                       ring_cells_, max_message_);
-    }
-  }
 
   // Everyone has mapped everyone: the name (or open file) is no longer
   // needed; the mappings keep the memory.
@@ -330,10 +342,8 @@ absl::Status ShmTransport::CheckCrossMemoryAttach(int peer_local,
 }
 
 ShmTransport::~ShmTransport() {
-  for (size_t i = 0; i < peer_parts_.size(); ++i) {
-    if (peer_parts_[i].length != 0) {
-      munmap(peer_parts_[i].address, peer_parts_[i].length);
-    }
+  for (const Mapping& segment : peer_segments_) {
+    if (segment.length != 0) munmap(segment.address, segment.length);
   }
   if (own_segment_.address != nullptr) {
     munmap(own_segment_.address, own_segment_.length);
@@ -353,16 +363,81 @@ absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,
 
 void ShmTransport::DeregisterMemory(const MemoryRegion&) {}
 
-int ShmTransport::LocalIndexOrDie(int peer, const char* operation) const {
-  if (peer < 0 || peer >= size_ || local_index_of_rank_[peer] < 0) {
-    std::fprintf(stderr, "net/shm %s(rank %d): rank %d is not reachable\n",
-                 operation, rank_, peer);
+int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
+  if (peer.rank < 0 || peer.rank >= size_ ||
+      local_index_of_rank_[peer.rank] < 0 || peer.vci < 0 ||
+      peer.vci >= num_vcis_) {
+    std::fprintf(stderr,
+                 "net/shm %s(rank %d): rank %d VCI %d is not reachable\n",
+                 operation, rank_, peer.rank, peer.vci);
     std::abort();
   }
-  return local_index_of_rank_[peer];
+  return local_index_of_rank_[peer.rank];
 }
 
-PostResult ShmTransport::Send(int vci, int peer, const void* header,
+namespace {
+// An inbox in a segment: the count of registrations, then the entries, each
+// (sender local index * VCIs + sender VCI) + 1, 0 while being written.
+std::atomic<uint32_t>* InboxCount(void* inbox) {
+  return static_cast<std::atomic<uint32_t>*>(inbox);
+}
+std::atomic<uint32_t>* InboxEntries(void* inbox) {
+  return reinterpret_cast<std::atomic<uint32_t>*>(
+      static_cast<std::byte*>(inbox) + kCacheLineBytes);
+}
+}  // namespace
+
+RingProducer& ShmTransport::ProducerFor(int vci, PeerVci peer,
+                                        const char* operation) {
+  const int peer_local = LocalIndexOrDie(peer, operation);
+  Vci& state = vcis_[vci];
+  if (state.to_peer.empty()) {
+    state.to_peer.resize(local_ranks_.size() * size_t(num_vcis_));
+  }
+  RingProducer& ring = state.to_peer[size_t(peer_local) * num_vcis_ + peer.vci];
+  if (ring.attached()) [[likely]] {
+    return ring;
+  }
+  // First message on this connection: the ring's place is fixed, and
+  // registering it in the receiving VCI's inbox is what makes that VCI
+  // poll it. The entry is written before any message, so the receiver never
+  // misses one.
+  auto* segment = static_cast<std::byte*>(peer_segments_[peer_local].address);
+  ring = RingProducer(segment + RingOffset(my_local_index_, vci, peer.vci),
+                      ring_bytes_);
+  void* inbox = segment + InboxOffset(peer.vci);
+  const uint32_t slot =
+      InboxCount(inbox)->fetch_add(1, std::memory_order_acq_rel);
+  InboxEntries(inbox)[slot].store(
+      uint32_t(my_local_index_) * num_vcis_ + vci + 1,
+      std::memory_order_release);
+  return ring;
+}
+
+void ShmTransport::TakeNewSenders(int vci) {
+  Vci& state = vcis_[vci];
+  void* inbox =
+      static_cast<std::byte*>(own_segment_.address) + InboxOffset(vci);
+  const uint32_t registered =
+      InboxCount(inbox)->load(std::memory_order_acquire);
+  while (state.inbox_seen < registered) {
+    const uint32_t entry =
+        InboxEntries(inbox)[state.inbox_seen].load(std::memory_order_acquire);
+    if (entry == 0) return;  // its sender is still writing it: next time
+    const int sender_local = static_cast<int>((entry - 1) / num_vcis_);
+    const int sender_vci = static_cast<int>((entry - 1) % num_vcis_);
+    Inbound inbound;
+    inbound.ring = RingConsumer(static_cast<std::byte*>(own_segment_.address) +
+                                    RingOffset(sender_local, sender_vci, vci),
+                                ring_bytes_);
+    inbound.rank = local_ranks_[sender_local];
+    inbound.vci = sender_vci;
+    state.from_sender.push_back(inbound);
+    ++state.inbox_seen;
+  }
+}
+
+PostResult ShmTransport::Send(int vci, PeerVci peer, const void* header,
                               size_t header_length, const void* payload,
                               size_t payload_length) {
   const size_t length = header_length + payload_length;
@@ -373,8 +448,8 @@ PostResult ShmTransport::Send(int vci, int peer, const void* header,
                  rank_, length, max_message_);
     std::abort();
   }
-  RingProducer& ring = vcis_[vci].to_peer[LocalIndexOrDie(peer, "Send")];
-  CellHeader* cell = ring.TryReserve();
+  RingProducer& ring = ProducerFor(vci, peer, "Send");
+  CellHeader* cell = ring.TryReserve(length);
   if (cell == nullptr) return PostResult::kRetry;
   // Straight into the peer's cell: the only copy on the sending side.
   std::byte* message = cell->message();
@@ -389,7 +464,7 @@ PostResult ShmTransport::Send(int vci, int peer, const void* header,
 }
 
 PostResult ShmTransport::SendPacked(
-    int vci, int peer, const void* header, size_t header_length,
+    int vci, PeerVci peer, const void* header, size_t header_length,
     size_t payload_length,
     absl::FunctionRef<void(void* destination)> write_payload) {
   const size_t length = header_length + payload_length;
@@ -400,8 +475,8 @@ PostResult ShmTransport::SendPacked(
                  rank_, length, max_message_);
     std::abort();
   }
-  RingProducer& ring = vcis_[vci].to_peer[LocalIndexOrDie(peer, "SendPacked")];
-  CellHeader* cell = ring.TryReserve();
+  RingProducer& ring = ProducerFor(vci, peer, "SendPacked");
+  CellHeader* cell = ring.TryReserve(length);
   if (cell == nullptr) return PostResult::kRetry;
   std::byte* message = cell->message();
   if (header_length != 0) std::memcpy(message, header, header_length);
@@ -469,10 +544,11 @@ void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
   }
 }
 
-PostResult ShmTransport::RdmaReadv(int vci, int peer, const IoSegment* local,
-                                   int local_count, const MemoryRegion&,
-                                   const IoSegment* remote, int remote_count,
-                                   uint32_t, uint64_t context) {
+PostResult ShmTransport::RdmaReadv(int vci, PeerVci peer,
+                                   const IoSegment* local, int local_count,
+                                   const MemoryRegion&, const IoSegment* remote,
+                                   int remote_count, uint32_t,
+                                   uint64_t context) {
   LocalIndexOrDie(peer, "RdmaReadv");
   if (local_count > max_io_segments() || remote_count > max_io_segments()) {
     std::fprintf(stderr,
@@ -482,7 +558,7 @@ PostResult ShmTransport::RdmaReadv(int vci, int peer, const IoSegment* local,
   }
   Vci& state = vcis_[vci];
   if (state.local_done.full()) return PostResult::kRetry;
-  CrossMemoryReadv(peer, local, local_count, remote, remote_count);
+  CrossMemoryReadv(peer.rank, local, local_count, remote, remote_count);
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }
@@ -567,36 +643,39 @@ void ShmTransport::CrossMemoryCopy(bool write, int peer, void* local,
   }
 }
 
-void ShmTransport::PushLocalDone(Vci& vci, int peer, uint64_t context) {
+void ShmTransport::PushLocalDone(Vci& vci, PeerVci peer, uint64_t context) {
   LocalCompletionQueue& queue = vci.local_done;
   Completion& entry =
       queue.entries[(queue.head + queue.size) % kLocalCompletionCapacity];
   entry = Completion{};
   entry.type = CompletionType::kLocalDone;
-  entry.peer = peer;
+  entry.peer = peer.rank;
+  entry.peer_vci = peer.vci;
   entry.context = context;
   ++queue.size;
 }
 
-PostResult ShmTransport::RdmaRead(int vci, int peer, void* local,
+PostResult ShmTransport::RdmaRead(int vci, PeerVci peer, void* local,
                                   const MemoryRegion&, RemoteBuffer remote,
                                   size_t length, uint64_t context) {
   LocalIndexOrDie(peer, "RdmaRead");
   Vci& state = vcis_[vci];
   if (state.local_done.full()) return PostResult::kRetry;
-  if (length != 0) CrossMemoryCopy(false, peer, local, remote.address, length);
+  if (length != 0) {
+    CrossMemoryCopy(false, peer.rank, local, remote.address, length);
+  }
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }
 
-PostResult ShmTransport::RdmaWrite(int vci, int peer, const void* local,
+PostResult ShmTransport::RdmaWrite(int vci, PeerVci peer, const void* local,
                                    const MemoryRegion&, RemoteBuffer remote,
                                    size_t length, uint64_t context) {
   LocalIndexOrDie(peer, "RdmaWrite");
   Vci& state = vcis_[vci];
   if (state.local_done.full()) return PostResult::kRetry;
   if (length != 0) {
-    CrossMemoryCopy(true, peer, const_cast<void*>(local), remote.address,
+    CrossMemoryCopy(true, peer.rank, const_cast<void*>(local), remote.address,
                     length);
   }
   PushLocalDone(state, peer, context);
@@ -604,23 +683,23 @@ PostResult ShmTransport::RdmaWrite(int vci, int peer, const void* local,
 }
 
 PostResult ShmTransport::RdmaWriteImmediate(
-    int vci, int peer, const void* local, const MemoryRegion&,
+    int vci, PeerVci peer, const void* local, const MemoryRegion&,
     RemoteBuffer remote, size_t length, uint32_t immediate, uint64_t context) {
   Vci& state = vcis_[vci];
-  RingProducer& ring =
-      state.to_peer[LocalIndexOrDie(peer, "RdmaWriteImmediate")];
+  RingProducer& ring = ProducerFor(vci, peer, "RdmaWriteImmediate");
   // Claim both resources before moving data, so kRetry never leaves a
   // write done without its notification.
   if (state.local_done.full()) return PostResult::kRetry;
-  CellHeader* cell = ring.TryReserve();
+  CellHeader* cell = ring.TryReserve(sizeof(WriteNotice));
   if (cell == nullptr) return PostResult::kRetry;
   if (length != 0) {
-    CrossMemoryCopy(true, peer, const_cast<void*>(local), remote.address,
+    CrossMemoryCopy(true, peer.rank, const_cast<void*>(local), remote.address,
                     length);
   }
   // The notification travels on the same ring as Sends, hence after them.
-  // Lengths beyond 4 GiB saturate: the cell carries 32 bits.
-  cell->length = length > UINT32_MAX ? UINT32_MAX : uint32_t(length);
+  const WriteNotice notice{length};
+  std::memcpy(cell->message(), &notice, sizeof(notice));
+  cell->length = sizeof(notice);
   cell->flags = kCellFlagWriteImmediate;
   cell->immediate = immediate;
   ring.Publish();
@@ -628,26 +707,29 @@ PostResult ShmTransport::RdmaWriteImmediate(
   return PostResult::kOk;
 }
 
-PostResult ShmTransport::RdmaWritev(int vci, int peer, const IoSegment* local,
-                                    int local_count, const MemoryRegion&,
-                                    RemoteBuffer remote,
+PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
+                                    const IoSegment* local, int local_count,
+                                    const MemoryRegion&, RemoteBuffer remote,
                                     const uint32_t* immediate,
                                     uint64_t context) {
   Vci& state = vcis_[vci];
-  RingProducer& ring = state.to_peer[LocalIndexOrDie(peer, "RdmaWritev")];
   // Claim every resource before moving data, so kRetry never leaves a
   // write done without its notification.
   if (state.local_done.full()) return PostResult::kRetry;
+  RingProducer* ring = nullptr;
   CellHeader* cell = nullptr;
-  if (immediate != nullptr) {
-    cell = ring.TryReserve();
-    if (cell == nullptr) return PostResult::kRetry;
-  }
   size_t length = 0;
   for (int i = 0; i < local_count; ++i) length += local[i].length;
-  const int peer_local = local_index_of_rank_[peer];
-  if (cell != nullptr && pull_min_ > 0 && length >= pull_min_ &&
-      local_count == 1 && peer_local != my_local_index_) {
+  const int peer_local = LocalIndexOrDie(peer, "RdmaWritev");
+  const bool pull = immediate != nullptr && pull_min_ > 0 &&
+                    length >= pull_min_ && local_count == 1 &&
+                    peer_local != my_local_index_;
+  if (immediate != nullptr) {
+    ring = &ProducerFor(vci, peer, "RdmaWritev");
+    cell = ring->TryReserve(pull ? sizeof(PullRequest) : sizeof(WriteNotice));
+    if (cell == nullptr) return PostResult::kRetry;
+  }
+  if (pull) {
     // Large and contiguous: the receiver pulls it when it takes the cell,
     // then sets the slot's flag here, which Poll turns into our kLocalDone
     // (the buffer stays ours to keep unchanged until then). From twice the
@@ -671,7 +753,7 @@ PostResult ShmTransport::RdmaWritev(int vci, int peer, const IoSegment* local,
     if (length >= 2 * pull_min_) {
       pulled = length / 2;
       const IoSegment rest = {local[0].address + pulled, length - pulled};
-      CrossMemoryWritev(peer, &rest, 1, remote.address + pulled);
+      CrossMemoryWritev(peer.rank, &rest, 1, remote.address + pulled);
     }
     PullRequest request;
     request.source = local[0].address;
@@ -683,15 +765,19 @@ PostResult ShmTransport::RdmaWritev(int vci, int peer, const IoSegment* local,
     cell->length = sizeof(request);
     cell->flags = kCellFlagPullWrite;
     cell->immediate = *immediate;
-    ring.Publish();
+    ring->Publish();
     return PostResult::kOk;
   }
-  if (length != 0) CrossMemoryWritev(peer, local, local_count, remote.address);
+  if (length != 0) {
+    CrossMemoryWritev(peer.rank, local, local_count, remote.address);
+  }
   if (cell != nullptr) {
-    cell->length = length > UINT32_MAX ? UINT32_MAX : uint32_t(length);
+    const WriteNotice notice{length};
+    std::memcpy(cell->message(), &notice, sizeof(notice));
+    cell->length = sizeof(notice);
     cell->flags = kCellFlagWriteImmediate;
     cell->immediate = *immediate;
-    ring.Publish();
+    ring->Publish();
   }
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
@@ -724,27 +810,35 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
     --state.pulls_in_flight;
     Completion completion;
     completion.type = CompletionType::kLocalDone;
-    completion.peer = slot.peer;
+    completion.peer = slot.peer.rank;
+    completion.peer_vci = slot.peer.vci;
     completion.context = slot.context;
     handler.OnCompletion(vci, completion);
     ++handled;
   }
 
   // Then one message per ring in turn, so that a busy sender cannot starve
-  // the others; stop after a full round finds nothing.
+  // the others; stop after a full round finds nothing. New senders first:
+  // one load of a line that changes only when a connection is made.
+  TakeNewSenders(vci);
   const uint32_t num_senders = static_cast<uint32_t>(state.from_sender.size());
   uint32_t sender = state.next_sender;
   uint32_t idle_rings = 0;
   while (handled < max_completions && idle_rings < num_senders) {
-    RingConsumer& ring = state.from_sender[sender];
+    Inbound& inbound = state.from_sender[sender];
+    RingConsumer& ring = inbound.ring;
     const CellHeader* cell = ring.Peek();
     if (cell != nullptr) {
       Completion completion;
-      completion.peer = local_ranks_[sender];
+      completion.peer = inbound.rank;
+      completion.peer_vci = inbound.vci;
       completion.length = cell->length;
       if (cell->flags == kCellFlagWriteImmediate) {
+        WriteNotice notice;
+        std::memcpy(&notice, cell->message(), sizeof(notice));
         completion.type = CompletionType::kWriteImmediate;
         completion.immediate = cell->immediate;
+        completion.length = notice.write_length;
       } else if (cell->flags == kCellFlagPullWrite) {
         PullRequest request;
         std::memcpy(&request, cell->message(), sizeof(request));

@@ -3,12 +3,20 @@
 // Linux cross-memory attach (process_vm_readv/writev), which stands in for
 // RDMA read and write.
 //
-// Each rank owns one segment holding its receive rings, one per (sender,
-// vci), self included; the rings of one sender are contiguous so that the
-// sender maps only its own part of each peer's segment. The segment is an
-// anonymous memory file (memfd) that peers open through /proc, so a crashed
-// job leaves nothing behind in /dev/shm, not even one that crashed during
-// MPI_Init (a named segment, unlinked once mapped, is the fallback).
+// Connections: any VCI of a rank may talk to any VCI of any rank (an
+// endpoint is a VCI of its own). Each connection is one ring in the
+// receiver's segment, at a place fixed by (sender, sender's VCI, receiver's
+// VCI), so a sender needs nobody's help to find it. The segment is sparse
+// (an ftruncate'd memory file): a ring costs memory only once it is used.
+// A sender's first message on a connection registers the ring in the
+// receiving VCI's inbox (one atomic add in the receiver's segment), so a
+// receiving VCI polls only the rings that talk to it: memory and polling
+// grow with the pairs that talk, not with ranks x VCIs x VCIs.
+//
+// The segment is an anonymous memory file (memfd) that peers open through
+// /proc, so a crashed job leaves nothing behind in /dev/shm, not even one
+// that crashed during MPI_Init (a named segment, unlinked once mapped, is the
+// fallback).
 //
 // Owned by: net/shm. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_SHM_SHM_TRANSPORT_H_
@@ -37,6 +45,12 @@ inline constexpr uint32_t kLocalCompletionCapacity = 256;
 // this, posting returns kRetry.
 inline constexpr uint32_t kPullCapacity = 64;
 
+// The message of a kCellFlagWriteImmediate record: how many bytes the write
+// put in place (the record's own length is its message's, as for any).
+struct WriteNotice {
+  uint64_t write_length = 0;
+};
+
 class ShmTransport final : public Transport {
  public:
   // Collective over the ranks of this node. Fails when some rank of the job
@@ -57,29 +71,30 @@ class ShmTransport final : public Transport {
                                               size_t length) override;
   void DeregisterMemory(const MemoryRegion& region) override;
 
-  PostResult Send(int vci, int peer, const void* header, size_t header_length,
-                  const void* payload, size_t payload_length) override;
+  PostResult Send(int vci, PeerVci peer, const void* header,
+                  size_t header_length, const void* payload,
+                  size_t payload_length) override;
   PostResult SendPacked(
-      int vci, int peer, const void* header, size_t header_length,
+      int vci, PeerVci peer, const void* header, size_t header_length,
       size_t payload_length,
       absl::FunctionRef<void(void* destination)> write_payload) override;
-  PostResult RdmaReadv(int vci, int peer, const IoSegment* local,
+  PostResult RdmaReadv(int vci, PeerVci peer, const IoSegment* local,
                        int local_count, const MemoryRegion& local_region,
                        const IoSegment* remote, int remote_count,
                        uint32_t remote_key, uint64_t context) override;
   // process_vm_readv's limit (IOV_MAX) per side.
   int max_io_segments() const override { return 1024; }
-  PostResult RdmaRead(int vci, int peer, void* local,
+  PostResult RdmaRead(int vci, PeerVci peer, void* local,
                       const MemoryRegion& local_region, RemoteBuffer remote,
                       size_t length, uint64_t context) override;
-  PostResult RdmaWrite(int vci, int peer, const void* local,
+  PostResult RdmaWrite(int vci, PeerVci peer, const void* local,
                        const MemoryRegion& local_region, RemoteBuffer remote,
                        size_t length, uint64_t context) override;
-  PostResult RdmaWriteImmediate(int vci, int peer, const void* local,
+  PostResult RdmaWriteImmediate(int vci, PeerVci peer, const void* local,
                                 const MemoryRegion& local_region,
                                 RemoteBuffer remote, size_t length,
                                 uint32_t immediate, uint64_t context) override;
-  PostResult RdmaWritev(int vci, int peer, const IoSegment* local,
+  PostResult RdmaWritev(int vci, PeerVci peer, const IoSegment* local,
                         int local_count, const MemoryRegion& local_region,
                         RemoteBuffer remote, const uint32_t* immediate,
                         uint64_t context) override;
@@ -99,15 +114,24 @@ class ShmTransport final : public Transport {
   struct PullSlot {
     std::atomic<uint64_t> done{0};
     uint64_t context = 0;
-    int peer = -1;
+    PeerVci peer;
     bool in_use = false;
+  };
+
+  // A ring this VCI receives on, and who sends on it.
+  struct Inbound {
+    RingConsumer ring;
+    int rank = -1;
+    int vci = 0;
   };
 
   // Everything one VCI touches on its hot path, on its own cache lines.
   struct alignas(kCacheLineBytes) Vci {
-    std::vector<RingProducer> to_peer;      // by local index of the peer
-    std::vector<RingConsumer> from_sender;  // by local index of the sender
-    uint32_t next_sender = 0;               // round-robin start of Poll
+    // By peer local index * num_vcis_ + peer VCI; sized on first send.
+    std::vector<RingProducer> to_peer;
+    std::vector<Inbound> from_sender;  // in the order senders registered
+    uint32_t inbox_seen = 0;           // registrations taken from the inbox
+    uint32_t next_sender = 0;          // round-robin start of Poll
     LocalCompletionQueue local_done;
     PullSlot pulls[kPullCapacity];
     uint32_t pulls_in_flight = 0;
@@ -134,16 +158,30 @@ class ShmTransport final : public Transport {
   // Writes the `local` segments, in order, to the peer's `remote` address.
   void CrossMemoryWritev(int peer, const IoSegment* local, int local_count,
                          uint64_t remote);
-  void PushLocalDone(Vci& vci, int peer, uint64_t context);
-  int LocalIndexOrDie(int peer, const char* operation) const;
+  void PushLocalDone(Vci& vci, PeerVci peer, uint64_t context);
+  int LocalIndexOrDie(PeerVci peer, const char* operation) const;
+  // The ring from our `vci` to `peer`, connected on first use.
+  RingProducer& ProducerFor(int vci, PeerVci peer, const char* operation);
+  // Takes the rings senders registered for `vci` since the last look.
+  void TakeNewSenders(int vci);
+  // Where things live in a segment (see the file comment).
+  size_t InboxOffset(int vci) const { return size_t(vci) * inbox_stride_; }
+  size_t RingOffset(int sender_local, int sender_vci, int receiver_vci) const {
+    return rings_offset_ +
+           ((size_t(sender_local) * num_vcis_ + sender_vci) * num_vcis_ +
+            receiver_vci) *
+               ring_stride_;
+  }
 
   const int rank_;
   const int size_;
   const int num_vcis_;
-  const uint32_t ring_cells_;
+  const size_t ring_bytes_;  // Settings::shm_ring_bytes
   const size_t max_message_;
   const size_t pull_min_;     // Settings::shm_pull_min
   const size_t ring_stride_;  // page-aligned distance between rings
+  size_t inbox_stride_ = 0;   // bytes of one VCI's inbox
+  size_t rings_offset_ = 0;   // where the rings start in a segment
   const std::vector<int> local_ranks_;
   std::vector<int> local_index_of_rank_;  // -1: not on this node
   int my_local_index_ = -1;
@@ -153,7 +191,7 @@ class ShmTransport final : public Transport {
   bool segment_linked_ = false;
   int segment_fd_ = -1;  // the memory file, open until every peer mapped it
   Mapping own_segment_;
-  std::vector<Mapping> peer_parts_;  // our sender part of each peer's segment
+  std::vector<Mapping> peer_segments_;  // by local index (ours included)
   std::unique_ptr<Vci[]> vcis_;
 
   // A word peers read at setup to prove that cross-memory attach works.

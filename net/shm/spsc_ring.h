@@ -1,55 +1,97 @@
-// A single-producer/single-consumer ring of fixed-size cells that lives in
-// memory shared between two processes (or two threads). It is the mailbox of
-// net/shm: one ring per (receiver, vci, sender), the producer being the
-// sender's VCI and the consumer the receiver's VCI.
+// A single-producer/single-consumer ring of variable-length records that
+// lives in memory shared between two processes (or two threads). It is the
+// mailbox of net/shm: one ring per (receiver vci, sender vci) pair, the
+// producer being the sender's VCI and the consumer the receiver's VCI.
 //
-// Layout, in the shared memory: a control block with the tail counter
-// (messages released, written only by the consumer) on its own cache line;
-// then `cells` cells of CellStride() bytes, each a CellHeader followed by the
-// message bytes. A published cell carries its sequence number (position + 1),
-// written last: the consumer polls the next cell itself, so receiving a
-// small message moves one cache line between cores, not two. Counters only
-// grow; a cell is reused once the consumer has released it. Zeroed memory is
-// an empty ring, so a fresh ftruncate'd segment needs no initialisation (and
-// its pages stay untouched until used).
+// Layout, in the shared memory: a control block (RingControl: the tail, the
+// consumer's position, on its own cache line), then `capacity` data bytes.
+// The data holds records back to back, each 64-byte aligned: a CellHeader
+// followed by its message bytes, the whole rounded up to 64 bytes
+// (RecordBytes), so an 8-byte message behind a 16-byte protocol header takes
+// one cache line with its CellHeader, and a 32 KiB ring holds 511 of them.
+// A record never straddles the end of the data: one that does not fit before
+// it is preceded by a wrap marker (kCellFlagWrap), a header-only record that
+// says "continue at the start"; the consumer skips it, so Peek never returns
+// one. Positions (bytes produced, bytes released) only grow.
+//
+// A published record carries its sequence number (records and markers
+// published before it + 1, low 32 bits, skipping 0), written last with
+// release order: the consumer polls the header where the next record will
+// start, so receiving a small message moves one cache line between cores,
+// not two (no shared head counter). Zeroed memory is an empty ring (every
+// sequence word 0, the consumer expects 1 at offset 0), so a fresh
+// ftruncate'd segment needs no initialisation, and attaching reads and
+// writes nothing, so its pages stay untouched until used.
+//
+// Why a stale payload is never taken for a header. Records vary in length,
+// so the line where the consumer looks for the next header may, on an
+// earlier lap, have held the middle of a payload (or bytes a producer wrote
+// past a record's length), whose bytes are arbitrary and may equal the
+// sequence number the consumer expects there. So when the producer publishes
+// a record ending at position E, it first zeroes the sequence word at E (the
+// next header position; the start of the data when the record ends at its
+// end), then release-stores the record's sequence. The consumer reads the
+// word at E only after it has acquired that record, so it sees the zero or a
+// later store to the word. The only later stores to it are the producer's
+// publication of the record (or marker) that starts at E: the producer
+// writes a byte only within [head, tail + capacity), where tail is what the
+// consumer has released, and the consumer releases nothing at or after E
+// before it has read the record at E. The header's other fields are written
+// by the caller before publication, but the consumer reads them only after
+// the acquire. Hence the consumer reads, at E, either 0 or the record's own
+// sequence: never a stale one. This is why a reservation needs room for the
+// record plus one more line (the next header's). The first header (offset
+// 0, first lap) holds 0 because the memory starts zeroed. A wrap marker
+// follows the same rule: it zeroes the first line's sequence word before it
+// is published. Sequence numbers skip 0, which must never mean "published".
 //
 // The producer keeps its position and a cached copy of the consumer's in
 // process-private memory, reading the shared tail only when the ring looks
-// full. No locks, allocations or system
-// calls: the caller serialises each side (the VCI lock).
+// full. No locks, atomic read-modify-writes, allocations or system calls:
+// the caller serialises each side (the VCI lock).
 //
 // Owned by: net/shm. Called by: ShmTransport and ring_test.
 #ifndef MINIMPI_NET_SHM_SPSC_RING_H_
 #define MINIMPI_NET_SHM_SPSC_RING_H_
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 namespace minimpi::net::shm {
 
 inline constexpr size_t kCacheLineBytes = 64;
 
 // The producer's position is not shared: the consumer learns of a new
-// message from the sequence number in the cell itself, so a message costs the
-// consumer one cache line (the cell), not two (a head counter and the cell).
-// Only the consumer's position is shared, read by the producer when the ring
-// looks full.
+// record from the sequence number in the record itself, so a message costs
+// the consumer one cache line (the record), not two (a head counter and the
+// record). Only the consumer's position is shared, read by the producer when
+// the ring looks full. The unused line keeps the tail's 128-byte pair (what
+// adjacent-line prefetchers fetch) apart from the first record's line.
 struct RingControl {
-  alignas(kCacheLineBytes) std::atomic<uint64_t> head;  // unused; layout
-  alignas(kCacheLineBytes) std::atomic<uint64_t> tail;  // consumer writes
+  alignas(kCacheLineBytes) std::byte unused[kCacheLineBytes];
+  // Bytes the consumer has released (wrap markers' skipped bytes included);
+  // written only by the consumer.
+  alignas(kCacheLineBytes) std::atomic<uint64_t> tail;
 };
 static_assert(sizeof(RingControl) == 2 * kCacheLineBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
-// Flags of a cell. Zero is a caller's message; anything else belongs to the
-// transport itself and is never handed to the caller as a kReceive.
+// Flags of a record. Zero is a caller's message; anything else belongs to
+// the transport itself and is never handed to the caller as a kReceive.
 inline constexpr uint32_t kCellFlagWriteImmediate = 1;
 // A large contiguous write with immediate that the receiver performs itself
-// (it reads the bytes with cross-memory attach when it consumes the cell,
+// (it reads the bytes with cross-memory attach when it consumes the record,
 // like a NIC's DMA engine would, so the sender's thread is not the one
 // copying); the message is a PullRequest.
 inline constexpr uint32_t kCellFlagPullWrite = 2;
+// The ring's own: a wrap marker, the rest of the data up to its end is
+// unused and the next record starts at offset 0. Never returned by Peek;
+// callers must not publish it.
+inline constexpr uint32_t kCellFlagWrap = 4;
 
 struct PullRequest {
   uint64_t source = 0;        // the sender's address
@@ -63,12 +105,14 @@ struct PullRequest {
 };
 
 struct CellHeader {
-  uint32_t length = 0;     // message bytes that follow this header
+  // Message bytes that follow this header. It also tells the consumer where
+  // the next record starts, so it must not exceed the bytes reserved.
+  uint32_t length = 0;
   uint32_t flags = 0;      // kCellFlag*
   uint32_t immediate = 0;  // kCellFlagWriteImmediate: the immediate data
-  // Position + 1 (low 32 bits) of the message the cell holds, stored last
-  // with release order: the consumer's signal that the cell is complete.
-  // Zero-filled cells hold 0, which no position maps to on the first lap.
+  // Records published before this one + 1 (low 32 bits, 0 skipped), stored
+  // last with release order: the consumer's signal that the record is
+  // complete. 0 means "nothing here yet" (see the file comment).
   std::atomic<uint32_t> sequence{0};
   // The message starts right after the header.
   std::byte* message() { return reinterpret_cast<std::byte*>(this + 1); }
@@ -78,103 +122,227 @@ struct CellHeader {
 };
 static_assert(sizeof(CellHeader) == 16);
 
-// Bytes from one cell to the next for messages of up to `max_message` bytes.
-constexpr size_t CellStride(size_t max_message) {
-  return (sizeof(CellHeader) + max_message + kCacheLineBytes - 1) /
+// Ring capacities (data bytes) must be a multiple of 64 (any, not only
+// powers of two), at least kMinRingCapacity and at most 4 GiB (so that a
+// record's length fits the header's 32 bits).
+inline constexpr size_t kMinRingCapacity = 4096;
+constexpr bool IsValidRingCapacity(size_t capacity) {
+  return capacity % kCacheLineBytes == 0 && capacity >= kMinRingCapacity &&
+         capacity <= (size_t{1} << 32);
+}
+
+// Bytes a record carrying `message_bytes` bytes occupies: header and
+// message, rounded up to a cache line.
+constexpr size_t RecordBytes(size_t message_bytes) {
+  return (sizeof(CellHeader) + message_bytes + kCacheLineBytes - 1) /
          kCacheLineBytes * kCacheLineBytes;
 }
 
-// Bytes one ring occupies: control block and cells.
-constexpr size_t RingBytes(uint32_t cells, size_t max_message) {
-  return sizeof(RingControl) + size_t{cells} * CellStride(max_message);
+// Bytes one ring occupies (control block + data) for `capacity` data bytes.
+constexpr size_t RingBytes(size_t capacity) {
+  return sizeof(RingControl) + capacity;
 }
+
+// Largest message one record may carry in a ring of `capacity` bytes: its
+// record plus the line after it (see the file comment) fill the ring. A
+// record of any size up to this one fits once the consumer has drained the
+// ring; the larger it is, the fewer fit at once.
+constexpr size_t MaxRecordMessage(size_t capacity) {
+  return capacity < kCacheLineBytes + sizeof(CellHeader)
+             ? 0
+             : capacity - kCacheLineBytes - sizeof(CellHeader);
+}
+
+// Sequence number of the record after the one numbered `sequence`: 0 is
+// skipped, being what zeroed (and zeroed-ahead) header positions hold.
+constexpr uint32_t NextRecordSequence(uint32_t sequence) {
+  return sequence == UINT32_MAX ? 1 : sequence + 1;
+}
+
+class RingTestPeer;
 
 // The sending side of a ring. Copyable view; holds no resources.
 class RingProducer {
  public:
   RingProducer() = default;
-  // `ring` points at RingBytes(cells, max_message) zeroed bytes, 64-byte
-  // aligned: a fresh ring. Attaching reads nothing, so no page is touched
-  // before the first message.
-  RingProducer(void* ring, uint32_t cells, size_t max_message)
+  // `ring` points at RingBytes(capacity) zeroed bytes, 64-byte aligned: a
+  // fresh ring. Attaching reads nothing, so no page is touched before the
+  // first message.
+  RingProducer(void* ring, size_t capacity)
       : control_(static_cast<RingControl*>(ring)),
-        cells_(static_cast<std::byte*>(ring) + sizeof(RingControl)),
-        stride_(CellStride(max_message)),
-        num_cells_(cells) {}
+        data_(static_cast<std::byte*>(ring) + sizeof(RingControl)),
+        capacity_(capacity),
+        room_end_(capacity - kCacheLineBytes) {
+    assert(IsValidRingCapacity(capacity));
+  }
 
   bool attached() const { return control_ != nullptr; }
 
-  // The next free cell, to be filled and then published; nullptr when the
-  // ring is full. Calling it again before Publish returns the same cell.
-  CellHeader* TryReserve() {
-    if (head_ - cached_tail_ == num_cells_) {
-      // Acquire: the consumer has finished reading the cells it released.
-      cached_tail_ = control_->tail.load(std::memory_order_acquire);
-      if (head_ - cached_tail_ == num_cells_) return nullptr;
+  // A header with room for `message_bytes` (<= MaxRecordMessage) bytes after
+  // it, to be filled and then published; nullptr when the ring lacks room
+  // now. Calling it again before Publish (with the same or another size) is
+  // allowed: the last reservation is the one Publish publishes. It may
+  // publish a wrap marker (even when it then returns nullptr), which the
+  // consumer skips. An empty ring takes a record at once when its
+  // RecordBytes is at most capacity / 2; a larger one may first need the
+  // consumer to pass the marker (its next Peek).
+  CellHeader* TryReserve(size_t message_bytes) {
+    assert(message_bytes <= MaxRecordMessage(capacity_));
+    const size_t extent = RecordBytes(message_bytes);
+    if (offset_ + extent > capacity_) {
+      // The record would straddle the end: skip to the start with a wrap
+      // marker, which needs its own line and the first line (which it
+      // zeroes ahead). Publishing it now rather than with the record lets a
+      // record that fits only in an empty ring (up to MaxRecordMessage) be
+      // placed: the consumer then releases the skipped bytes. A record
+      // larger than the ring never gets here with room (at offset 0 the
+      // marker would need the whole ring and a line), so never loops.
+      if (!HasRoom(capacity_ - offset_)) {
+        reserved_extent_ = 0;
+        return nullptr;
+      }
+      PublishWrapMarker();
     }
-    return reinterpret_cast<CellHeader*>(cells_ + next_index_ * stride_);
+    if (!HasRoom(extent)) {
+      reserved_extent_ = 0;
+      return nullptr;
+    }
+    reserved_extent_ = extent;
+    return At(offset_);
   }
 
-  // Makes the reserved cell visible to the consumer.
+  // Publishes the record last reserved: the caller has filled its length
+  // (<= the bytes reserved), flags (not kCellFlagWrap), immediate and
+  // message. Aborts when the length exceeds the reservation (or nothing was
+  // reserved): the consumer would look for the next header in lines the
+  // producer does not own.
   void Publish() {
-    auto* cell = reinterpret_cast<CellHeader*>(cells_ + next_index_ * stride_);
-    ++head_;
-    next_index_ = (next_index_ + 1 == num_cells_) ? 0 : next_index_ + 1;
-    // Release: the cell's contents are visible before its sequence number.
-    cell->sequence.store(static_cast<uint32_t>(head_),
-                         std::memory_order_release);
+    CellHeader* cell = At(offset_);
+    const size_t extent = RecordBytes(cell->length);
+    if (extent > reserved_extent_ || cell->flags == kCellFlagWrap) {
+      std::abort();
+    }
+    reserved_extent_ = 0;
+    head_ += extent;
+    offset_ += extent;
+    if (offset_ == capacity_) offset_ = 0;
+    // Zero the next header position's sequence word before publishing (see
+    // the file comment); relaxed, as the release below orders it. It lies
+    // in the reserved room's extra line.
+    At(offset_)->sequence.store(0, std::memory_order_relaxed);
+    // Release: the record's contents (and that zero) are visible before its
+    // sequence number.
+    cell->sequence.store(sequence_, std::memory_order_release);
+    sequence_ = NextRecordSequence(sequence_);
   }
 
  private:
+  friend class RingTestPeer;
+
+  CellHeader* At(size_t offset) const {
+    return reinterpret_cast<CellHeader*>(data_ + offset);
+  }
+
+  // Whether `bytes` from the head, and the line after them, are free.
+  bool HasRoom(size_t bytes) {
+    if (head_ + bytes <= room_end_) return true;
+    // Looks full. Acquire: the consumer has finished reading the records it
+    // released.
+    room_end_ = control_->tail.load(std::memory_order_acquire) + capacity_ -
+                kCacheLineBytes;
+    return head_ + bytes <= room_end_;
+  }
+
+  // Publishes a wrap marker at the head (HasRoom(capacity_ - offset_) has
+  // been checked) and moves the head to the start of the data.
+  void PublishWrapMarker() {
+    CellHeader* marker = At(offset_);
+    marker->length = 0;
+    marker->flags = kCellFlagWrap;
+    marker->immediate = 0;
+    head_ += capacity_ - offset_;
+    offset_ = 0;
+    // Offset 0 only ever holds headers (no record straddles the end), and a
+    // lap holds far fewer than 2^32 records, so it could not hold a stale
+    // match; zeroing it anyway keeps the rule uniform (after any record or
+    // marker the consumer reads 0 or the next sequence), at no extra line:
+    // the record that follows is written there.
+    At(0)->sequence.store(0, std::memory_order_relaxed);
+    marker->sequence.store(sequence_, std::memory_order_release);
+    sequence_ = NextRecordSequence(sequence_);
+  }
+
   RingControl* control_ = nullptr;
-  std::byte* cells_ = nullptr;
-  size_t stride_ = 0;
-  uint32_t num_cells_ = 0;
-  uint64_t head_ = 0;
-  uint64_t cached_tail_ = 0;
-  uint32_t next_index_ = 0;
+  std::byte* data_ = nullptr;
+  size_t capacity_ = 0;
+  uint64_t head_ = 0;           // bytes published (markers' skips included)
+  size_t offset_ = 0;           // head_ % capacity_: where the next record goes
+  uint64_t room_end_ = 0;       // cached tail + capacity - one line
+  size_t reserved_extent_ = 0;  // of the last reservation; 0: none
+  uint32_t sequence_ = 1;       // of the next record or marker
 };
 
 // The receiving side of a ring. Copyable view; holds no resources.
 class RingConsumer {
  public:
   RingConsumer() = default;
-  RingConsumer(void* ring, uint32_t cells, size_t max_message)
+  // Same memory and capacity as the producer's. Attaching reads nothing.
+  RingConsumer(void* ring, size_t capacity)
       : control_(static_cast<RingControl*>(ring)),
-        cells_(static_cast<std::byte*>(ring) + sizeof(RingControl)),
-        stride_(CellStride(max_message)),
-        num_cells_(cells) {}
+        data_(static_cast<std::byte*>(ring) + sizeof(RingControl)),
+        capacity_(capacity) {
+    assert(IsValidRingCapacity(capacity));
+  }
 
   bool attached() const { return control_ != nullptr; }
 
-  // The oldest unreleased message, or nullptr when the ring is empty. Stays
-  // valid (and is returned again) until Release.
+  // The oldest unreleased record (never a wrap marker), or nullptr when the
+  // ring is empty. Stays valid (and is returned again) until Release.
   const CellHeader* Peek() {
-    const auto* cell =
-        reinterpret_cast<const CellHeader*>(cells_ + next_index_ * stride_);
-    // Acquire: pairs with Publish, so the cell's contents are visible.
-    if (cell->sequence.load(std::memory_order_acquire) !=
-        static_cast<uint32_t>(tail_ + 1)) {
-      return nullptr;
+    // At most twice round: a marker is never at offset 0, so never followed
+    // by another.
+    for (;;) {
+      const CellHeader* cell = At(offset_);
+      // Acquire: pairs with Publish, so the record's contents are visible
+      // (and so is the zero ahead of it).
+      if (cell->sequence.load(std::memory_order_acquire) != sequence_) {
+        return nullptr;
+      }
+      if (cell->flags != kCellFlagWrap) return cell;
+      // A wrap marker: release its line and the unused bytes after it now,
+      // as the producer may need them to place the record that follows.
+      tail_ += capacity_ - offset_;
+      offset_ = 0;
+      sequence_ = NextRecordSequence(sequence_);
+      control_->tail.store(tail_, std::memory_order_release);
     }
-    return cell;
   }
 
-  // Hands the cell of the last Peek back to the producer.
+  // Hands the record of the last Peek back to the producer.
   void Release() {
-    ++tail_;
-    next_index_ = (next_index_ + 1 == num_cells_) ? 0 : next_index_ + 1;
-    // Release: our reads of the cell happen before the producer reuses it.
+    const size_t extent = RecordBytes(At(offset_)->length);
+    tail_ += extent;
+    offset_ += extent;
+    if (offset_ == capacity_) offset_ = 0;
+    sequence_ = NextRecordSequence(sequence_);
+    // Release: our reads of the record happen before the producer reuses
+    // its bytes.
     control_->tail.store(tail_, std::memory_order_release);
   }
 
  private:
+  friend class RingTestPeer;
+
+  const CellHeader* At(size_t offset) const {
+    return reinterpret_cast<const CellHeader*>(data_ + offset);
+  }
+
   RingControl* control_ = nullptr;
-  std::byte* cells_ = nullptr;
-  size_t stride_ = 0;
-  uint32_t num_cells_ = 0;
-  uint64_t tail_ = 0;
-  uint32_t next_index_ = 0;
+  const std::byte* data_ = nullptr;
+  size_t capacity_ = 0;
+  uint64_t tail_ = 0;      // bytes released (markers' skips included)
+  size_t offset_ = 0;      // tail_ % capacity_: where the next record is
+  uint32_t sequence_ = 1;  // of the next record or marker
 };
 
 }  // namespace minimpi::net::shm
