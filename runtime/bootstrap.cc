@@ -167,6 +167,18 @@ class PmixBootstrap final : public Bootstrap {
     pmix_value_t* raw = nullptr;
     pmix_status_t rc = PMIx_Get(&proc, key_string.c_str(), &info, 1, &raw);
     PMIX_INFO_DESTRUCT(&info);
+    if (rc == PMIX_ERR_NOT_FOUND) {
+      // Where the server cannot share its data store with us (no usable
+      // shared-memory dstore: some VMs and containers), local peers' data
+      // stays in the server after the fence; ask it, with a deadline in
+      // case the key really was never published.
+      PMIX_INFO_CONSTRUCT(&info);
+      int seconds = 30;
+      PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+      rc = PMIx_Get(&proc, key_string.c_str(), &info, 1, &raw);
+      PMIX_INFO_DESTRUCT(&info);
+      if (rc == PMIX_ERR_TIMEOUT) rc = PMIX_ERR_NOT_FOUND;
+    }
     PmixValuePtr value(raw);
     if (rc == PMIX_ERR_NOT_FOUND) {
       return absl::NotFoundError(
