@@ -5,7 +5,7 @@
  * ring and unpacked, rendezvous messages read in place with gathered reads,
  * in both directions between pairs and their packed bytes (12 per pair),
  * with the padding bytes of the receive buffer left untouched. Run it with
- * small eager limits and two-cell rings to force every protocol path.
+ * small eager limits and tiny rings to force every protocol path.
  * Rank 0 sends to rank 1. */
 #include "test_util.h"
 
