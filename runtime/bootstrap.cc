@@ -170,14 +170,14 @@ class PmixBootstrap final : public Bootstrap {
     if (rc == PMIX_ERR_NOT_FOUND) {
       // Where the server cannot share its data store with us (no usable
       // shared-memory dstore: some VMs and containers), local peers' data
-      // stays in the server after the fence; ask it, with a deadline in
-      // case the key really was never published.
+      // stays in the server after the fence: ask it. PMIX_IMMEDIATE makes
+      // it answer from what it holds, so a key nobody published still
+      // fails at once.
       PMIX_INFO_CONSTRUCT(&info);
-      int seconds = 30;
-      PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &seconds, PMIX_INT);
+      bool immediate = true;
+      PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &immediate, PMIX_BOOL);
       rc = PMIx_Get(&proc, key_string.c_str(), &info, 1, &raw);
       PMIX_INFO_DESTRUCT(&info);
-      if (rc == PMIX_ERR_TIMEOUT) rc = PMIX_ERR_NOT_FOUND;
     }
     PmixValuePtr value(raw);
     if (rc == PMIX_ERR_NOT_FOUND) {

@@ -43,118 +43,13 @@
  * sends the sizes above 8 KiB only to the right neighbour and to oneself,
  * and fewer messages and rounds. */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <unistd.h>
 
-#include "test_util.h"
+#include "endpoints_util.h"
 
 #ifndef MINIMPI_HAS_ENDPOINTS
 TEST_SKIPPED_MAIN("endpoints", "the MPI library has no MPIX_Comm_create_endpoints")
 #else
-
-enum { kMaxHandles = 64, kMaxCounts = 16, kGuard = 32, kPoison = 0xA5 };
-
-static int g_rank, g_size;     /* in MPI_COMM_WORLD */
-static int g_per_process = 2;  /* --endpoints K */
-static int g_counts[kMaxCounts], g_num_counts; /* --counts */
-static int g_quick;
-static int g_watchdog_s = 100;
-
-/* ---- which process holds which rank ------------------------------------ */
-
-static int handles_of(int process) {
-  return g_num_counts ? g_counts[process % g_num_counts] : g_per_process;
-}
-
-static int first_rank_of(int process) {
-  int sum = 0;
-  for (int q = 0; q < process; ++q) sum += handles_of(q);
-  return sum;
-}
-
-/* The process holding endpoints rank `ep_rank`, and the handle's index. */
-static int owner_of(int ep_rank, int* index) {
-  int first = 0;
-  for (int p = 0; p < g_size; ++p) {
-    if (ep_rank < first + handles_of(p)) {
-      *index = ep_rank - first;
-      return p;
-    }
-    first += handles_of(p);
-  }
-  *index = -1;
-  return -1;
-}
-
-typedef struct {
-  int index;      /* handle index in this process */
-  MPI_Comm comm;  /* the handle */
-  int rank, size; /* in the endpoints communicator */
-} Endpoint;
-
-static Endpoint g_ep[kMaxHandles];
-static int g_num_ep, g_ep_size;
-
-/* ---- hang guard ---------------------------------------------------------- */
-
-static char g_watchdog_text[300];
-static size_t g_watchdog_length;
-
-static void on_watchdog(int signal_number) {
-  (void)signal_number;
-  ssize_t ignored = write(2, g_watchdog_text, g_watchdog_length);
-  (void)ignored;
-  _exit(3);
-}
-
-static void watchdog(const char* phase) {
-  alarm(0);
-  int n = snprintf(g_watchdog_text, sizeof g_watchdog_text,
-                   "FAIL [rank %d] endpoints: phase '%s' did not finish within %d s (hang)\n",
-                   g_rank, phase, g_watchdog_s);
-  if (n < 0) n = 0;
-  if ((size_t)n >= sizeof g_watchdog_text) n = (int)sizeof g_watchdog_text - 1;
-  g_watchdog_length = (size_t)n;
-  alarm((unsigned)g_watchdog_s);
-}
-
-/* ---- phases: one thread per handle (or two) --------------------------------- */
-
-typedef void (*PhaseBody)(Endpoint* ep, int helper);
-
-typedef struct {
-  PhaseBody body;
-  Endpoint* ep;
-  int helper;
-} PhaseArg;
-
-static void* phase_thread(void* pointer) {
-  PhaseArg* arg = (PhaseArg*)pointer;
-  arg->body(arg->ep, arg->helper);
-  return NULL;
-}
-
-static void run_phase(const char* name, PhaseBody body, int threads_per_handle) {
-  watchdog(name);
-  pthread_t threads[2 * kMaxHandles];
-  PhaseArg args[2 * kMaxHandles];
-  int count = 0;
-  for (int i = 0; i < g_num_ep; ++i)
-    for (int h = 0; h < threads_per_handle; ++h) {
-      args[count].body = body;
-      args[count].ep = &g_ep[i];
-      args[count].helper = h;
-      CHECK(pthread_create(&threads[count], NULL, phase_thread, &args[count]) == 0,
-            "pthread_create failed");
-      ++count;
-    }
-  for (int t = 0; t < count; ++t) pthread_join(threads[t], NULL);
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  if (g_rank == 0) printf("endpoints: %s ok\n", name);
-  fflush(stdout);
-}
 
 /* ---- byte checks ----------------------------------------------------------- */
 
@@ -162,12 +57,6 @@ static void run_phase(const char* name, PhaseBody body, int threads_per_handle) 
  * depends on the sender, test_pattern_byte's source). */
 static int key_of(int dest, int tag) {
   return (int)((unsigned)dest * 1000003u + (unsigned)tag);
-}
-
-static void check_guard(const unsigned char* p, size_t from, const char* what) {
-  for (size_t i = from; i < from + kGuard; ++i)
-    CHECK(p[i] == kPoison, "%s: byte %zu, past the %zu-byte message, was overwritten (0x%02x)",
-          what, i, from, p[i]);
 }
 
 /* Bytes [from, to) of a message from `source` with pattern key `key`. */
@@ -183,14 +72,9 @@ static void check_bytes(const unsigned char* p, size_t from, size_t to, int sour
 
 static void phase_ranks(Endpoint* ep, int helper) {
   (void)helper;
-  int rank = -1, size = -1, world_rank = -1, world_size = -1, inter = -1, result = -1;
-  MPI_CHECK(MPI_Comm_rank(ep->comm, &rank));
-  MPI_CHECK(MPI_Comm_size(ep->comm, &size));
-  CHECK(rank == first_rank_of(g_rank) + ep->index && size == g_ep_size,
-        "handle %d of process %d: rank %d of %d, expected rank %d of %d", ep->index, g_rank,
-        rank, size, first_rank_of(g_rank) + ep->index, g_ep_size);
-  ep->rank = rank;
-  ep->size = size;
+  check_rank(ep);
+  const int rank = ep->rank, size = ep->size;
+  int world_rank = -1, world_size = -1, inter = -1, result = -1;
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
   CHECK(world_rank == g_rank && world_size == g_size,
@@ -854,75 +738,27 @@ static void phase_free(Endpoint* ep, int helper) {
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-static void usage_exit(const char* program) {
-  if (g_rank == 0)
-    fprintf(stderr, "usage: %s [--endpoints K | --counts A,B,... | --varying] [--quick] "
-            "[--watchdog SECONDS]\n", program);
-  MPI_Finalize();
-  exit(2);
-}
-
-static void parse_counts(const char* text, const char* program) {
-  g_num_counts = 0;
-  while (*text) {
-    char* end = NULL;
-    const long value = strtol(text, &end, 10);
-    if (end == text || value < 0 || value > kMaxHandles || g_num_counts == kMaxCounts)
-      usage_exit(program);
-    g_counts[g_num_counts++] = (int)value;
-    text = *end == ',' ? end + 1 : end;
-    if (*end != ',' && *end != '\0') usage_exit(program);
-  }
-  if (g_num_counts == 0) usage_exit(program);
-}
-
 int main(int argc, char** argv) {
-  int provided = -1;
-  MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Init_thread provided %d, expected "
-        "MPI_THREAD_MULTIPLE", provided);
-  for (int i = 1; i < argc; ++i) {
-    const int has_value = i + 1 < argc;
-    if (strcmp(argv[i], "--endpoints") == 0 && has_value) {
-      g_per_process = atoi(argv[++i]);
-      g_num_counts = 0;
-    } else if (strcmp(argv[i], "--counts") == 0 && has_value) {
-      parse_counts(argv[++i], argv[0]);
-    } else if (strcmp(argv[i], "--varying") == 0) {
-      parse_counts("2,0,1", argv[0]);
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      g_quick = 1;
-    } else if (strcmp(argv[i], "--watchdog") == 0 && has_value) {
-      g_watchdog_s = atoi(argv[++i]);
-    } else {
-      usage_exit(argv[0]);
-    }
-  }
+  endpoints_init(&argc, &argv, "endpoints",
+                 "[--endpoints K | --counts A,B,... | --varying] [--quick] "
+                 "[--watchdog SECONDS]", "phase ");
+  for (int i = 1; i < argc; ++i)
+    if (!common_option(argc, argv, &i)) usage_exit(argv[0]);
   CHECK(g_per_process >= 0 && g_per_process <= kMaxHandles && g_watchdog_s > 0,
         "bad options: %d endpoints per process (0..%d)", g_per_process, kMaxHandles);
-  g_num_ep = handles_of(g_rank);
-  g_ep_size = first_rank_of(g_size);
-  CHECK(g_ep_size > 0, "no process asks for an endpoint: nothing to test");
-  signal(SIGALRM, on_watchdog);
+  endpoints_layout();
 
   /* One call per process; a process with no handles still takes part
    * (and passes no array). */
-  watchdog("MPIX_Comm_create_endpoints");
   MPI_Comm handles[kMaxHandles + 1];
   for (int i = 0; i <= kMaxHandles; ++i) handles[i] = MPI_COMM_NULL;
-  MPI_CHECK(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, g_num_ep, MPI_INFO_NULL,
-                                       g_num_ep > 0 ? handles : NULL));
+  endpoints_create(handles);
   CHECK(handles[g_num_ep] == MPI_COMM_NULL, "MPIX_Comm_create_endpoints wrote past the %d "
         "handles asked for", g_num_ep);
   for (int i = 0; i < g_num_ep; ++i) {
     CHECK(handles[i] != MPI_COMM_NULL, "handle %d of %d is MPI_COMM_NULL", i, g_num_ep);
     for (int k = 0; k < i; ++k)
       CHECK(handles[i] != handles[k], "handles %d and %d are the same handle", k, i);
-    g_ep[i].index = i;
-    g_ep[i].comm = handles[i];
-    g_ep[i].rank = g_ep[i].size = -1;
   }
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   if (g_rank == 0)

@@ -27,66 +27,15 @@
  * (--counts: process p asks for A,B,...[p % length] handles, 0 included;
  * --varying is --counts 2,0,1; --quick: 2 rounds and smaller messages.) */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <unistd.h>
 
-#include "test_util.h"
+#include "endpoints_util.h"
 
 #ifndef MINIMPI_HAS_ENDPOINTS
 TEST_SKIPPED_MAIN("endpoints_collectives", "the MPI library has no MPIX_Comm_create_endpoints")
 #else
 
-enum { kMaxHandles = 64, kMaxCounts = 16, kGuard = 32, kPoison = 0xA5 };
-
-static int g_rank, g_size;     /* in MPI_COMM_WORLD */
-static int g_per_process = 2;  /* --endpoints K */
-static int g_counts[kMaxCounts], g_num_counts; /* --counts */
-static int g_quick, g_rounds = 4;
-static int g_watchdog_s = 100;
-
-static int handles_of(int process) {
-  return g_num_counts ? g_counts[process % g_num_counts] : g_per_process;
-}
-
-static int first_rank_of(int process) {
-  int sum = 0;
-  for (int q = 0; q < process; ++q) sum += handles_of(q);
-  return sum;
-}
-
-typedef struct {
-  int index;      /* handle index in this process */
-  MPI_Comm comm;  /* the handle */
-  int rank, size; /* in the endpoints communicator */
-} Endpoint;
-
-static Endpoint g_ep[kMaxHandles];
-static int g_num_ep, g_ep_size;
-
-/* ---- hang guard ---------------------------------------------------------- */
-
-static char g_watchdog_text[300];
-static size_t g_watchdog_length;
-
-static void on_watchdog(int signal_number) {
-  (void)signal_number;
-  ssize_t ignored = write(2, g_watchdog_text, g_watchdog_length);
-  (void)ignored;
-  _exit(3);
-}
-
-static void watchdog(const char* phase) {
-  alarm(0);
-  int n = snprintf(g_watchdog_text, sizeof g_watchdog_text,
-                   "FAIL [rank %d] endpoints_collectives: '%s' did not finish within %d s "
-                   "(hang)\n", g_rank, phase, g_watchdog_s);
-  if (n < 0) n = 0;
-  if ((size_t)n >= sizeof g_watchdog_text) n = (int)sizeof g_watchdog_text - 1;
-  g_watchdog_length = (size_t)n;
-  alarm((unsigned)g_watchdog_s);
-}
+static int g_rounds = 4; /* --rounds N */
 
 /* ---- values -------------------------------------------------------------- */
 
@@ -787,107 +736,42 @@ static void complete_all(Ctx* c) {
   free(requests);
 }
 
-/* One round on one handle, from its own thread. */
-typedef struct {
-  Endpoint* ep;
-  int round;
-} ThreadArg;
-
+static int g_round;                      /* the round collectives_thread runs */
 static int g_barriers_done[kMaxHandles]; /* per handle, across rounds */
 
-static void* collectives_thread(void* pointer) {
-  const ThreadArg* arg = (const ThreadArg*)pointer;
-  Endpoint* ep = arg->ep;
-  if (arg->round == 0) {
-    int rank = -1, size = -1;
-    MPI_CHECK(MPI_Comm_rank(ep->comm, &rank));
-    MPI_CHECK(MPI_Comm_size(ep->comm, &size));
-    CHECK(rank == first_rank_of(g_rank) + ep->index && size == g_ep_size,
-          "handle %d of process %d: rank %d of %d, expected rank %d of %d", ep->index, g_rank,
-          rank, size, first_rank_of(g_rank) + ep->index, g_ep_size);
-    ep->rank = rank;
-    ep->size = size;
-  }
+/* One round on one handle, from its own thread. */
+static void collectives_thread(Endpoint* ep, int helper) {
+  (void)helper;
+  if (g_round == 0) check_rank(ep);
   Ctx* c = (Ctx*)test_malloc(sizeof(Ctx));
   memset(c, 0, sizeof *c);
   c->ep = ep;
-  c->round = arg->round;
-  c->next_salt = arg->round * 1000;
+  c->round = g_round;
+  c->next_salt = g_round * 1000;
   c->nonblocking = 0;
   all_collectives(c, &g_barriers_done[ep->index]);
   c->nonblocking = 1;
   all_collectives(c, &g_barriers_done[ep->index]);
   complete_all(c);
   free(c);
-  return NULL;
 }
 
-static void* free_thread(void* pointer) {
-  Endpoint* ep = ((const ThreadArg*)pointer)->ep;
+static void free_thread(Endpoint* ep, int helper) {
+  (void)helper;
   MPI_CHECK(MPI_Comm_free(&ep->comm));
   CHECK(ep->comm == MPI_COMM_NULL, "MPI_Comm_free did not null the handle");
-  return NULL;
-}
-
-/* Runs `body` on every handle of this process at once, one thread each. */
-static void on_every_handle(void* (*body)(void*), int round) {
-  pthread_t threads[kMaxHandles];
-  ThreadArg args[kMaxHandles];
-  for (int i = 0; i < g_num_ep; ++i) {
-    args[i].ep = &g_ep[i];
-    args[i].round = round;
-    CHECK(pthread_create(&threads[i], NULL, body, &args[i]) == 0, "pthread_create failed");
-  }
-  for (int i = 0; i < g_num_ep; ++i) pthread_join(threads[i], NULL);
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-}
-
-static void usage_exit(const char* program) {
-  if (g_rank == 0)
-    fprintf(stderr, "usage: %s [--endpoints K | --counts A,B,... | --varying] [--rounds N] "
-            "[--quick] [--watchdog SECONDS]\n", program);
-  MPI_Finalize();
-  exit(2);
-}
-
-static void parse_counts(const char* text, const char* program) {
-  g_num_counts = 0;
-  while (*text) {
-    char* end = NULL;
-    const long value = strtol(text, &end, 10);
-    if (end == text || value < 0 || value > kMaxHandles || g_num_counts == kMaxCounts)
-      usage_exit(program);
-    g_counts[g_num_counts++] = (int)value;
-    if (*end != ',' && *end != '\0') usage_exit(program);
-    text = *end == ',' ? end + 1 : end;
-  }
-  if (g_num_counts == 0) usage_exit(program);
 }
 
 int main(int argc, char** argv) {
-  int provided = -1;
-  MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Init_thread provided %d, expected "
-        "MPI_THREAD_MULTIPLE", provided);
+  endpoints_init(&argc, &argv, "endpoints_collectives",
+                 "[--endpoints K | --counts A,B,... | --varying] [--rounds N] "
+                 "[--quick] [--watchdog SECONDS]", "");
   int rounds_given = 0;
   for (int i = 1; i < argc; ++i) {
-    const int has_value = i + 1 < argc;
-    if (strcmp(argv[i], "--endpoints") == 0 && has_value) {
-      g_per_process = atoi(argv[++i]);
-      g_num_counts = 0;
-    } else if (strcmp(argv[i], "--counts") == 0 && has_value) {
-      parse_counts(argv[++i], argv[0]);
-    } else if (strcmp(argv[i], "--varying") == 0) {
-      parse_counts("2,0,1", argv[0]);
-    } else if (strcmp(argv[i], "--rounds") == 0 && has_value) {
+    if (common_option(argc, argv, &i)) continue;
+    if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
       g_rounds = atoi(argv[++i]);
       rounds_given = 1;
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      g_quick = 1;
-    } else if (strcmp(argv[i], "--watchdog") == 0 && has_value) {
-      g_watchdog_s = atoi(argv[++i]);
     } else {
       usage_exit(argv[0]);
     }
@@ -897,24 +781,14 @@ int main(int argc, char** argv) {
             g_watchdog_s > 0,
         "bad options: %d endpoints per process (0..%d), %d rounds", g_per_process, kMaxHandles,
         g_rounds);
-  g_num_ep = handles_of(g_rank);
-  g_ep_size = first_rank_of(g_size);
-  CHECK(g_ep_size > 0, "no process asks for an endpoint: nothing to test");
-  signal(SIGALRM, on_watchdog);
+  endpoints_layout();
 
   MPI_CHECK(MPI_Type_contiguous(2, MPI_UNSIGNED, &g_affine_type));
   MPI_CHECK(MPI_Type_commit(&g_affine_type));
   MPI_CHECK(MPI_Op_create(affine_op, 0, &g_affine_op));
 
-  watchdog("MPIX_Comm_create_endpoints");
   MPI_Comm handles[kMaxHandles];
-  MPI_CHECK(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, g_num_ep, MPI_INFO_NULL,
-                                       g_num_ep > 0 ? handles : NULL));
-  for (int i = 0; i < g_num_ep; ++i) {
-    g_ep[i].index = i;
-    g_ep[i].comm = handles[i];
-    g_ep[i].rank = g_ep[i].size = -1;
-  }
+  endpoints_create(handles);
   if (g_rank == 0)
     printf("endpoints_collectives: %d endpoints over %d processes, %d rounds%s\n", g_ep_size,
            g_size, g_rounds, g_quick ? ", quick" : "");
@@ -924,12 +798,13 @@ int main(int argc, char** argv) {
     char phase[64];
     snprintf(phase, sizeof phase, "round %d", round);
     watchdog(phase);
-    on_every_handle(collectives_thread, round);
+    g_round = round;
+    on_every_handle(collectives_thread, 1);
     if (g_rank == 0) printf("endpoints_collectives: round %d ok\n", round);
     fflush(stdout);
   }
   watchdog("MPI_Comm_free");
-  on_every_handle(free_thread, 0);
+  on_every_handle(free_thread, 1);
   alarm(0);
   MPI_CHECK(MPI_Op_free(&g_affine_op));
   MPI_CHECK(MPI_Type_free(&g_affine_type));

@@ -44,11 +44,11 @@
  *                        [--nested-counts A,B,...] [--quick] [--fatal]
  *                        [--watchdog SECONDS] */
 #define _POSIX_C_SOURCE 200809L
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
 
-#include "test_util.h"
+/* Each handle's dup, made in the dup phase, used when freeing. */
+#define ENDPOINT_EXTRA_FIELDS MPI_Comm keep;
+
+#include "endpoints_util.h"
 
 #ifndef MINIMPI_HAS_ENDPOINTS
 /* Skipped; but a --fatal run is a case that must fail, so it exits 1 (the
@@ -65,53 +65,12 @@ int main(int argc, char** argv) {
 }
 #else
 
-enum { kMaxHandles = 64, kMaxCounts = 16, kGuard = 32, kPoison = 0xA5 };
-
-static int g_rank, g_size;     /* in MPI_COMM_WORLD */
-static int g_per_process = 2;  /* --endpoints K */
-static int g_counts[kMaxCounts], g_num_counts; /* --counts */
 static int g_nested[kMaxCounts], g_num_nested;  /* --nested-counts */
-static int g_quick;
-static int g_watchdog_s = 100;
-
-static int handles_of(int process) {
-  return g_num_counts ? g_counts[process % g_num_counts] : g_per_process;
-}
-
-static int first_rank_of(int process) {
-  int sum = 0;
-  for (int q = 0; q < process; ++q) sum += handles_of(q);
-  return sum;
-}
-
-/* The process holding endpoints rank `ep_rank`, and the handle's index. */
-static int owner_of(int ep_rank, int* index) {
-  int first = 0;
-  for (int p = 0; p < g_size; ++p) {
-    if (ep_rank < first + handles_of(p)) {
-      *index = ep_rank - first;
-      return p;
-    }
-    first += handles_of(p);
-  }
-  *index = -1;
-  return -1;
-}
 
 /* Grandchild handles endpoints rank r asks for. */
 static int nested_of(int ep_rank) {
   return g_num_nested ? g_nested[ep_rank % g_num_nested] : 1 + ep_rank % 2;
 }
-
-typedef struct {
-  int index;      /* handle index in this process */
-  MPI_Comm comm;  /* the handle */
-  int rank, size; /* in the endpoints communicator */
-  MPI_Comm keep;  /* its dup, made in the dup phase, used when freeing */
-} Endpoint;
-
-static Endpoint g_ep[kMaxHandles];
-static int g_num_ep, g_ep_size;
 
 static int error_class_of(int code) {
   int error_class = -1;
@@ -139,67 +98,7 @@ static void check_compare(MPI_Comm a, MPI_Comm b, int expected, int rank, const 
         MPI_CONGRUENT, MPI_SIMILAR, MPI_UNEQUAL);
 }
 
-/* ---- hang guard ---------------------------------------------------------- */
-
-static char g_watchdog_text[300];
-static size_t g_watchdog_length;
-
-static void on_watchdog(int signal_number) {
-  (void)signal_number;
-  ssize_t ignored = write(2, g_watchdog_text, g_watchdog_length);
-  (void)ignored;
-  _exit(3);
-}
-
-static void watchdog(const char* phase) {
-  alarm(0);
-  int n = snprintf(g_watchdog_text, sizeof g_watchdog_text,
-                   "FAIL [rank %d] endpoints_comms: phase '%s' did not finish within %d s "
-                   "(hang)\n", g_rank, phase, g_watchdog_s);
-  if (n < 0) n = 0;
-  if ((size_t)n >= sizeof g_watchdog_text) n = (int)sizeof g_watchdog_text - 1;
-  g_watchdog_length = (size_t)n;
-  alarm((unsigned)g_watchdog_s);
-}
-
-/* ---- phases: one thread per handle ------------------------------------------ */
-
-typedef void (*PhaseBody)(Endpoint* ep);
-
-typedef struct {
-  PhaseBody body;
-  Endpoint* ep;
-} PhaseArg;
-
-static void* phase_thread(void* pointer) {
-  PhaseArg* arg = (PhaseArg*)pointer;
-  arg->body(arg->ep);
-  return NULL;
-}
-
-static void run_phase(const char* name, PhaseBody body) {
-  watchdog(name);
-  pthread_t threads[kMaxHandles];
-  PhaseArg args[kMaxHandles];
-  for (int i = 0; i < g_num_ep; ++i) {
-    args[i].body = body;
-    args[i].ep = &g_ep[i];
-    CHECK(pthread_create(&threads[i], NULL, phase_thread, &args[i]) == 0,
-          "pthread_create failed");
-  }
-  for (int i = 0; i < g_num_ep; ++i) pthread_join(threads[i], NULL);
-  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-  if (g_rank == 0) printf("endpoints_comms: %s ok\n", name);
-  fflush(stdout);
-}
-
 /* ---- shared checks -------------------------------------------------------------- */
-
-static void check_guard(const unsigned char* p, size_t from, const char* what) {
-  for (size_t i = from; i < from + kGuard; ++i)
-    CHECK(p[i] == kPoison, "%s: byte %zu, past the %zu-byte message, was overwritten (0x%02x)",
-          what, i, from, p[i]);
-}
 
 /* `comm` must have members[i] (endpoints ranks) as its rank i, this
  * thread being endpoints rank `ep_rank`: checked by rank and size, by
@@ -258,16 +157,10 @@ static void ring(MPI_Comm comm, int tag, int rounds, const char* what) {
 
 /* ---- ranks ------------------------------------------------------------------------- */
 
-static void phase_ranks(Endpoint* ep) {
-  int rank = -1, size = -1;
-  MPI_CHECK(MPI_Comm_rank(ep->comm, &rank));
-  MPI_CHECK(MPI_Comm_size(ep->comm, &size));
-  CHECK(rank == first_rank_of(g_rank) + ep->index && size == g_ep_size,
-        "handle %d of process %d: rank %d of %d, expected rank %d of %d", ep->index, g_rank,
-        rank, size, first_rank_of(g_rank) + ep->index, g_ep_size);
-  ep->rank = rank;
-  ep->size = size;
-  check_compare(ep->comm, ep->comm, MPI_IDENT, rank, "handle vs itself");
+static void phase_ranks(Endpoint* ep, int helper) {
+  (void)helper;
+  check_rank(ep);
+  check_compare(ep->comm, ep->comm, MPI_IDENT, ep->rank, "handle vs itself");
 }
 
 /* ---- dup ----------------------------------------------------------------------------- */
@@ -276,7 +169,8 @@ enum { kIsoRounds = 10, kIsoMax = 9000 };
 
 static int iso_bytes(int c, int round) { return (c * kIsoRounds + round) % 5 == 4 ? kIsoMax : 512; }
 
-static void phase_dup(Endpoint* ep) {
+static void phase_dup(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size;
   MPI_CHECK(MPI_Comm_dup(ep->comm, &ep->keep));
   int rank = -1, size = -1;
@@ -336,7 +230,8 @@ static void phase_dup(Endpoint* ep) {
 
 /* ---- split ---------------------------------------------------------------------------- */
 
-static void phase_split(Endpoint* ep) {
+static void phase_split(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size;
   int* members = (int*)test_malloc(sizeof(int) * (size_t)n);
   int count = 0;
@@ -434,7 +329,8 @@ static void bad_send(MPI_Comm comm, int ep_rank, int size, const char* what) {
   }
 }
 
-static void phase_errhandlers(Endpoint* ep) {
+static void phase_errhandlers(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size;
   if (r % 3 != 2) MPI_CHECK(MPI_Comm_set_errhandler(ep->comm, handler_for(r)));
   /* Every handle has set its own before anyone looks at the others. */
@@ -513,7 +409,8 @@ static void* grandchild_thread(void* pointer) {
   return NULL;
 }
 
-static void phase_nested(Endpoint* ep) {
+static void phase_nested(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, m = nested_of(r);
   int first = 0, total = 0;
   for (int q = 0; q < ep->size; ++q) {
@@ -613,7 +510,8 @@ static void phase_nested(Endpoint* ep) {
 
 /* ---- freeing half the handles ------------------------------------------------------------ */
 
-static void phase_free_half(Endpoint* ep) {
+static void phase_free_half(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size, evens = (n + 1) / 2;
   if (r % 2 == 1) {
     MPI_CHECK(MPI_Comm_free(&ep->comm));
@@ -684,7 +582,8 @@ static void create_errors_on_world(void) {
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
-static void phase_create_errors(Endpoint* ep) {
+static void phase_create_errors(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size;
   MPI_CHECK(MPI_Comm_set_errhandler(ep->comm, MPI_ERRORS_RETURN));
   MPI_Comm out[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
@@ -709,7 +608,8 @@ static void phase_create_errors(Endpoint* ep) {
 
 enum { kReleaseTag = 900 };
 
-static void phase_fatal(Endpoint* ep) {
+static void phase_fatal(Endpoint* ep, int helper) {
+  (void)helper;
   const int r = ep->rank, n = ep->size;
   int value = 0;
   if (r == 0) {
@@ -734,103 +634,56 @@ static void phase_fatal(Endpoint* ep) {
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static void usage_exit(const char* program) {
-  if (g_rank == 0)
-    fprintf(stderr, "usage: %s [--endpoints K | --counts A,B,... | --varying] "
-            "[--nested-counts A,B,...] [--quick] [--fatal] [--watchdog SECONDS]\n", program);
-  MPI_Finalize();
-  exit(2);
-}
-
-static int parse_counts(const char* text, int* counts, const char* program) {
-  int number = 0;
-  while (*text) {
-    char* end = NULL;
-    const long value = strtol(text, &end, 10);
-    if (end == text || value < 0 || value > kMaxHandles || number == kMaxCounts)
-      usage_exit(program);
-    counts[number++] = (int)value;
-    if (*end != ',' && *end != '\0') usage_exit(program);
-    text = *end == ',' ? end + 1 : end;
-  }
-  if (number == 0) usage_exit(program);
-  return number;
-}
-
 int main(int argc, char** argv) {
-  int provided = -1;
-  MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &g_rank));
-  MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &g_size));
-  CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Init_thread provided %d, expected "
-        "MPI_THREAD_MULTIPLE", provided);
+  endpoints_init(&argc, &argv, "endpoints_comms",
+                 "[--endpoints K | --counts A,B,... | --varying] "
+                 "[--nested-counts A,B,...] [--quick] [--fatal] [--watchdog SECONDS]", "phase ");
   int fatal = 0;
   for (int i = 1; i < argc; ++i) {
-    const int has_value = i + 1 < argc;
-    if (strcmp(argv[i], "--endpoints") == 0 && has_value) {
-      g_per_process = atoi(argv[++i]);
-      g_num_counts = 0;
-    } else if (strcmp(argv[i], "--counts") == 0 && has_value) {
-      g_num_counts = parse_counts(argv[++i], g_counts, argv[0]);
-    } else if (strcmp(argv[i], "--varying") == 0) {
-      g_num_counts = parse_counts("2,0,1", g_counts, argv[0]);
-    } else if (strcmp(argv[i], "--nested-counts") == 0 && has_value) {
+    if (common_option(argc, argv, &i)) continue;
+    if (strcmp(argv[i], "--nested-counts") == 0 && i + 1 < argc) {
       g_num_nested = parse_counts(argv[++i], g_nested, argv[0]);
-    } else if (strcmp(argv[i], "--quick") == 0) {
-      g_quick = 1;
     } else if (strcmp(argv[i], "--fatal") == 0) {
       fatal = 1;
-    } else if (strcmp(argv[i], "--watchdog") == 0 && has_value) {
-      g_watchdog_s = atoi(argv[++i]);
     } else {
       usage_exit(argv[0]);
     }
   }
   CHECK(g_per_process >= 0 && g_per_process <= kMaxHandles && g_watchdog_s > 0,
         "bad options: %d endpoints per process (0..%d)", g_per_process, kMaxHandles);
-  g_num_ep = handles_of(g_rank);
-  g_ep_size = first_rank_of(g_size);
-  CHECK(g_ep_size > 0, "no process asks for an endpoint: nothing to test");
+  endpoints_layout();
   int nested_total = 0;
   for (int q = 0; q < g_ep_size; ++q) nested_total += nested_of(q);
   CHECK(nested_total > 0, "--nested-counts asks for no grandchild handle at all");
   CHECK(!fatal || g_ep_size >= 2, "--fatal needs at least 2 endpoints");
-  signal(SIGALRM, on_watchdog);
 
-  watchdog("MPIX_Comm_create_endpoints");
   MPI_Comm handles[kMaxHandles];
-  MPI_CHECK(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, g_num_ep, MPI_INFO_NULL,
-                                       g_num_ep > 0 ? handles : NULL));
-  for (int i = 0; i < g_num_ep; ++i) {
-    g_ep[i].index = i;
-    g_ep[i].comm = handles[i];
-    g_ep[i].rank = g_ep[i].size = -1;
-    g_ep[i].keep = MPI_COMM_NULL;
-  }
+  endpoints_create(handles);
+  for (int i = 0; i < g_num_ep; ++i) g_ep[i].keep = MPI_COMM_NULL;
   if (g_rank == 0)
     printf("endpoints_comms: %d endpoints over %d processes%s\n", g_ep_size, g_size,
            g_quick ? ", quick" : "");
   fflush(stdout);
-  run_phase("ranks", phase_ranks);
+  run_phase("ranks", phase_ranks, 1);
   if (fatal) {
-    run_phase("fatal", phase_fatal);
+    run_phase("fatal", phase_fatal, 1);
     MPI_Finalize();
     return 0;
   }
-  run_phase("dup", phase_dup);
-  run_phase("split", phase_split);
+  run_phase("dup", phase_dup, 1);
+  run_phase("split", phase_split, 1);
   MPI_CHECK(MPI_Comm_create_errhandler(record_error, &g_user_handler));
-  run_phase("error handlers", phase_errhandlers);
+  run_phase("error handlers", phase_errhandlers, 1);
   MPI_CHECK(MPI_Errhandler_free(&g_user_handler));
-  run_phase("endpoints of endpoints", phase_nested);
-  run_phase("free half the handles", phase_free_half);
+  run_phase("endpoints of endpoints", phase_nested, 1);
+  run_phase("free half the handles", phase_free_half, 1);
 
   watchdog("MPIX_Comm_create_endpoints errors");
   create_errors_on_world();
   MPI_CHECK(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, g_num_ep, MPI_INFO_NULL,
                                        g_num_ep > 0 ? handles : NULL));
   for (int i = 0; i < g_num_ep; ++i) g_ep[i].comm = handles[i];
-  run_phase("MPIX_Comm_create_endpoints errors", phase_create_errors);
+  run_phase("MPIX_Comm_create_endpoints errors", phase_create_errors, 1);
   alarm(0);
   test_report_pass("endpoints_comms", MPI_COMM_WORLD);
   MPI_CHECK(MPI_Finalize());

@@ -83,6 +83,8 @@ MPI_TEST_PROGRAMS = {
     "endpoints": {"srcs": ["endpoints.c"], "threaded": True},
     "endpoints_collectives": {"srcs": ["endpoints_collectives.c"], "threaded": True},
     "endpoints_comms": {"srcs": ["endpoints_comms.c"], "threaded": True},
+    # The endpoint message-rate benchmark's own data check, short.
+    "ep_rate": {"srcs": ["//apps/bench:ep_rate.c"], "threaded": True},
     # The lattice QCD Dslash proxy (OpenMP threads, MPI_THREAD_MULTIPLE).
     "dslash": {"srcs": ["//apps/dslash:dslash.c"], "threaded": True, "openmp": True},
 }
@@ -620,6 +622,13 @@ MPI_TEST_CASES = [
     {"name": "endpoints_varying", "program": "endpoints", "ranks": [2, 3, 4], "args": ["--varying"], "timeout": 180},
     {"name": "endpoints_first_empty", "program": "endpoints", "ranks": [2, 3], "args": ["--counts", "0,3,1"], "timeout": 180},
     {"name": "endpoints_tiny_rings", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
+    # Idle endpoint waiters also progress the process's other VCIs; and one
+    # VCI shared by the communicators, endpoints still private.
+    {"name": "endpoints_process_progress", "program": "endpoints", "ranks": [2, 3], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_EP_PROGRESS=process"], "timeout": 180},
+    {"name": "endpoints_collectives_process_progress", "program": "endpoints_collectives", "ranks": [2], "args": ["--endpoints", "4", "--quick"], "env": ["MINIMPI_EP_PROGRESS=process"], "timeout": 180},
+    {"name": "endpoints_one_shared_vci", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "4", "--quick"], "env": ["MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    {"name": "ep_rate_endpoints", "program": "ep_rate", "ranks": [2], "args": ["--mode", "endpoints", "--pairs", "3", "--sizes", "8,4096,70000", "--windows", "20"], "timeout": 120},
+    {"name": "ep_rate_threads_dup", "program": "ep_rate", "ranks": [2], "args": ["--mode", "threads-dup", "--pairs", "2", "--sizes", "8,70000", "--windows", "20"], "timeout": 120},
     {"name": "endpoints_collectives", "program": "endpoints_collectives", "ranks": [1, 2, 3, 4], "args": ["--endpoints", "2"], "timeout": 180},
     {"name": "endpoints_collectives_one", "program": "endpoints_collectives", "ranks": [1, 2, 4], "args": ["--endpoints", "1"], "timeout": 180},
     {"name": "endpoints_collectives_many", "program": "endpoints_collectives", "ranks": [1, 2, 4], "args": ["--endpoints", "8", "--quick"], "timeout": 180},

@@ -62,6 +62,12 @@ run_job "export_override" 1 -- "$mpiexec" -n 1 -x FORWARDED_BY_LAUNCHER=new \
 
 run_job "bind_core" 4 -- "$mpiexec" -np 4 --bind-to core "$probe" --expect-bound
 
+# Where the PMIx server cannot share its data store with its clients (some
+# VMs; here forced with the hash store), peers' keys are still found, and a
+# key nobody published still fails at once.
+PMIX_MCA_gds=hash run_job "server_side_store" 4 -- "$mpiexec" -n 4 "$probe" \
+  --expect-size 4
+
 # Invoked as mpirun it behaves the same.
 ln -sf "$(cd "$(dirname "$mpiexec")" && pwd)/$(basename "$mpiexec")" "${scratch}/mpirun"
 run_job "mpirun" 2 -- "${scratch}/mpirun" -np 2 -- "$probe" --expect-size 2
