@@ -149,9 +149,9 @@ PointToPoint::PointToPoint(net::Transport* transport,
 std::string PointToPoint::MatchStatistics() {
   std::string text;
   for (int v = 0; v < vcis_in_use_.load(std::memory_order_acquire); ++v) {
-    const Vci* vci = FindVci(v);
-    if (vci == nullptr) continue;
-    std::lock_guard<std::mutex> lock(VciAt(v).mutex);
+    if (FindVci(v) == nullptr) continue;
+    Vci* vci = &VciAt(v);
+    std::lock_guard<std::mutex> lock(vci->mutex);
     const match::MatchStats stats = vci->engine->stats();
     const uint64_t searches = stats.point_to_point.posted.searches +
                               stats.point_to_point.unexpected.searches +
@@ -495,6 +495,29 @@ void PointToPoint::SendControlLocked(int vci, net::PeerVci peer,
   EnqueueLocked(vci, peer, message);
 }
 
+void PointToPoint::SendOwedControlLocked(int vci, net::PeerVci peer,
+                                         const MessageHeader& header,
+                                         Request* request,
+                                         bool finishes_event) {
+  if (TrySendLocked(vci, peer, header, nullptr, 0)) {
+    SettleOwedLocked(request, finishes_event);
+    return;
+  }
+  Vci::OutgoingMessage message;
+  message.header = header;
+  message.owed_by = request;
+  message.owed_finishes_event = finishes_event;
+  EnqueueLocked(vci, peer, message);
+}
+
+void PointToPoint::SettleOwedLocked(Request* request, bool finishes_event) {
+  if (finishes_event) {
+    FinishRendezvousEvent(request);
+  } else {
+    Complete(request);
+  }
+}
+
 bool PointToPoint::RetryOutgoingLocked(int vci) {
   Vci& v = VciAt(vci);
   bool progressed = false;
@@ -524,8 +547,11 @@ bool PointToPoint::RetryOutgoingLocked(int vci) {
       queue.head = message->next;
       Request* request = message->request;
       const bool complete = message->complete_when_sent;
+      Request* owed_by = message->owed_by;
+      const bool finishes_event = message->owed_finishes_event;
       v.spare_outgoing.push_back(message);
       if (complete) Complete(request);
+      if (owed_by != nullptr) SettleOwedLocked(owed_by, finishes_event);
     }
     if (queue.head == nullptr) {
       queue.tail = nullptr;
@@ -716,11 +742,13 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
     CopyIntoReceive(request, message->payload(), delivered);
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
-      SendControlLocked(
+      SendOwedControlLocked(
           request->vci, message->source,
-          MakeControl(MessageType::kSyncAck, header.sender_request));
+          MakeControl(MessageType::kSyncAck, header.sender_request), request,
+          /*finishes_event=*/false);
+    } else {
+      Complete(request);
     }
-    Complete(request);
   }
   FreeRecordLocked(VciAt(request->vci), message);
 }
@@ -747,10 +775,10 @@ void PointToPoint::StartRendezvousReadLocked(Request* request,
   request->rendezvous_peer = peer;
   request->rendezvous_sender_request = header.sender_request;
   if (delivered == 0) {
-    SendControlLocked(
+    SendOwedControlLocked(
         request->vci, peer,
-        MakeControl(MessageType::kRendezvousDone, header.sender_request));
-    Complete(request);
+        MakeControl(MessageType::kRendezvousDone, header.sender_request),
+        request, /*finishes_event=*/false);
     return;
   }
   if ((header.flags & kSenderLayoutInPayload) != 0 ||
@@ -993,10 +1021,10 @@ void PointToPoint::FinishGatheredReadLocked(int vci, Request* request) {
   }
   delete request->gathered_read;
   request->gathered_read = nullptr;
-  SendControlLocked(vci, request->rendezvous_peer,
-                    MakeControl(MessageType::kRendezvousDone,
-                                request->rendezvous_sender_request));
-  FinishRendezvousEvent(request);
+  SendOwedControlLocked(vci, request->rendezvous_peer,
+                        MakeControl(MessageType::kRendezvousDone,
+                                    request->rendezvous_sender_request),
+                        request, /*finishes_event=*/true);
 }
 
 // --- Probes ------------------------------------------------------------------
@@ -1356,16 +1384,17 @@ void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
       }
       if (request->kind == RequestKind::kReceive) {
         // Our read is over: the sender's buffer is free as far as we go.
-        SendControlLocked(vci, request->rendezvous_peer,
-                          MakeControl(MessageType::kRendezvousDone,
-                                      request->rendezvous_sender_request));
+        SendOwedControlLocked(vci, request->rendezvous_peer,
+                              MakeControl(MessageType::kRendezvousDone,
+                                          request->rendezvous_sender_request),
+                              request, /*finishes_event=*/true);
       } else {
         MessageHeader done{};
         done.type = MessageType::kWriteDone;
         done.receiver_request = request->receiver_request;
-        SendControlLocked(vci, request->send.destination(), done);
+        SendOwedControlLocked(vci, request->send.destination(), done, request,
+                              /*finishes_event=*/true);
       }
-      FinishRendezvousEvent(request);
       return;
     }
     case net::CompletionType::kWriteImmediate:
@@ -1399,10 +1428,12 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
     CopyIntoReceive(request, payload, delivered);
     FillStatus(request, header, delivered);
     if (header.type == MessageType::kEagerSync) {
-      SendControlLocked(
-          vci, peer, MakeControl(MessageType::kSyncAck, header.sender_request));
+      SendOwedControlLocked(
+          vci, peer, MakeControl(MessageType::kSyncAck, header.sender_request),
+          request, /*finishes_event=*/false);
+    } else {
+      Complete(request);
     }
-    Complete(request);
     return;
   }
   // Unexpected: keep the envelope and the payload (an eager message's

@@ -81,6 +81,12 @@ struct alignas(64) Vci {
     // into the transport's buffer when the message leaves.
     bool pack_from_request = false;
     bool complete_when_sent = false;  // standard-mode eager: done once sent
+    // A control message a request owes its peer (kRendezvousDone,
+    // kWriteDone, kSyncAck): the request finishes that step only once the
+    // message has left, so whoever waits on it keeps progressing this VCI
+    // until then (an endpoint's VCI is progressed by no one else).
+    Request* owed_by = nullptr;
+    bool owed_finishes_event = false;  // a rendezvous event; else Complete
   };
   struct OutgoingQueue {
     OutgoingMessage* head = nullptr;
@@ -327,6 +333,12 @@ class PointToPoint : public net::CompletionHandler {
   // Sends a data message of `request` (eager, synchronous eager, or a
   // rendezvous request), or queues it behind the peer's backlog. A queued
   // standard-mode eager message completes its request once it leaves.
+  // Sends a control message `request` owes the peer; once it has left, the
+  // request finishes a rendezvous event (`finishes_event`) or completes.
+  void SendOwedControlLocked(int vci, net::PeerVci peer,
+                             const MessageHeader& header, Request* request,
+                             bool finishes_event);
+  void SettleOwedLocked(Request* request, bool finishes_event);
   void SendDataLocked(Request* request, const MessageHeader& header,
                       const void* payload, size_t payload_length,
                       bool complete_when_sent);
