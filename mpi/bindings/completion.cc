@@ -147,6 +147,31 @@ MPI_Status* StatusAt(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
+// The VCI every active request lives on, or -1 when they are on several
+// (or none is active): a wait or test on one VCI progresses that VCI, and an
+// endpoint's VCI alone (PointToPoint::ProgressBeyond).
+int SharedVci(const RequestList& requests) {
+  int vci = -1;
+  for (const p2p::Request* r : requests) {
+    if (!IsActive(r)) continue;
+    if (vci >= 0 && r->vci != vci) return -1;
+    vci = r->vci;
+  }
+  return vci;
+}
+
+// One round of progress for a test on `requests`.
+void ProgressFor(const RequestList& requests) {
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  const int vci = SharedVci(requests);
+  if (vci < 0) {
+    engine.ProgressAll();
+  } else {
+    engine.TryProgress(vci);
+    engine.ProgressBeyond(vci);
+  }
+}
+
 // The end of Waitall/Testall/Waitsome/Testsome when some request failed:
 // every reported status gets its MPI_ERROR and the call raises
 // MPI_ERR_IN_STATUS.
@@ -235,7 +260,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   p2p::PointToPoint& engine = Instance::Get().p2p();
   if (!IsDone(r)) {
     engine.TryProgress(r->vci);
-    if (!IsDone(r)) engine.ProgressAll();
+    if (!IsDone(r)) engine.ProgressBeyond(r->vci);
   }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;
@@ -250,13 +275,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  // One VCI for all of them lets the wait progress just that VCI.
-  int vci = -2;
-  for (const p2p::Request* r : requests) {
-    if (!IsActive(r)) continue;
-    vci = (vci == -2 || vci == r->vci) ? r->vci : -1;
-  }
-  Instance::Get().p2p().WaitUntil(vci < 0 ? -1 : vci, [&] {
+  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
     for (const p2p::Request* r : requests) {
       if (IsActive(r) && !IsDone(r)) return false;
     }
@@ -273,7 +292,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  Instance::Get().p2p().ProgressAll();
+  ProgressFor(requests);
   for (const p2p::Request* r : requests) {
     if (IsActive(r) && !IsDone(r)) {
       *flag = 0;
@@ -292,7 +311,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index,
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  Instance::Get().p2p().ProgressAll();
+  ProgressFor(requests);
   bool any_active = false;
   for (int i = 0; i < count; ++i) {
     if (!IsActive(requests[i])) continue;
@@ -323,7 +342,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
     return MPI_SUCCESS;
   }
   int done = -1;
-  Instance::Get().p2p().WaitUntil(-1, [&] {
+  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
     for (int i = 0; i < count; ++i) {
       if (IsActive(requests[i]) && IsDone(requests[i])) {
         done = i;
@@ -349,7 +368,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  Instance::Get().p2p().WaitUntil(-1, [&] {
+  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
     for (const p2p::Request* r : requests) {
       if (IsActive(r) && IsDone(r)) return true;
     }
@@ -372,7 +391,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  Instance::Get().p2p().ProgressAll();
+  ProgressFor(requests);
   return CollectSome(kCall, requests, array_of_requests, outcount,
                      array_of_indices, array_of_statuses);
 }
@@ -388,7 +407,10 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
-  if (!IsDone(r)) Instance::Get().p2p().ProgressAll();
+  if (!IsDone(r)) {
+    Instance::Get().p2p().TryProgress(r->vci);
+    Instance::Get().p2p().ProgressBeyond(r->vci);
+  }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;
   if (minimpi::IsGeneralized(r)) {  // the request stays

@@ -336,7 +336,9 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
   if (*flag) {
     minimpi::ToMpiStatus(found, status);
   } else {
-    engine.ProgressAll();  // a polling loop must move every VCI forward
+    // A polling loop must move the other VCIs forward too (not other
+    // endpoints': see ProgressBeyond).
+    engine.ProgressBeyond(c->vci);
   }
   return MPI_SUCCESS;
 }
@@ -382,7 +384,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
       engine.Improbe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
   *flag = record != nullptr;
   if (record == nullptr) {
-    engine.ProgressAll();
+    engine.ProgressBeyond(c->vci);
     return MPI_SUCCESS;
   }
   *message = NewMessageHandle(record, c);
