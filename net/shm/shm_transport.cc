@@ -49,6 +49,12 @@ size_t RoundUpToPage(size_t bytes) {
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
+// MINIMPI_SHM_RING_BYTES rounded up to whole cache lines, as rings use it.
+size_t RingCapacity(const runtime::Settings& settings) {
+  return (settings.shm_ring_bytes + kCacheLineBytes - 1) / kCacheLineBytes *
+         kCacheLineBytes;
+}
+
 // POSIX shared-memory names allow one leading slash and a short name; job
 // ids (PMIx namespaces) may hold any character, so keep a safe subset.
 std::string SegmentName(const std::string& job_id, int rank) {
@@ -116,8 +122,7 @@ ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
     : rank_(bootstrap.rank()),
       size_(bootstrap.size()),
       num_vcis_(settings.num_vcis + settings.endpoint_vcis),
-      ring_bytes_((settings.shm_ring_bytes + kCacheLineBytes - 1) /
-                  kCacheLineBytes * kCacheLineBytes),
+      ring_bytes_(RingCapacity(settings)),
       max_message_(kMaxHeaderBytes + settings.eager_max),
       pull_min_(settings.shm_pull_min),
       ring_stride_(RoundUpToPage(RingBytes(ring_bytes_))),
@@ -143,8 +148,7 @@ absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Create(
     return absl::InvalidArgumentError("net/shm: need at least 1 VCI");
   }
   const size_t max_message = kMaxHeaderBytes + settings.eager_max;
-  const size_t ring_bytes = (settings.shm_ring_bytes + kCacheLineBytes - 1) /
-                            kCacheLineBytes * kCacheLineBytes;
+  const size_t ring_bytes = RingCapacity(settings);
   if (!IsValidRingCapacity(ring_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "net/shm: MINIMPI_SHM_RING_BYTES=", settings.shm_ring_bytes,
