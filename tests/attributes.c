@@ -124,13 +124,6 @@ static int callback_class(int callback_class_returned) {
 #endif
 }
 
-static int error_class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
-
 /* ---- Predefined attributes ---------------------------------------------- */
 
 static int predefined(MPI_Comm comm, int keyval, int* value) {
@@ -297,9 +290,9 @@ static void check_user_attributes(void) {
   g_fail_copy_of = 0;
   MPI_Comm failed = MPI_COMM_WORLD;
   int rc = MPI_Comm_dup(comm, &failed);
-  CHECK(rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_OTHER,
+  CHECK(rc != MPI_SUCCESS && test_error_class(rc) == MPI_ERR_OTHER,
         "a failing copy callback gave class %d, expected MPI_ERR_OTHER",
-        error_class_of(rc));
+        test_error_class(rc));
   CHECK(failed == MPI_COMM_NULL, "a failed dup did not return MPI_COMM_NULL");
 #if MINIMPI_ONLY
   /* What was copied before the failure (k3 and k1) is deleted again, most
@@ -316,20 +309,20 @@ static void check_user_attributes(void) {
   g_fail_copy_of = -1;
   g_fail_delete_of = 0;
   rc = MPI_Comm_set_attr(comm, k[0], (void*)3);
-  CHECK(error_class_of(rc) == callback_class(MPI_ERR_ARG),
-        "a failing delete on replacement gave class %d", error_class_of(rc));
+  CHECK(test_error_class(rc) == callback_class(MPI_ERR_ARG),
+        "a failing delete on replacement gave class %d", test_error_class(rc));
   expect_attribute(comm, k[0], 1, 2, "attribute whose replacement failed");
   rc = MPI_Comm_delete_attr(comm, k[0]);
-  CHECK(error_class_of(rc) == callback_class(MPI_ERR_ARG),
-        "a failing delete_attr gave class %d", error_class_of(rc));
+  CHECK(test_error_class(rc) == callback_class(MPI_ERR_ARG),
+        "a failing delete_attr gave class %d", test_error_class(rc));
   expect_attribute(comm, k[0], 1, 2, "attribute whose deletion failed");
   g_event_count = 0;
 #if MINIMPI_ONLY
   MPI_Comm kept = comm;
   rc = MPI_Comm_free(&comm);
-  CHECK(error_class_of(rc) == callback_class(MPI_ERR_ARG) && comm == kept,
+  CHECK(test_error_class(rc) == callback_class(MPI_ERR_ARG) && comm == kept,
         "a failing delete in Comm_free gave class %d and %s the handle",
-        error_class_of(rc), comm == kept ? "kept" : "changed");
+        test_error_class(rc), comm == kept ? "kept" : "changed");
   g_event_count = 0;
 #endif
   g_fail_delete_of = -1;
@@ -357,8 +350,8 @@ static void check_user_attributes(void) {
   /* Now it is gone: freeing it again is an error. */
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   rc = MPI_Comm_free_keyval(&short_lived);
-  CHECK(error_class_of(rc) == MPI_ERR_KEYVAL,
-        "freeing a gone keyval gave class %d", error_class_of(rc));
+  CHECK(test_error_class(rc) == MPI_ERR_KEYVAL,
+        "freeing a gone keyval gave class %d", test_error_class(rc));
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 #endif
 }

@@ -13,13 +13,6 @@
  * collective that the others refused to start. */
 #include "test_util.h"
 
-static int error_class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
 /* The classes checked are minimpi's.  Built with another MPI (to cross-check
  * that this program itself is sound), any outcome is accepted: other
  * libraries pick other classes (Open MPI: MPI_ERR_ARG for an in-place
@@ -32,7 +25,7 @@ static int g_mpich;
 #define EXPECT_CLASS(call, expected)                                                                 \
   do {                                                                                               \
     const int expect_code_ = (call);                                                                 \
-    const int expect_class_ = error_class_of(expect_code_);                                          \
+    const int expect_class_ = test_error_class(expect_code_);                                          \
     if (!g_strict) break;                                                                            \
     char expect_text_[MPI_MAX_ERROR_STRING] = "";                                                    \
     int expect_len_ = 0;                                                                             \
@@ -99,11 +92,11 @@ static void check_mismatched_bcast(MPI_Comm comm, int rank, int size) {
   int buffer[kBig + 8];
   for (int i = 0; i < kBig + 8; ++i) buffer[i] = rank == 0 ? 1000 + i : -1;
   int rc = MPI_Bcast(buffer, rank == 0 ? kBig : kSmall, MPI_INT, 0, comm);
-  const int truncated = error_class_of(rc) == MPI_ERR_TRUNCATE;
+  const int truncated = test_error_class(rc) == MPI_ERR_TRUNCATE;
   if (rank != 0 && g_strict) {
     CHECK(rc == MPI_SUCCESS || truncated,
           "mismatched MPI_Bcast: receiver got class %d, expected MPI_SUCCESS or MPI_ERR_TRUNCATE",
-          error_class_of(rc));
+          test_error_class(rc));
     for (int i = 0; i < kSmall; ++i) CHECK(buffer[i] == 1000 + i, "mismatched MPI_Bcast: element %d is %d", i, buffer[i]);
     /* Nothing past the posted count may be written. */
     for (int i = kSmall; i < kBig + 8; ++i) CHECK(buffer[i] == -1, "mismatched MPI_Bcast wrote element %d", i);

@@ -72,24 +72,6 @@ static int nested_of(int ep_rank) {
   return g_num_nested ? g_nested[ep_rank % g_num_nested] : 1 + ep_rank % 2;
 }
 
-static int error_class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
-#define EXPECT_CLASS(call, expected)                                                  \
-  do {                                                                                \
-    const int expect_code_ = (call);                                                  \
-    const int expect_class_ = error_class_of(expect_code_);                           \
-    char expect_text_[MPI_MAX_ERROR_STRING] = "";                                     \
-    int expect_len_ = 0;                                                              \
-    if (expect_code_ != MPI_SUCCESS) MPI_Error_string(expect_code_, expect_text_, &expect_len_); \
-    CHECK(expect_class_ == (expected), "%s returned class %d (%s), expected %s (%d)", #call, \
-          expect_class_, expect_text_, #expected, (expected));                        \
-  } while (0)
-
 static void check_compare(MPI_Comm a, MPI_Comm b, int expected, int rank, const char* what) {
   int result = -1;
   MPI_CHECK(MPI_Comm_compare(a, b, &result));
@@ -312,17 +294,17 @@ static void bad_send(MPI_Comm comm, int ep_rank, int size, const char* what) {
   int value = 1;
   const int calls_before = t_handler_calls;
   const int rc = MPI_Send(&value, 1, MPI_INT, size, 0, comm);
-  CHECK(error_class_of(rc) == MPI_ERR_RANK, "%s at endpoints rank %d: MPI_Send to rank %d of "
+  CHECK(test_error_class(rc) == MPI_ERR_RANK, "%s at endpoints rank %d: MPI_Send to rank %d of "
         "%d returned class %d, expected MPI_ERR_RANK (%d)", what, ep_rank, size, size,
-        error_class_of(rc), MPI_ERR_RANK);
+        test_error_class(rc), MPI_ERR_RANK);
   if (ep_rank % 3 == 1) {
     CHECK(t_handler_calls == calls_before + 1, "%s at endpoints rank %d: the user handler was "
           "called %d times, expected once", what, ep_rank, t_handler_calls - calls_before);
     CHECK(t_handler_comm == comm, "%s at endpoints rank %d: the user handler was called with "
           "another communicator handle than the one in error", what, ep_rank);
-    CHECK(error_class_of(t_handler_code) == MPI_ERR_RANK, "%s at endpoints rank %d: the user "
+    CHECK(test_error_class(t_handler_code) == MPI_ERR_RANK, "%s at endpoints rank %d: the user "
           "handler got an error of class %d, expected MPI_ERR_RANK", what, ep_rank,
-          error_class_of(t_handler_code));
+          test_error_class(t_handler_code));
   } else {
     CHECK(t_handler_calls == calls_before, "%s at endpoints rank %d: the user handler (of "
           "another handle) was called", what, ep_rank);
@@ -342,10 +324,10 @@ static void phase_errhandlers(Endpoint* ep, int helper) {
     bad_send(ep->comm, r, n, "handle");
     if (r % 3 == 0) {
       int value = 0;
-      EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, -5, 0, ep->comm), MPI_ERR_RANK);
-      EXPECT_CLASS(MPI_Recv(&value, 1, MPI_INT, n + 2, 0, ep->comm, MPI_STATUS_IGNORE),
+      CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, -5, 0, ep->comm), MPI_ERR_RANK);
+      CHECK_ERROR_CLASS(MPI_Recv(&value, 1, MPI_INT, n + 2, 0, ep->comm, MPI_STATUS_IGNORE),
                    MPI_ERR_RANK);
-      EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, 0, -3, ep->comm), MPI_ERR_TAG);
+      CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, 0, -3, ep->comm), MPI_ERR_TAG);
     }
   }
   /* A dup inherits its handle's handler. */
@@ -559,11 +541,11 @@ static void create_errors_on_world(void) {
   MPI_Comm out[4] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, -1, MPI_INFO_NULL, out), MPI_ERR_ARG);
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, -1000, MPI_INFO_NULL, out),
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, -1, MPI_INFO_NULL, out), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, -1000, MPI_INFO_NULL, out),
                MPI_ERR_ARG);
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_NULL, 1, MPI_INFO_NULL, out), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_WORLD, 2, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(MPI_COMM_NULL, 1, MPI_INFO_NULL, out), MPI_ERR_COMM);
   for (int i = 0; i < 4; ++i)
     CHECK(out[i] == MPI_COMM_NULL, "a failed MPIX_Comm_create_endpoints wrote handle %d", i);
   if (g_size >= 2) {
@@ -573,7 +555,7 @@ static void create_errors_on_world(void) {
     MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, lower, g_rank, &local));
     MPI_CHECK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, lower ? half : 0, 77, &inter));
     MPI_CHECK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-    EXPECT_CLASS(MPIX_Comm_create_endpoints(inter, 1, MPI_INFO_NULL, out), MPI_ERR_COMM);
+    CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(inter, 1, MPI_INFO_NULL, out), MPI_ERR_COMM);
     CHECK(out[0] == MPI_COMM_NULL, "a failed MPIX_Comm_create_endpoints wrote a handle");
     MPI_CHECK(MPI_Comm_free(&inter));
     MPI_CHECK(MPI_Comm_free(&local));
@@ -587,8 +569,8 @@ static void phase_create_errors(Endpoint* ep, int helper) {
   const int r = ep->rank, n = ep->size;
   MPI_CHECK(MPI_Comm_set_errhandler(ep->comm, MPI_ERRORS_RETURN));
   MPI_Comm out[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(ep->comm, -1, MPI_INFO_NULL, out), MPI_ERR_ARG);
-  EXPECT_CLASS(MPIX_Comm_create_endpoints(ep->comm, 1, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(ep->comm, -1, MPI_INFO_NULL, out), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPIX_Comm_create_endpoints(ep->comm, 1, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
   CHECK(out[0] == MPI_COMM_NULL && out[1] == MPI_COMM_NULL,
         "a failed MPIX_Comm_create_endpoints wrote a handle");
   /* The failed calls left nothing behind: a valid one, one handle each. */
@@ -614,7 +596,7 @@ static void phase_fatal(Endpoint* ep, int helper) {
   int value = 0;
   if (r == 0) {
     MPI_CHECK(MPI_Comm_set_errhandler(ep->comm, MPI_ERRORS_RETURN));
-    EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, n, 0, ep->comm), MPI_ERR_RANK);
+    CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, n, 0, ep->comm), MPI_ERR_RANK);
   }
   MPI_CHECK(MPI_Barrier(ep->comm));
   if (r == 1) {

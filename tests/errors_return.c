@@ -6,24 +6,6 @@
  * Rank 0 receives from S (rank 1, or itself when alone). */
 #include "test_util.h"
 
-static int error_class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
-#define EXPECT_CLASS(call, expected)                                                  \
-  do {                                                                                \
-    const int expect_code_ = (call);                                                  \
-    const int expect_class_ = error_class_of(expect_code_);                           \
-    char expect_text_[MPI_MAX_ERROR_STRING] = "";                                     \
-    int expect_len_ = 0;                                                              \
-    if (expect_code_ != MPI_SUCCESS) MPI_Error_string(expect_code_, expect_text_, &expect_len_); \
-    CHECK(expect_class_ == (expected), "%s returned class %d (%s), expected %s (%d)", #call, \
-          expect_class_, expect_text_, #expected, (expected));                        \
-  } while (0)
-
 enum { kGuardBytes = 256, kGuard = 0xEE };
 
 static void exchange_real_messages(MPI_Comm comm, int rank, int sender, int tag) {
@@ -47,28 +29,28 @@ static void check_argument_errors(MPI_Comm comm, int size) {
   int value[4] = {1, 2, 3, 4};
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Status status;
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_INT, size, 0, comm), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_INT, -1000, 0, comm), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Isend(value, 1, MPI_INT, size + 3, 0, comm, &request), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Ssend(value, 1, MPI_INT, size, 0, comm), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Recv(value, 1, MPI_INT, size, 0, comm, &status), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Irecv(value, 1, MPI_INT, -1000, 0, comm, &request), MPI_ERR_RANK);
-  EXPECT_CLASS(MPI_Probe(size, 0, comm, &status), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_INT, size, 0, comm), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_INT, -1000, 0, comm), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Isend(value, 1, MPI_INT, size + 3, 0, comm, &request), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Ssend(value, 1, MPI_INT, size, 0, comm), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Recv(value, 1, MPI_INT, size, 0, comm, &status), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Irecv(value, 1, MPI_INT, -1000, 0, comm, &request), MPI_ERR_RANK);
+  CHECK_ERROR_CLASS(MPI_Probe(size, 0, comm, &status), MPI_ERR_RANK);
 
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_INT, 0, -3, comm), MPI_ERR_TAG);
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_INT, 0, MPI_ANY_TAG, comm), MPI_ERR_TAG);
-  EXPECT_CLASS(MPI_Recv(value, 1, MPI_INT, 0, -5, comm, &status), MPI_ERR_TAG);
-  EXPECT_CLASS(MPI_Irecv(value, 1, MPI_INT, MPI_ANY_SOURCE, -7, comm, &request), MPI_ERR_TAG);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_INT, 0, -3, comm), MPI_ERR_TAG);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_INT, 0, MPI_ANY_TAG, comm), MPI_ERR_TAG);
+  CHECK_ERROR_CLASS(MPI_Recv(value, 1, MPI_INT, 0, -5, comm, &status), MPI_ERR_TAG);
+  CHECK_ERROR_CLASS(MPI_Irecv(value, 1, MPI_INT, MPI_ANY_SOURCE, -7, comm, &request), MPI_ERR_TAG);
 
-  EXPECT_CLASS(MPI_Send(value, -1, MPI_INT, 0, 0, comm), MPI_ERR_COUNT);
-  EXPECT_CLASS(MPI_Irecv(value, -2, MPI_INT, 0, 0, comm, &request), MPI_ERR_COUNT);
+  CHECK_ERROR_CLASS(MPI_Send(value, -1, MPI_INT, 0, 0, comm), MPI_ERR_COUNT);
+  CHECK_ERROR_CLASS(MPI_Irecv(value, -2, MPI_INT, 0, 0, comm, &request), MPI_ERR_COUNT);
 
-  EXPECT_CLASS(MPI_Send(value, 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE);
-  EXPECT_CLASS(MPI_Recv(value, 1, MPI_DATATYPE_NULL, 0, 0, comm, &status), MPI_ERR_TYPE);
+  CHECK_ERROR_CLASS(MPI_Send(value, 1, MPI_DATATYPE_NULL, 0, 0, comm), MPI_ERR_TYPE);
+  CHECK_ERROR_CLASS(MPI_Recv(value, 1, MPI_DATATYPE_NULL, 0, 0, comm, &status), MPI_ERR_TYPE);
 
-  EXPECT_CLASS(MPI_Send(NULL, 4, MPI_INT, 0, 0, comm), MPI_ERR_BUFFER);
-  EXPECT_CLASS(MPI_Irecv(NULL, 4, MPI_INT, 0, 0, comm, &request), MPI_ERR_BUFFER);
+  CHECK_ERROR_CLASS(MPI_Send(NULL, 4, MPI_INT, 0, 0, comm), MPI_ERR_BUFFER);
+  CHECK_ERROR_CLASS(MPI_Irecv(NULL, 4, MPI_INT, 0, 0, comm, &request), MPI_ERR_BUFFER);
 }
 
 /* A message of `sent` bytes into a buffer of `posted` bytes followed by
@@ -96,9 +78,9 @@ static void check_truncation(int rank, int sender, size_t sent, size_t posted, i
     } else {
       rc = MPI_Recv(in, (int)posted, MPI_BYTE, sender, tag, MPI_COMM_WORLD, &status);
     }
-    CHECK(error_class_of(rc) == MPI_ERR_TRUNCATE,
+    CHECK(test_error_class(rc) == MPI_ERR_TRUNCATE,
           "%s of %zu bytes into %zu: class %d, expected MPI_ERR_TRUNCATE (%d)",
-          nonblocking ? "Irecv+Wait" : "Recv", sent, posted, error_class_of(rc), MPI_ERR_TRUNCATE);
+          nonblocking ? "Irecv+Wait" : "Recv", sent, posted, test_error_class(rc), MPI_ERR_TRUNCATE);
     CHECK(status.MPI_SOURCE == sender && status.MPI_TAG == tag,
           "truncated receive: status source %d tag %d, expected %d %d", status.MPI_SOURCE,
           status.MPI_TAG, sender, tag);
@@ -129,13 +111,13 @@ static void check_truncation_in_waitall(int rank, int sender) {
     MPI_CHECK(MPI_Irecv(small_in, 40, MPI_BYTE, sender, 61, MPI_COMM_WORLD, &recvs[0]));
     MPI_CHECK(MPI_Irecv(big_in, 100, MPI_BYTE, sender, 62, MPI_COMM_WORLD, &recvs[1]));
     const int rc = MPI_Waitall(2, recvs, statuses);
-    CHECK(error_class_of(rc) == MPI_ERR_IN_STATUS, "Waitall with a truncated receive: class %d, "
-          "expected MPI_ERR_IN_STATUS (%d)", error_class_of(rc), MPI_ERR_IN_STATUS);
+    CHECK(test_error_class(rc) == MPI_ERR_IN_STATUS, "Waitall with a truncated receive: class %d, "
+          "expected MPI_ERR_IN_STATUS (%d)", test_error_class(rc), MPI_ERR_IN_STATUS);
     CHECK(statuses[0].MPI_ERROR == MPI_SUCCESS, "Waitall: good request's MPI_ERROR is %d",
           statuses[0].MPI_ERROR);
-    CHECK(error_class_of(statuses[1].MPI_ERROR) == MPI_ERR_TRUNCATE,
+    CHECK(test_error_class(statuses[1].MPI_ERROR) == MPI_ERR_TRUNCATE,
           "Waitall: truncated request's MPI_ERROR has class %d, expected %d",
-          error_class_of(statuses[1].MPI_ERROR), MPI_ERR_TRUNCATE);
+          test_error_class(statuses[1].MPI_ERROR), MPI_ERR_TRUNCATE);
     CHECK_STATUS(statuses[0], sender, 61, MPI_BYTE, 40, "Waitall good request");
     CHECK_PATTERN(small_in, 40, sender, 61, "Waitall good request");
   }
@@ -170,11 +152,11 @@ int main(int argc, char** argv) {
   int value = 0, comm_rank = -1;
   MPI_Status status;
   MPI_Request request = MPI_REQUEST_NULL;
-  EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &status), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Irecv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &request), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Comm_rank(MPI_COMM_NULL, &comm_rank), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Start(&request), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Recv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &status), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Irecv(&value, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &request), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Comm_rank(MPI_COMM_NULL, &comm_rank), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Start(&request), MPI_ERR_REQUEST);
 
   exchange_real_messages(MPI_COMM_WORLD, rank, sender, 50);
   exchange_real_messages(dup, rank, sender, 50);

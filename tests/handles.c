@@ -8,23 +8,6 @@
  * error classes, codes and strings work. */
 #include "test_util.h"
 
-static int class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
-#define EXPECT_CLASS(call, expected)                                        \
-  do {                                                                      \
-    const int code_ = (call);                                               \
-    char text_[MPI_MAX_ERROR_STRING] = "";                                  \
-    int length_ = 0;                                                        \
-    if (code_ != MPI_SUCCESS) MPI_Error_string(code_, text_, &length_);     \
-    CHECK(class_of(code_) == (expected), "%s returned class %d (%s), "      \
-          "expected %s", #call, class_of(code_), text_, #expected);         \
-  } while (0)
-
 /* Garbage that no handle table issued: small, odd, huge, and the bit
  * pattern of a real handle with a wrong generation or index. */
 static const uintptr_t kGarbage[] = {0x1000, 0x12345, (uintptr_t)-1,
@@ -58,12 +41,12 @@ static void stale_requests(void) {
                      MPI_STATUS_IGNORE));
   MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
   CHECK(request == MPI_REQUEST_NULL, "Wait did not null the handle");
-  EXPECT_CLASS(MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
   int flag = 0;
-  EXPECT_CLASS(MPI_Test(&copy, &flag, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
-  EXPECT_CLASS(MPI_Request_free(&copy), MPI_ERR_REQUEST);
-  EXPECT_CLASS(MPI_Cancel(&copy), MPI_ERR_REQUEST);
-  EXPECT_CLASS(MPI_Request_get_status(copy, &flag, MPI_STATUS_IGNORE),
+  CHECK_ERROR_CLASS(MPI_Test(&copy, &flag, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Request_free(&copy), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Cancel(&copy), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Request_get_status(copy, &flag, MPI_STATUS_IGNORE),
                MPI_ERR_REQUEST);
 
   /* Freed while pending: every copy dies at once, the receive still
@@ -71,8 +54,8 @@ static void stale_requests(void) {
   MPI_CHECK(MPI_Irecv(&got, 1, MPI_INT, rank, 2, MPI_COMM_WORLD, &request));
   copy = request;
   MPI_CHECK(MPI_Request_free(&request));
-  EXPECT_CLASS(MPI_Request_free(&copy), MPI_ERR_REQUEST); /* double free */
-  EXPECT_CLASS(MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Request_free(&copy), MPI_ERR_REQUEST); /* double free */
+  CHECK_ERROR_CLASS(MPI_Wait(&copy, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
   value = 99;
   MPI_CHECK(MPI_Send(&value, 1, MPI_INT, rank, 2, MPI_COMM_WORLD));
 
@@ -81,19 +64,19 @@ static void stale_requests(void) {
                           &request));
   copy = request;
   MPI_CHECK(MPI_Request_free(&request));
-  EXPECT_CLASS(MPI_Start(&copy), MPI_ERR_REQUEST);
-  EXPECT_CLASS(MPI_Startall(1, &copy), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Start(&copy), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Startall(1, &copy), MPI_ERR_REQUEST);
 
   /* A stale handle inside an array: the whole call fails before waiting. */
   MPI_Request array[3];
   MPI_CHECK(MPI_Irecv(&got, 1, MPI_INT, rank, 4, MPI_COMM_WORLD, &array[0]));
   array[1] = copy;
   array[2] = MPI_REQUEST_NULL;
-  EXPECT_CLASS(MPI_Waitall(3, array, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Waitall(3, array, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
   int index, outcount, indices[3];
-  EXPECT_CLASS(MPI_Waitany(3, array, &index, MPI_STATUS_IGNORE),
+  CHECK_ERROR_CLASS(MPI_Waitany(3, array, &index, MPI_STATUS_IGNORE),
                MPI_ERR_REQUEST);
-  EXPECT_CLASS(MPI_Testsome(3, array, &outcount, indices, MPI_STATUSES_IGNORE),
+  CHECK_ERROR_CLASS(MPI_Testsome(3, array, &outcount, indices, MPI_STATUSES_IGNORE),
                MPI_ERR_REQUEST);
   value = 5;
   MPI_CHECK(MPI_Send(&value, 1, MPI_INT, rank, 4, MPI_COMM_WORLD));
@@ -103,11 +86,11 @@ static void stale_requests(void) {
   /* Garbage. */
   for (size_t i = 0; i < sizeof kGarbage / sizeof kGarbage[0]; ++i) {
     MPI_Request garbage = (MPI_Request)kGarbage[i];
-    EXPECT_CLASS(MPI_Wait(&garbage, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
-    EXPECT_CLASS(MPI_Request_free(&garbage), MPI_ERR_REQUEST);
+    CHECK_ERROR_CLASS(MPI_Wait(&garbage, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+    CHECK_ERROR_CLASS(MPI_Request_free(&garbage), MPI_ERR_REQUEST);
   }
   MPI_Request null_request = MPI_REQUEST_NULL;
-  EXPECT_CLASS(MPI_Request_free(&null_request), MPI_ERR_REQUEST);
+  CHECK_ERROR_CLASS(MPI_Request_free(&null_request), MPI_ERR_REQUEST);
 }
 
 static void stale_communicators(void) {
@@ -117,14 +100,14 @@ static void stale_communicators(void) {
   MPI_CHECK(MPI_Comm_free(&dup));
   CHECK(dup == MPI_COMM_NULL, "Comm_free did not null the handle");
   int value = 1, size;
-  EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, copy), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Comm_size(copy, &size), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Comm_free(&copy), MPI_ERR_COMM); /* double free */
-  EXPECT_CLASS(MPI_Barrier(copy), MPI_ERR_COMM);
-  EXPECT_CLASS(MPI_Comm_size(MPI_COMM_NULL, &size), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, copy), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Comm_size(copy, &size), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Comm_free(&copy), MPI_ERR_COMM); /* double free */
+  CHECK_ERROR_CLASS(MPI_Barrier(copy), MPI_ERR_COMM);
+  CHECK_ERROR_CLASS(MPI_Comm_size(MPI_COMM_NULL, &size), MPI_ERR_COMM);
   for (size_t i = 0; i < sizeof kGarbage / sizeof kGarbage[0]; ++i) {
-    EXPECT_CLASS(MPI_Comm_size((MPI_Comm)kGarbage[i], &size), MPI_ERR_COMM);
-    EXPECT_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, (MPI_Comm)kGarbage[i]),
+    CHECK_ERROR_CLASS(MPI_Comm_size((MPI_Comm)kGarbage[i], &size), MPI_ERR_COMM);
+    CHECK_ERROR_CLASS(MPI_Send(&value, 1, MPI_INT, 0, 0, (MPI_Comm)kGarbage[i]),
                  MPI_ERR_COMM);
   }
   /* A communicator freed while a nonblocking collective on it is pending:
@@ -145,21 +128,21 @@ static void stale_ops_and_others(void) {
   copy = op;
   MPI_CHECK(MPI_Op_free(&op));
   CHECK(op == MPI_OP_NULL, "Op_free did not null the handle");
-  EXPECT_CLASS(MPI_Op_free(&copy), MPI_ERR_OP);
+  CHECK_ERROR_CLASS(MPI_Op_free(&copy), MPI_ERR_OP);
   int commute;
-  EXPECT_CLASS(MPI_Op_commutative(copy, &commute), MPI_ERR_OP);
+  CHECK_ERROR_CLASS(MPI_Op_commutative(copy, &commute), MPI_ERR_OP);
   int in = 1, inout = 2;
-  EXPECT_CLASS(MPI_Reduce_local(&in, &inout, 1, MPI_INT, copy), MPI_ERR_OP);
-  EXPECT_CLASS(MPI_Allreduce(&in, &inout, 1, MPI_INT, copy, MPI_COMM_WORLD),
+  CHECK_ERROR_CLASS(MPI_Reduce_local(&in, &inout, 1, MPI_INT, copy), MPI_ERR_OP);
+  CHECK_ERROR_CLASS(MPI_Allreduce(&in, &inout, 1, MPI_INT, copy, MPI_COMM_WORLD),
                MPI_ERR_OP);
   for (size_t i = 0; i < sizeof kGarbage / sizeof kGarbage[0]; ++i) {
-    EXPECT_CLASS(MPI_Op_commutative((MPI_Op)kGarbage[i], &commute),
+    CHECK_ERROR_CLASS(MPI_Op_commutative((MPI_Op)kGarbage[i], &commute),
                  MPI_ERR_OP);
-    EXPECT_CLASS(MPI_Send(&in, 1, (MPI_Datatype)kGarbage[i], 0, 0,
+    CHECK_ERROR_CLASS(MPI_Send(&in, 1, (MPI_Datatype)kGarbage[i], 0, 0,
                           MPI_COMM_WORLD),
                  MPI_ERR_TYPE);
     MPI_Errhandler garbage = (MPI_Errhandler)kGarbage[i];
-    EXPECT_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, garbage),
+    CHECK_ERROR_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, garbage),
                  MPI_ERR_ARG);
   }
 
@@ -172,10 +155,10 @@ static void stale_ops_and_others(void) {
   message_copy = message;
   MPI_CHECK(MPI_Mrecv(&inout, 1, MPI_INT, &message, MPI_STATUS_IGNORE));
   CHECK(message == MPI_MESSAGE_NULL && inout == 1, "Mrecv failed");
-  EXPECT_CLASS(MPI_Mrecv(&inout, 1, MPI_INT, &message_copy, MPI_STATUS_IGNORE),
+  CHECK_ERROR_CLASS(MPI_Mrecv(&inout, 1, MPI_INT, &message_copy, MPI_STATUS_IGNORE),
                MPI_ERR_REQUEST);
   MPI_Message null_message = MPI_MESSAGE_NULL;
-  EXPECT_CLASS(MPI_Mrecv(&inout, 1, MPI_INT, &null_message, MPI_STATUS_IGNORE),
+  CHECK_ERROR_CLASS(MPI_Mrecv(&inout, 1, MPI_INT, &null_message, MPI_STATUS_IGNORE),
                MPI_ERR_REQUEST);
 }
 
@@ -186,8 +169,8 @@ static void world_handler_and_strings(void) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int value = 3;
   const int code = MPI_Send(&value, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
-  CHECK(class_of(code) == MPI_ERR_RANK, "bad rank gave class %d",
-        class_of(code));
+  CHECK(test_error_class(code) == MPI_ERR_RANK, "bad rank gave class %d",
+        test_error_class(code));
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_CHECK(MPI_Error_string(code, text, &length));
@@ -203,8 +186,8 @@ static void world_handler_and_strings(void) {
   CHECK(strstr(text, "invalid rank") != NULL, "class string is '%s'", text);
   /* Invalid codes. */
   int error_class;
-  EXPECT_CLASS(MPI_Error_class(-5, &error_class), MPI_ERR_ARG);
-  EXPECT_CLASS(MPI_Error_class(0x3ffe, &error_class), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPI_Error_class(-5, &error_class), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPI_Error_class(0x3ffe, &error_class), MPI_ERR_ARG);
 }
 
 static int handler_calls = 0;
@@ -227,10 +210,10 @@ static void user_handlers_and_classes(void) {
   CHECK(handler == MPI_ERRHANDLER_NULL, "Errhandler_free did not null it");
   int value = 1;
   const int code = MPI_Send(&value, 1, MPI_INT, 0, -4, dup);
-  CHECK(class_of(code) == MPI_ERR_TAG && handler_calls == 1 &&
+  CHECK(test_error_class(code) == MPI_ERR_TAG && handler_calls == 1 &&
             handler_last_class == MPI_ERR_TAG && handler_last_comm == dup,
         "user handler: %d calls, class %d, code class %d", handler_calls,
-        handler_last_class, class_of(code));
+        handler_last_class, test_error_class(code));
   MPI_CHECK(MPI_Comm_get_errhandler(dup, &got));
   MPI_CHECK(MPI_Comm_call_errhandler(dup, MPI_ERR_OTHER));
   CHECK(handler_calls == 2 && handler_last_class == MPI_ERR_OTHER,
@@ -247,7 +230,7 @@ static void user_handlers_and_classes(void) {
   MPI_CHECK(MPI_Comm_free(&child));
   MPI_CHECK(MPI_Comm_free(&dup));
   MPI_CHECK(MPI_Errhandler_free(&got));  /* the last reference */
-  EXPECT_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, got), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, got), MPI_ERR_ARG);
 
   /* Classes, codes and strings a program adds (and removes). */
   int new_class, new_code, error_class, length;
@@ -263,12 +246,12 @@ static void user_handlers_and_classes(void) {
         text);
   MPI_CHECK(MPI_Error_string(new_class, text, &length));
   CHECK(length == 0, "a class with no string has '%s'", text);
-  EXPECT_CLASS(MPI_Add_error_string(MPI_ERR_RANK, "mine now"), MPI_ERR_ARG);
-  EXPECT_CLASS(MPI_Remove_error_class(new_class), MPI_ERR_ARG); /* has code */
+  CHECK_ERROR_CLASS(MPI_Add_error_string(MPI_ERR_RANK, "mine now"), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPI_Remove_error_class(new_class), MPI_ERR_ARG); /* has code */
   MPI_CHECK(MPI_Remove_error_string(new_code));
   MPI_CHECK(MPI_Remove_error_code(new_code));
   MPI_CHECK(MPI_Remove_error_class(new_class));
-  EXPECT_CLASS(MPI_Error_class(new_code, &error_class), MPI_ERR_ARG);
+  CHECK_ERROR_CLASS(MPI_Error_class(new_code, &error_class), MPI_ERR_ARG);
   int again;
   MPI_CHECK(MPI_Add_error_class(&again));
   CHECK(again == new_class, "a removed class is not reused (%d, %d)", again,

@@ -11,13 +11,6 @@
 
 static int world_rank, world_size;
 
-static int class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
-
 /* World ranks of the two groups: [0, split) and [split, size). */
 static int in_left(int rank, int split) { return rank < split; }
 static int group_size(int left, int split) {
@@ -264,7 +257,7 @@ static void run(int split) {
 
   /* Scans are not defined on an intercommunicator. */
   MPI_CHECK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
-  CHECK(class_of(MPI_Scan(&world_rank, &rank, 1, MPI_INT, MPI_SUM, inter)) ==
+  CHECK(test_error_class(MPI_Scan(&world_rank, &rank, 1, MPI_INT, MPI_SUM, inter)) ==
             MPI_ERR_COMM,
         "MPI_Scan on an intercommunicator did not fail cleanly");
   MPI_CHECK(MPI_Comm_free(&inter));

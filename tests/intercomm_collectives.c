@@ -24,13 +24,6 @@ static int remote_world(int r) { return world_of(!left, r); }
 /* Item i of what the process with world rank w contributes. */
 static int value(int w, int i) { return w * 1000 + i; }
 
-static int class_of(int code) {
-  int error_class = -1;
-  if (code == MPI_SUCCESS) return MPI_SUCCESS;
-  MPI_Error_class(code, &error_class);
-  return error_class;
-}
-
 /* The root argument of a rooted collective whose root is rank `root` of
  * the group `root_left`. */
 static int root_argument(int root_left, int root) {
@@ -546,12 +539,12 @@ static void test_overlap(MPI_Comm inter) {
 static void test_errors(MPI_Comm inter) {
   MPI_CHECK(MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN));
   int a = 1, b = 0;
-  CHECK(class_of(MPI_Scan(&a, &b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM,
+  CHECK(test_error_class(MPI_Scan(&a, &b, 1, MPI_INT, MPI_SUM, inter)) == MPI_ERR_COMM,
         "MPI_Scan on an intercommunicator did not fail with MPI_ERR_COMM");
-  CHECK(class_of(MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_SUM, inter)) ==
+  CHECK(test_error_class(MPI_Allreduce(MPI_IN_PLACE, &b, 1, MPI_INT, MPI_SUM, inter)) ==
             MPI_ERR_BUFFER,
         "MPI_IN_PLACE on an intercommunicator did not fail");
-  CHECK(class_of(MPI_Bcast(&a, 1, MPI_INT, remote_size, inter)) == MPI_ERR_ROOT,
+  CHECK(test_error_class(MPI_Bcast(&a, 1, MPI_INT, remote_size, inter)) == MPI_ERR_ROOT,
         "a root beyond the remote group did not fail with MPI_ERR_ROOT");
   MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL);
 }

@@ -1306,12 +1306,6 @@ static void run_free_unstarted(int id, int freed_side) {
   }
 }
 
-static int error_class_of(int code) {
-  int error_class = MPI_SUCCESS;
-  if (code != MPI_SUCCESS) MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
 /* MPI_Cancel of an inactive partitioned request (never started, and after
  * a round).  MPI-4.1 only calls cancelling an *active* partitioned request
  * erroneous; whether cancelling an inactive one is a no-op or an error is
@@ -1359,7 +1353,7 @@ static void run_cancel_inactive(int id) {
           printf("partitioned: cancel_inactive: MPI_Cancel of an inactive partitioned %s request "
                  "(%s) returned class %d %s%s%s; MPI_Test then: flag 1, cancelled %d\n",
                  i == 0 ? "send" : "receive", round == 0 ? "never started" : "after a round",
-                 error_class_of(code), code == MPI_SUCCESS ? "(MPI_SUCCESS)" : "(",
+                 test_error_class(code), code == MPI_SUCCESS ? "(MPI_SUCCESS)" : "(",
                  text, code == MPI_SUCCESS ? "" : ")", cancelled);
         }
       }

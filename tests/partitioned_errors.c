@@ -201,12 +201,6 @@ static int selected(ErrorCase c) {
   return g_filter == NULL || strstr(kExpect[c].what, g_filter) != NULL;
 }
 
-static int class_of(int code) {
-  int error_class = MPI_SUCCESS;
-  if (code != MPI_SUCCESS) MPI_CHECK(MPI_Error_class(code, &error_class));
-  return error_class;
-}
-
 static const char* class_name(int error_class) {
   switch (error_class) {
     case MPI_SUCCESS: return "MPI_SUCCESS";
@@ -238,7 +232,7 @@ static const char* expectation_text(int expected) {
 /* Judges one returned code against the table; prints it either way.
  * `detail` names the exact call when one case covers several. */
 static void expect_at(const char* file, int line, ErrorCase c, const char* detail, int code) {
-  const int got = class_of(code);
+  const int got = test_error_class(code);
   const int expected = expected_class(c);
   const int ok = expected == kAnyOutcome || (expected == kAnyError && got != MPI_SUCCESS) ||
                  got == expected;

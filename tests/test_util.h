@@ -64,6 +64,29 @@ static inline void test_fail(const char* file, int line, const char* fmt, ...) {
     }                                                                    \
   } while (0)
 
+/* The error class of a code an MPI call returned (MPI_SUCCESS for success). */
+static inline int test_error_class(int code) {
+  int error_class = -1;
+  if (code == MPI_SUCCESS) return MPI_SUCCESS;
+  MPI_CHECK(MPI_Error_class(code, &error_class));
+  return error_class;
+}
+
+/* Checks that `call` returns an error of class `expected` (MPI_SUCCESS for
+ * none), naming the call and the library's message on failure. */
+#define CHECK_ERROR_CLASS(call, expected)                                     \
+  do {                                                                        \
+    const int expect_code_ = (call);                                          \
+    const int expect_class_ = test_error_class(expect_code_);                 \
+    char expect_text_[MPI_MAX_ERROR_STRING] = "";                             \
+    int expect_len_ = 0;                                                      \
+    if (expect_code_ != MPI_SUCCESS)                                          \
+      MPI_Error_string(expect_code_, expect_text_, &expect_len_);             \
+    CHECK(expect_class_ == (expected),                                        \
+          "%s returned class %d (%s), expected %s (%d)", #call, expect_class_, \
+          expect_text_, #expected, (expected));                               \
+  } while (0)
+
 /* Expected content of byte `index` of a message from `source` with `tag`.
  * Mixing the high bits of the index in keeps the pattern from repeating
  * every 256 bytes, so a misplaced chunk of a large message is caught too. */
