@@ -12,6 +12,8 @@ packages=(
   libabsl-dev libgtest-dev
   slurm-wlm munge
   mpich libmpich-dev openmpi-bin libopenmpi-dev
+  # tests/buildsys: the build systems that must find an installed minimpi
+  cmake pkgconf autoconf make
   python3 procps
 )
 

@@ -6,7 +6,8 @@
 #   2. bazel test //...                  unit tests and multi-rank tests
 #   3. install + wrapper checks          bazel run //:install into a temporary
 #                                        prefix; build hello_ring with mpicc and
-#                                        mpicxx; run it with no environment set
+#                                        mpicxx; run it with no environment set;
+#                                        CMake, pkg-config and autoconf find it
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun
 #   4b. every matching engine            tests/run_all.sh mpiexec once per
@@ -142,6 +143,9 @@ check "install: layout" bash -c '
     || { echo "bin/mpirun is not a link to mpiexec"; exit 1; }
   [ -f "$p/include/mpi.h" ] || { echo "missing include/mpi.h"; exit 1; }
   [ -f "$p/lib/libmpi.so" ] || { echo "missing lib/libmpi.so"; exit 1; }
+  for f in mpi minimpi mpi-c mpi-cxx; do
+    [ -f "$p/lib/pkgconfig/$f.pc" ] || { echo "missing lib/pkgconfig/$f.pc"; exit 1; }
+  done
   nm -D --defined-only "$p/lib/libmpi.so" | grep -q " PMPI_Send$" \
     || { echo "libmpi.so does not export PMPI_Send"; exit 1; }' _ "${prefix}"
 
@@ -154,6 +158,31 @@ check "mpicc -show" bash -c '
   ! grep -q -- "-lmpi" <<<"$compile" &&
   env -u MINIMPI_CXX "$1/bin/mpicxx" -show x.cc | grep -q "^c++ "' \
   _ "${prefix}"
+# The spellings build tools probe (MPICH's and Open MPI's): with no file named,
+# the whole compile-and-link line, or its compile and link halves.
+check "mpicc: -show, -compile_info, --showme:* answers" bash -c '
+  set -e
+  export -n MINIMPI_CC
+  expect() {
+    local got; got="$("$1/bin/mpicc" "$2")"
+    [ "$got" = "$3" ] || { echo "mpicc $2: \"$got\", expected \"$3\""; return 1; }
+  }
+  compile="-I$1/include"
+  link="-L$1/lib -Wl,-rpath,$1/lib -lmpi"
+  for flag in -show -showme --showme -compile_info -compile-info -link_info -link-info; do
+    expect "$1" "$flag" "cc $compile $link"
+  done
+  expect "$1" -showme:compile "$compile"
+  expect "$1" --showme:compile "$compile"
+  expect "$1" -show-compile-info "$compile"
+  expect "$1" -showme:link "$link"
+  expect "$1" --showme:link "$link"
+  expect "$1" -show-link-info "$link"
+  expect "$1" --showme:incdirs "$1/include"
+  expect "$1" --showme:libdirs "$1/lib"
+  expect "$1" --showme:libs mpi
+  "$1/bin/mpicxx" --showme:version | grep "^mpicxx: minimpi [0-9]"
+  ! "$1/bin/mpicc" --showme:bogus' _ "${prefix}"
 check "mpicc: compile C, then link" bash -c '
   "$1/bin/mpicc" -O3 -Wall -Wextra -Werror -c "$2" -o "$3/hello_ring.o" &&
   "$1/bin/mpicc" "$3/hello_ring.o" -o "$3/hello_ring" -lm' \
@@ -178,6 +207,12 @@ check "minimpi_info reports an invalid setting" bash -c '
   ! out="$(env -i MINIMPI_TRANSPORT=bogus "$1/bin/minimpi_info")" &&
   echo "$out" && grep -q "ERROR.*MINIMPI_TRANSPORT=bogus" <<<"$out"' \
   _ "${prefix}"
+# Build systems find the installation as they find MPICH's or Open MPI's and
+# build programs that run on it (one check each; tests/buildsys/).
+for system in cmake pkg-config autoconf; do
+  check "build system: ${system} finds and links minimpi" \
+    tests/buildsys/check_build_systems.sh "${prefix}" "${system}"
+done
 
 # --- 4 -----------------------------------------------------------------------
 # run_all NAME TIMEOUT ARGS...: tests/run_all.sh ARGS, its "N passed, N failed"

@@ -4,6 +4,7 @@
 #                   loggp_probe
 #   PREFIX/include  mpi.h
 #   PREFIX/lib      libmpi.so
+#   PREFIX/lib/pkgconfig  mpi.pc minimpi.pc mpi-c.pc mpi-cxx.pc
 #
 # Run it as   bazel run //:install -- PREFIX
 # Bazel passes the built files as --name=path options (see the root BUILD)
@@ -50,7 +51,7 @@ case "${prefix}" in
   /*) ;;
   *) prefix="${BUILD_WORKING_DIRECTORY:-${PWD}}/${prefix}" ;;
 esac
-mkdir -p "${prefix}/bin" "${prefix}/include" "${prefix}/lib"
+mkdir -p "${prefix}/bin" "${prefix}/include" "${prefix}/lib/pkgconfig"
 prefix="$(cd -- "${prefix}" && pwd -P)"
 
 # 'install' writes a fresh file, so a running program or a read-only copy at
@@ -64,6 +65,35 @@ install -m 0755 "${files[mpicc]}" "${prefix}/bin/mpicc"
 install -m 0755 "${files[mpicxx]}" "${prefix}/bin/mpicxx"
 # mpiexec behaves as mpirun when invoked by that name.
 ln -sfn mpiexec "${prefix}/bin/mpirun"
+
+# pkg-config files. Each finds the prefix from its own directory, as the
+# wrappers find theirs, so a moved prefix keeps working. mpi.pc, mpi-c.pc and
+# mpi-cxx.pc are the names distributions' MPI packages provide; minimpi.pc
+# names this MPI and no other. The version comes from the installed header,
+# its one source.
+version="$(sed -n 's/^#define MINIMPI_VERSION "\(.*\)"$/\1/p' "${prefix}/include/mpi.h")"
+if [ -z "${version}" ]; then
+  echo "install: no MINIMPI_VERSION in ${files[header]}" >&2
+  exit 1
+fi
+for name in mpi minimpi mpi-c mpi-cxx; do
+  pc="${prefix}/lib/pkgconfig/${name}.pc"
+  rm -f "${pc}"  # a fresh file, as 'install' writes one
+  cat >"${pc}" <<EOF
+prefix=\${pcfiledir}/../..
+exec_prefix=\${prefix}
+libdir=\${exec_prefix}/lib
+includedir=\${prefix}/include
+
+Name: minimpi
+Description: MPI library for MPI+threads programs (C and C++)
+Version: ${version}
+Cflags: -I\${includedir}
+# The rpath lets a program run with no environment set, as with mpicc.
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lmpi
+EOF
+  chmod 0644 "${pc}"
+done
 
 # Bazel may link a binary against shared libraries of its own build tree;
 # those do not travel with the copy, so refuse an installation that would
