@@ -48,10 +48,16 @@ absl::Status Instance::Setup() {
   if (!transport.ok()) return transport.status();
   transport_ = std::move(transport).value();
 
-  const bool oversubscribed =
-      static_cast<int>(bootstrap_->local_ranks().size()) > runtime::NumCores();
+  // A rank bound to a core has that core to itself (mpiexec binds each
+  // rank to another one); otherwise the node's ranks share the cores this
+  // process may use.
+  const bool bound = settings_.bind_to == "core";
+  const p2p::WaitPolicy wait_policy = p2p::WaitPolicy::Choose(
+      settings_, bound ? 1 : runtime::NumCores(),
+      bound ? 1 : static_cast<int>(bootstrap_->local_ranks().size()),
+      p2p::ThreadsPerRankFromEnvironment(), transport_->has_doorbell());
   auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_,
-                                       oversubscribed, bootstrap_->size());
+                                       wait_policy, bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
   auto partitioned =

@@ -184,6 +184,32 @@ class Transport {
   // returns how many it handled (0 when idle). Never blocks.
   virtual int Poll(int vci, CompletionHandler& handler,
                    int max_completions) = 0;
+
+  // Blocking waits, shaped like a verbs completion channel (arm the CQ for
+  // an event, poll it once more, then block on the channel): a thread with
+  // nothing to do calls ArmDoorbell(vci), polls `vci` once more, and only
+  // if that found nothing calls SleepOnDoorbell with the token it got. The
+  // sleep ends when a peer's message, write or answer reaches `vci`, when a
+  // thread of this process calls RingDoorbell(vci), or after `timeout_ns`.
+  // A peer pays for the doorbell only while somebody is armed (one load on
+  // its fast path otherwise), so spinning ranks stay free of system calls.
+  // VCIs may share a doorbell (DoorbellOf): a ring then wakes the sleepers
+  // of all of them, and a sleeper must poll all of them when it wakes.
+  // Transports without doorbells return false from has_doorbell(); the
+  // other calls then do nothing and callers must not sleep on them.
+  virtual bool has_doorbell() const { return false; }
+  virtual int DoorbellOf(int vci) const { return vci; }
+  virtual uint32_t ArmDoorbell(int /*vci*/) { return 0; }
+  virtual void SleepOnDoorbell(int /*vci*/, uint32_t /*token*/,
+                               int64_t /*timeout_ns*/) {}
+  // Wakes whoever sleeps on `vci`'s doorbell in this process; one load when
+  // nobody is armed. Any thread, holding any lock or none.
+  virtual void RingDoorbell(int /*vci*/) {}
+
+  // False only when `vci` has never carried anything (no connection to or
+  // from it, nothing posted on it), so polling it would find nothing: a
+  // sweep over every VCI skips it. Any thread, without the VCI's lock.
+  virtual bool MayHaveWork(int /*vci*/) const { return true; }
 };
 
 // Builds the transport that Settings::transport names and connects every

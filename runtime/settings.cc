@@ -46,6 +46,10 @@ absl::Status ReadInt(const char* name, Int min, Int max, Int& out) {
   return absl::OkStatus();
 }
 
+std::string SpinText(int spin_us) {
+  return spin_us < 0 ? "auto" : absl::StrCat(spin_us);
+}
+
 }  // namespace
 
 absl::StatusOr<Settings> Settings::FromEnvironment() {
@@ -66,8 +70,15 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.shm_ring_bytes));
   status.Update(ReadInt<size_t>("MINIMPI_SHM_PULL_MIN", 0, size_t{1} << 40,
                                 s.shm_pull_min));
-  status.Update(
-      ReadInt("MINIMPI_SPIN_BEFORE_YIELD", 0, 1 << 30, s.spin_before_yield));
+  status.Update(ReadChoice("MINIMPI_WAIT_POLICY",
+                           {"auto", "sleep", "yield", "spin"}, s.wait_policy));
+  if (const char* spin = Env("MINIMPI_WAIT_SPIN_US");
+      spin == nullptr || std::string(spin) != "auto") {
+    status.Update(
+        ReadInt("MINIMPI_WAIT_SPIN_US", 0, 10'000'000, s.wait_spin_us));
+  }
+  status.Update(ReadInt("MINIMPI_WAIT_SLEEP_MAX_US", 1, 10'000'000,
+                        s.wait_sleep_max_us));
   status.Update(ReadChoice("MINIMPI_MATCH",
                            {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"},
                            s.match));
@@ -151,10 +162,18 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "net/shm: contiguous writes with immediate (partitioned) of at least "
        "this many bytes are copied by the receiver when it takes the "
        "notification, not by the sending thread; 0: never"},
-      {"MINIMPI_SPIN_BEFORE_YIELD", absl::StrCat(s.spin_before_yield),
-       absl::StrCat(d.spin_before_yield),
-       "polls a blocked call spins before yielding the core (0 when ranks "
-       "outnumber cores)"},
+      {"MINIMPI_WAIT_POLICY", s.wait_policy, d.wait_policy,
+       "how a blocked call waits: auto or sleep (poll, then sleep until a "
+       "peer rings the doorbell), yield (poll, then sched_yield), spin "
+       "(poll until done)"},
+      {"MINIMPI_WAIT_SPIN_US", SpinText(s.wait_spin_us),
+       SpinText(d.wait_spin_us),
+       "microseconds a blocked call polls before it yields or sleeps; auto: "
+       "50, or 0 when ranks x threads (OMP_NUM_THREADS) outnumber cores"},
+      {"MINIMPI_WAIT_SLEEP_MAX_US", absl::StrCat(s.wait_sleep_max_us),
+       absl::StrCat(d.wait_sleep_max_us),
+       "longest single sleep of a blocked call (microseconds); a safety net, "
+       "every event that ends a wait rings the doorbell"},
       {"MINIMPI_MATCH", s.match, d.match,
        "matching engine: colpnp, ll, perpeer, col+ll, ll+pnp (minimpi_info "
        "describes them)"},

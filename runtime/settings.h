@@ -52,9 +52,17 @@ struct Settings {
   // Bytes of each shared-memory ring (one ring per pair of VCIs that talk,
   // made on first use); a small message takes 64 of them.
   size_t shm_ring_bytes = 65536;
-  // Polls a blocked call spins before it starts yielding the core. When
-  // ranks outnumber cores it yields at once, whatever this says.
-  int spin_before_yield = 4096;
+  // How a blocked call waits (mpi/p2p/wait_policy.h): "auto" (poll a
+  // while, then sleep until a peer rings the doorbell; no polling at all
+  // when ranks x threads outnumber cores), "sleep" (the same), "yield"
+  // (poll, then sched_yield between polls) or "spin" (poll until done).
+  std::string wait_policy = "auto";
+  // Microseconds a blocked call polls before it yields or sleeps; -1
+  // ("auto"): 50, or 0 when ranks x threads outnumber cores.
+  int wait_spin_us = -1;
+  // The longest single sleep, microseconds: a safety net, since every
+  // event that ends a wait rings the sleeper's doorbell.
+  int wait_sleep_max_us = 1000;
   // Matching engine by name: "colpnp" (COL+PNP), "ll", "perpeer", "col+ll"
   // or "ll+pnp" (mpi/match).
   std::string match = "colpnp";

@@ -122,7 +122,7 @@ int PMPI_Grequest_complete(MPI_Request request) {
     g->completed = true;
     // Published under the mutex, so MPI_Request_free decides who releases
     // with the state settled; a waiter may collect it from here on.
-    if (!twice && !freed) p2p::PointToPoint::CompleteGeneralized(r);
+    if (!twice && !freed) minimpi::Instance::Get().p2p().CompleteGeneralized(r);
   }
   if (twice) {  // raised without the mutex: a user handler may run
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
@@ -130,7 +130,7 @@ int PMPI_Grequest_complete(MPI_Request request) {
   }
   if (!freed) return MPI_SUCCESS;
   // Freed by the program before: nobody waits for it any more.
-  p2p::PointToPoint::CompleteGeneralized(r);
+  minimpi::Instance::Get().p2p().CompleteGeneralized(r);
   if (minimpi::Release(r) != MPI_SUCCESS) {
     return RaiseError(
         nullptr, kCall, MPI_ERR_OTHER,

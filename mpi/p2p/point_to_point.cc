@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,16 +55,22 @@ inline void CpuRelax() {
 #endif
 }
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     net::Transport* transport, const runtime::Settings& settings,
-    bool oversubscribed, int world_size) {
+    const WaitPolicy& wait_policy, int world_size) {
   if (transport->num_vcis() < settings.num_vcis) {
     return absl::InternalError("the transport has fewer VCIs than asked for");
   }
   std::unique_ptr<PointToPoint> p2p(
-      new PointToPoint(transport, settings, oversubscribed, world_size));
+      new PointToPoint(transport, settings, wait_policy, world_size));
   for (int v = 0; v < p2p->num_shared_vcis_; ++v) {
     absl::StatusOr<std::unique_ptr<Vci>> vci = p2p->NewVci();
     if (!vci.ok()) return vci.status();
@@ -121,13 +128,14 @@ void PointToPoint::ReleaseEndpointVci(int vci) {
 
 PointToPoint::PointToPoint(net::Transport* transport,
                            const runtime::Settings& settings,
-                           bool oversubscribed, int world_size)
+                           const WaitPolicy& wait_policy, int world_size)
     : transport_(transport),
       eager_max_(std::min(settings.eager_max, transport->max_message_size() -
                                                   sizeof(MessageHeader))),
       split_min_(settings.rendezvous_split_min),
       gather_min_piece_(settings.gather_min_piece),
-      spin_before_yield_(oversubscribed ? 0 : settings.spin_before_yield),
+      wait_policy_(wait_policy),
+      has_doorbell_(transport->has_doorbell()),
       world_size_(world_size),
       endpoints_progress_process_(settings.endpoint_progress == "process"),
       engine_name_(settings.match),
@@ -226,14 +234,78 @@ void PointToPoint::FreeRecordLocked(Vci& vci, UnexpectedRecord* record) {
   std::free(record);
 }
 
-void PointToPoint::Backoff(int& idle_rounds) {
-  if (++idle_rounds > spin_before_yield_) {
-    sched_yield();
-  } else if (idle_rounds % 8 == 0) {
-    // A pause costs tens of nanoseconds on recent x86: pausing every round
-    // would delay noticing an arrival by that much.
-    CpuRelax();
+bool PointToPoint::IdleStep(IdleRounds& idle, int vci,
+                            absl::FunctionRef<bool()> done) {
+  switch (idle.Idle(NowNs)) {
+    case IdleRounds::Action::kPoll:
+      return false;
+    case IdleRounds::Action::kPause:
+      CpuRelax();
+      return false;
+    case IdleRounds::Action::kYield:
+      sched_yield();
+      return false;
+    case IdleRounds::Action::kSleep:
+      return SleepUntilRung(vci, done);
   }
+  return false;
+}
+
+bool PointToPoint::SleepUntilRung(int vci, absl::FunctionRef<bool()> done) {
+  if (!has_doorbell_) {
+    sched_yield();
+    return false;
+  }
+  // A wait on every VCI (vci < 0) sleeps on the shared VCIs' doorbell.
+  const int bell = vci < 0 ? 0 : vci;
+  const uint32_t token = transport_->ArmDoorbell(bell);
+  // The last look, after arming: at every VCI whose arrivals ring this
+  // doorbell. Whatever arrives after it rings. Only a look under each
+  // VCI's lock proves there is nothing; when another thread holds one
+  // (and may be about to leave without looking again), sleep briefly.
+  bool verified = true;
+  bool progressed = false;
+  bool may_sleep = true;
+  auto look = [&](int v) {
+    Vci& state = VciAt(v);
+    if (!state.mutex.try_lock()) {
+      verified = false;
+      return;
+    }
+    progressed |= PollLocked(v);
+    if (extension_ != nullptr &&
+        extension_requests_.load(std::memory_order_relaxed) != 0) {
+      may_sleep &= extension_->MaySleepLocked(v);
+    }
+    state.mutex.unlock();
+  };
+  if (vci >= 0 && IsEndpointVci(vci)) {
+    look(vci);
+    // Other VCIs this wait progresses ring other doorbells.
+    if (endpoints_progress_process_) verified = false;
+  } else {
+    for (int v = 0; v < num_shared_vcis_; ++v) {
+      if (transport_->MayHaveWork(v)) look(v);
+    }
+    if (vci < 0 && vcis_in_use_.load(std::memory_order_acquire) >
+                       num_shared_vcis_) {
+      verified = false;  // endpoints' VCIs have doorbells of their own
+    }
+  }
+  if (progressed) {
+    // It may have completed another thread's request.
+    transport_->RingDoorbell(bell);
+    return false;
+  }
+  if (!may_sleep || done()) return false;
+  // An unverified sleep is cut short: what it may have missed is work
+  // another thread was doing anyway.
+  constexpr int64_t kUnverifiedSleepNs = 50'000;
+  const int64_t timeout =
+      verified ? wait_policy_.sleep_max_ns
+               : std::min(wait_policy_.sleep_max_ns, kUnverifiedSleepNs);
+  transport_->SleepOnDoorbell(bell, token, timeout);
+  return true;
 }
 
 // --- Sending -----------------------------------------------------------------
@@ -1052,11 +1124,10 @@ bool PointToPoint::Iprobe(const match::Envelope& wanted, int vci,
 
 void PointToPoint::Probe(const match::Envelope& wanted, int vci,
                          Status* status) {
-  int idle_rounds = 0;
-  for (unsigned round = 1; !Iprobe(wanted, vci, status); ++round) {
-    if (round % 16 == 0) ProgressBeyond(vci);
-    Backoff(idle_rounds);
-  }
+  // Iprobe polls; the wait is one with nothing else to be done.
+  // done() may be asked again after it said yes: keep the first answer.
+  bool found = false;
+  WaitUntil(vci, [&] { return found || (found = Iprobe(wanted, vci, status)); });
 }
 
 UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
@@ -1073,14 +1144,13 @@ UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
 
 UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
                                        Status* status) {
-  int idle_rounds = 0;
-  for (unsigned round = 1;; ++round) {
-    if (UnexpectedRecord* message = Improbe(wanted, vci, status)) {
-      return message;
-    }
-    if (round % 16 == 0) ProgressBeyond(vci);
-    Backoff(idle_rounds);
-  }
+  UnexpectedRecord* message = nullptr;
+  // done() may be asked again after it said yes: never take a second one.
+  WaitUntil(vci, [&] {
+    if (message == nullptr) message = Improbe(wanted, vci, status);
+    return message != nullptr;
+  });
+  return message;
 }
 
 Request* PointToPoint::Imrecv(UnexpectedRecord* message,
@@ -1246,6 +1316,9 @@ bool PointToPoint::TryProgress(int vci) {
   if (!v.mutex.try_lock()) return false;
   bool progressed = PollLocked(vci);
   v.mutex.unlock();
+  // What it completed may be what a sleeping thread of ours waits for (the
+  // unlock orders the completion before this look at the doorbell).
+  if (progressed) transport_->RingDoorbell(vci);
   return progressed;
 }
 
@@ -1253,7 +1326,10 @@ bool PointToPoint::ProgressAll() {
   bool progressed = false;
   const int in_use = vcis_in_use_.load(std::memory_order_acquire);
   for (int v = 0; v < in_use; ++v) {
-    if (FindVci(v) != nullptr) progressed |= TryProgress(v);
+    // A VCI that never carried anything has nothing to poll.
+    if (FindVci(v) != nullptr && transport_->MayHaveWork(v)) {
+      progressed |= TryProgress(v);
+    }
   }
   return progressed;
 }
@@ -1268,7 +1344,10 @@ bool PointToPoint::ProgressBeyond(int vci) {
 bool PointToPoint::PollLocked(int vci) {
   Vci& v = VciAt(vci);
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  if (extension_ != nullptr) progressed |= extension_->ProgressLocked(vci);
+  if (extension_ != nullptr &&
+      extension_requests_.load(std::memory_order_relaxed) != 0) {
+    progressed |= extension_->ProgressLocked(vci);
+  }
   if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
   for (size_t i = 0; i < v.stalled_reads.size();) {
     Request* request = v.stalled_reads[i];

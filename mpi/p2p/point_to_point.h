@@ -39,6 +39,7 @@
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
 #include "mpi/p2p/request.h"
+#include "mpi/p2p/wait_policy.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
 
@@ -137,6 +138,10 @@ class ExtensionTraffic {
   virtual void OnWriteDoneLocked(int vci, uint64_t context) = 0;
   // Returns true when it posted anything.
   virtual bool ProgressLocked(int vci) = 0;
+  // False while `vci` has work only progress can do (a deferred write
+  // whose window may close any moment): its waiters then keep polling
+  // rather than sleep.
+  virtual bool MaySleepLocked(int /*vci*/) { return true; }
 };
 
 // kLocalDone contexts of ExtensionTraffic's writes have this bit set
@@ -145,12 +150,11 @@ inline constexpr uint64_t kExtensionContextBit = 1;
 
 class PointToPoint : public net::CompletionHandler {
  public:
-  // `oversubscribed`: more ranks (or threads) than cores on this node, so a
-  // blocked call should yield the core at once rather than spin.
+  // `wait_policy`: how blocked calls wait (WaitPolicy::Choose).
   // `world_size` sizes the matching engines' dedicated-queue budget.
   static absl::StatusOr<std::unique_ptr<PointToPoint>> Create(
       net::Transport* transport, const runtime::Settings& settings,
-      bool oversubscribed, int world_size);
+      const WaitPolicy& wait_policy, int world_size);
 
   ~PointToPoint() override;
 
@@ -236,12 +240,27 @@ class PointToPoint : public net::CompletionHandler {
   // completion, which any thread may call holding no lock. It touches only
   // the request's state, so a thread waiting on it sees it at once.
   Request* NewGeneralized(void* extension);
-  static void CompleteGeneralized(Request* request) {
-    request->state.store(RequestState::kComplete, std::memory_order_release);
+  void CompleteGeneralized(Request* request) {
+    request->state.store(RequestState::kComplete, std::memory_order_seq_cst);
+    WakeSleepers(request->vci);
   }
 
   // For ExtensionTraffic (mpi/part): registered once after Create.
   void SetExtension(ExtensionTraffic* extension) { extension_ = extension; }
+  // The extension's requests alive: while there are none, polls skip it.
+  void ExtensionRequestAdded() {
+    extension_requests_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void ExtensionRequestRemoved() {
+    extension_requests_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // Wakes this process's threads sleeping in a wait on `vci` (after a
+  // change they must see that no message announces: work handed to
+  // whoever progresses the VCI, a request completed by another thread).
+  // The change must be ordered before by a lock release or a sequentially
+  // consistent operation. One load when nobody sleeps.
+  void WakeSleepers(int vci) { transport_->RingDoorbell(vci); }
+  const WaitPolicy& wait_policy() const { return wait_policy_; }
   net::Transport& transport() { return *transport_; }
   std::mutex& VciMutex(int vci) { return VciAt(vci).mutex; }
   // An inactive persistent request of kind kPartitioned owned by
@@ -307,7 +326,7 @@ class PointToPoint : public net::CompletionHandler {
 
  private:
   PointToPoint(net::Transport* transport, const runtime::Settings& settings,
-               bool oversubscribed, int world_size);
+               const WaitPolicy& wait_policy, int world_size);
 
   // A VCI that exists (every VCI a request, communicator or completion
   // names does).
@@ -396,7 +415,14 @@ class PointToPoint : public net::CompletionHandler {
   void HandleCancelSendLocked(int vci, net::PeerVci peer,
                               const MessageHeader& header);
   void RunAdvance(Progressable* schedule, int vci);
-  void Backoff(int& idle_rounds);
+  // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
+  // policy says: poll on, pause, yield, or sleep. True when it slept, so
+  // the next round looks at every VCI the doorbell stands for.
+  bool IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done);
+  // Arms `vci`'s doorbell, looks once more at everything that rings it,
+  // and sleeps unless that look found work or `done` is true. True when it
+  // slept.
+  bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done);
 
   net::Transport* const transport_;
   const size_t eager_max_;
@@ -404,7 +430,8 @@ class PointToPoint : public net::CompletionHandler {
   // Settings::gather_min_piece: non-contiguous rendezvous data in smaller
   // pieces (on average) is staged in a contiguous copy.
   const size_t gather_min_piece_;
-  const int spin_before_yield_;
+  const WaitPolicy wait_policy_;
+  const bool has_doorbell_;
   const int world_size_;
   const bool endpoints_progress_process_;  // Settings::endpoint_progress
   match::MatchEngineOptions engine_options_;
@@ -421,24 +448,29 @@ class PointToPoint : public net::CompletionHandler {
   std::vector<int> free_endpoint_vcis_;  // guarded by endpoint_vcis_mutex_
   std::unique_ptr<std::atomic<int>[]> endpoint_references_;  // by VCI
   ExtensionTraffic* extension_ = nullptr;
+  std::atomic<int> extension_requests_{0};
 };
 
 template <typename Done>
 void PointToPoint::WaitUntil(int vci, Done done) {
-  int idle_rounds = 0;
+  IdleRounds idle(wait_policy_);
+  bool woke = false;
   for (unsigned round = 1; !done(); ++round) {
     bool progressed;
     if (vci < 0) {
       progressed = ProgressAll();
-    } else if (round % 16 != 0) {
+    } else if (round % 16 != 0 && !woke) {
       progressed = TryProgress(vci);
     } else {
+      // Now and then, and after every sleep (the doorbell stands for all
+      // the shared VCIs), the other VCIs too.
       progressed = TryProgress(vci) | ProgressBeyond(vci);
     }
     if (progressed) {
-      idle_rounds = 0;
+      idle.Progressed();
+      woke = false;
     } else {
-      Backoff(idle_rounds);
+      woke = IdleStep(idle, vci, done);
     }
   }
 }

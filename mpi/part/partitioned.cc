@@ -347,6 +347,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     return request;
   }
   raw->id = SendKey(*request);
+  p2p_.ExtensionRequestAdded();
   if (raw->aggregator->wants_arrivals()) {
     // Its plan may use the deferred timer: progress checks its windows.
     std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
@@ -683,6 +684,9 @@ void Partitioned::LowerEarliestDeadline(PartitionedSend& send,
          !send.earliest_deadline.compare_exchange_weak(
              earliest, deadline, std::memory_order_seq_cst)) {
   }
+  // A window opened: a thread of ours sleeping in a wait must wake and keep
+  // progressing until the window closes (MaySleepLocked says no meanwhile).
+  if (earliest == INT64_MAX && deadline < earliest) p2p_.WakeSleepers(send.vci);
 }
 
 void Partitioned::FireExpired(PartitionedSend& send, int64_t now,
@@ -777,12 +781,16 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
     mutex.unlock();
     return;
   }
-  // The VCI is busy: hand the write to whoever progresses it next.
+  // The VCI is busy: hand the write to whoever progresses it next, and
+  // wake a thread of ours that may have armed its doorbell and taken its
+  // last look just before (the exchange is sequentially consistent, as the
+  // arming is, so one of the two sees the other).
   PendingWrite* head = state.handed_over.load(std::memory_order_relaxed);
   do {
     write.next = head;
   } while (!state.handed_over.compare_exchange_weak(
-      head, &write, std::memory_order_release, std::memory_order_relaxed));
+      head, &write, std::memory_order_seq_cst, std::memory_order_relaxed));
+  p2p_.WakeSleepers(vci);
 }
 
 bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
@@ -855,6 +863,23 @@ bool Partitioned::DrainLocked(int vci) {
     list = next;
   }
   return posted;
+}
+
+bool Partitioned::MaySleepLocked(int vci) {
+  const VciState& state = vcis_[vci];
+  if (!state.refused.empty() ||
+      state.handed_over.load(std::memory_order_relaxed) != nullptr) {
+    return false;
+  }
+  // An open deferred window closes by progress if nobody marks again.
+  for (const PartitionedSend* send : state.deferred_timers) {
+    if (send->earliest_deadline.load(std::memory_order_seq_cst) != INT64_MAX &&
+        send->request->state.load(std::memory_order_acquire) ==
+            RequestState::kActive) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool Partitioned::ProgressLocked(int vci) {
@@ -1218,6 +1243,7 @@ void Partitioned::Free(Request* request) {
                    timers.end());
     }
     if (send->registered) transport_.DeregisterMemory(send->region);
+    if (!send->proc_null) p2p_.ExtensionRequestRemoved();
     p2p_.Free(request);
     delete send;
     return;

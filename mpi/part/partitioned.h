@@ -109,6 +109,7 @@ class Partitioned final : public p2p::ExtensionTraffic {
                               size_t length) override;
   void OnWriteDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
+  bool MaySleepLocked(int vci) override;
 
   // A write of a run of units waiting for its VCI.
   struct PendingWrite {
@@ -151,7 +152,7 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void PostGroup(PartitionedSend& send, int64_t group, int held_vci);
   // The deferred timer: close every window whose deadline is past `now`.
   void FireExpired(PartitionedSend& send, int64_t now, int held_vci);
-  static void LowerEarliestDeadline(PartitionedSend& send, int64_t deadline);
+  void LowerEarliestDeadline(PartitionedSend& send, int64_t deadline);
   // Claims the ready, unclaimed units of a group (timer) and posts them in
   // contiguous runs.
   void ClaimAndPost(PartitionedSend& send, int64_t group, int held_vci);

@@ -4,11 +4,16 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <ctime>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -117,11 +122,60 @@ int OpenPeerSegment(const PeerAddress& address) {
 
 }  // namespace
 
+namespace {
+// An inbox in a segment: a line with the count of registrations and the
+// VCI whose doorbell this VCI uses (written once at setup); a line with the
+// doorbell (only the first VCI of a group that shares one uses its own);
+// then the entries, each (sender local index * VCIs + sender VCI) + 1, 0
+// while being written.
+std::atomic<uint32_t>* InboxCount(void* inbox) {
+  return static_cast<std::atomic<uint32_t>*>(inbox);
+}
+std::atomic<uint32_t>* InboxDoorbellVci(void* inbox) {
+  return static_cast<std::atomic<uint32_t>*>(inbox) + 1;
+}
+std::atomic<uint32_t>* InboxDoorbell(void* inbox) {
+  return reinterpret_cast<std::atomic<uint32_t>*>(
+      static_cast<std::byte*>(inbox) + kCacheLineBytes);
+}
+std::atomic<uint32_t>* InboxEntries(void* inbox) {
+  return reinterpret_cast<std::atomic<uint32_t>*>(
+      static_cast<std::byte*>(inbox) + 2 * kCacheLineBytes);
+}
+
+// A doorbell word: bit 0 says someone may sleep on it (armed); the other
+// bits count rings, so a sleeper whose token went stale returns at once.
+constexpr uint32_t kArmed = 1;
+
+long Futex(std::atomic<uint32_t>* word, int operation, uint32_t value,
+           const timespec* timeout) {
+  // Not FUTEX_PRIVATE_FLAG: the word lives in memory shared with peers.
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), operation,
+                 value, timeout, nullptr, 0);
+}
+
+// Wakes every sleeper if the word is armed: disarm and count one ring in
+// one step (adding 1 to an armed word clears bit 0 and carries into the
+// count), then wake.
+void RingIfArmed(std::atomic<uint32_t>* doorbell) {
+  uint32_t word = doorbell->load(std::memory_order_relaxed);
+  while ((word & kArmed) != 0) {
+    if (doorbell->compare_exchange_weak(word, word + 1,
+                                        std::memory_order_seq_cst,
+                                        std::memory_order_relaxed)) {
+      Futex(doorbell, FUTEX_WAKE, INT32_MAX, nullptr);
+      return;
+    }
+  }
+}
+}  // namespace
+
 ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
                            const runtime::Settings& settings)
     : rank_(bootstrap.rank()),
       size_(bootstrap.size()),
       num_vcis_(settings.num_vcis + settings.endpoint_vcis),
+      shared_vcis_(settings.num_vcis),
       ring_bytes_(RingCapacity(settings)),
       max_message_(kMaxHeaderBytes + settings.eager_max),
       pull_min_(settings.shm_pull_min),
@@ -191,9 +245,11 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // fall back to a named POSIX segment that is unlinked once mapped.
   // ftruncate gives zeroed, sparse memory, which is an empty ring; nothing
   // is touched here.
-  // An inbox: its count of registrations on a cache line of its own, then
-  // one entry per possible sender (local index x VCI).
-  inbox_stride_ = (kCacheLineBytes + sizeof(uint32_t) * num_local * num_vcis_ +
+  // An inbox: its count of registrations on a cache line of its own, its
+  // doorbell on another, then one entry per possible sender (local index x
+  // VCI).
+  inbox_stride_ = (2 * kCacheLineBytes +
+                   sizeof(uint32_t) * num_local * num_vcis_ +
                    kCacheLineBytes - 1) /
                   kCacheLineBytes * kCacheLineBytes;
   rings_offset_ = RoundUpToPage(size_t(num_vcis_) * inbox_stride_);
@@ -239,6 +295,12 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
     segment_fd_ = fd;
   }
   own_segment_ = {base, segment_bytes};
+  // Which doorbell each of our VCIs rings, for senders to read when they
+  // connect (before the address exchange, so before any of them does).
+  for (int v = 0; v < num_vcis_; ++v) {
+    InboxDoorbellVci(static_cast<std::byte*>(base) + InboxOffset(v))
+        ->store(uint32_t(DoorbellOf(v)), std::memory_order_release);
+  }
 
   PeerAddress mine;
   mine.pid = getpid();
@@ -379,43 +441,91 @@ int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
   return local_index_of_rank_[peer.rank];
 }
 
-namespace {
-// An inbox in a segment: the count of registrations, then the entries, each
-// (sender local index * VCIs + sender VCI) + 1, 0 while being written.
-std::atomic<uint32_t>* InboxCount(void* inbox) {
-  return static_cast<std::atomic<uint32_t>*>(inbox);
-}
-std::atomic<uint32_t>* InboxEntries(void* inbox) {
-  return reinterpret_cast<std::atomic<uint32_t>*>(
-      static_cast<std::byte*>(inbox) + kCacheLineBytes);
-}
-}  // namespace
 
-RingProducer& ShmTransport::ProducerFor(int vci, PeerVci peer,
-                                        const char* operation) {
+ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
+                                                  const char* operation) {
   const int peer_local = LocalIndexOrDie(peer, operation);
   Vci& state = vcis_[vci];
   if (state.to_peer.empty()) {
     state.to_peer.resize(local_ranks_.size() * size_t(num_vcis_));
   }
-  RingProducer& ring = state.to_peer[size_t(peer_local) * num_vcis_ + peer.vci];
-  if (ring.attached()) [[likely]] {
-    return ring;
+  Outbound& out = state.to_peer[size_t(peer_local) * num_vcis_ + peer.vci];
+  if (out.ring.attached()) [[likely]] {
+    return out;
   }
   // First message on this connection: the ring's place is fixed, and
   // registering it in the receiving VCI's inbox is what makes that VCI
   // poll it. The entry is written before any message, so the receiver never
   // misses one.
   auto* segment = static_cast<std::byte*>(peer_segments_[peer_local].address);
-  ring = RingProducer(segment + RingOffset(my_local_index_, vci, peer.vci),
-                      ring_bytes_);
+  out.ring = RingProducer(segment + RingOffset(my_local_index_, vci, peer.vci),
+                          ring_bytes_);
+  state.touched.store(true, std::memory_order_relaxed);
   void* inbox = segment + InboxOffset(peer.vci);
+  const uint32_t doorbell_vci =
+      InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
+  out.doorbell = InboxDoorbell(segment + InboxOffset(int(doorbell_vci)));
   const uint32_t slot =
       InboxCount(inbox)->fetch_add(1, std::memory_order_acq_rel);
   InboxEntries(inbox)[slot].store(
       uint32_t(my_local_index_) * num_vcis_ + vci + 1,
       std::memory_order_release);
-  return ring;
+  return out;
+}
+
+void ShmTransport::Deliver(Outbound& out) {
+  out.ring.Publish();
+  // Order the publication before the look at the doorbell (the sleeper
+  // arms before its last look at the ring): either it sees the message or
+  // this sees it armed. The look is one load of a line that changes only
+  // when somebody arms, so a peer that spins costs nothing more.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  RingIfArmed(out.doorbell);
+}
+
+std::atomic<uint32_t>* ShmTransport::OwnDoorbell(int vci) const {
+  return InboxDoorbell(static_cast<std::byte*>(own_segment_.address) +
+                       InboxOffset(DoorbellOf(vci)));
+}
+
+uint32_t ShmTransport::ArmDoorbell(int vci) {
+  std::atomic<uint32_t>* doorbell = OwnDoorbell(vci);
+  const uint32_t token =
+      doorbell->fetch_or(kArmed, std::memory_order_seq_cst) | kArmed;
+  // The caller's next look at its rings must not move before the arming.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return token;
+}
+
+void ShmTransport::SleepOnDoorbell(int vci, uint32_t token,
+                                   int64_t timeout_ns) {
+  const timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),
+                            static_cast<long>(timeout_ns % 1'000'000'000)};
+  // Returns at once when a ring already changed the word.
+  Futex(OwnDoorbell(vci), FUTEX_WAIT, token, &timeout);
+}
+
+void ShmTransport::RingDoorbell(int vci) {
+  // No fence: the caller ordered its change before (see the interface).
+  RingIfArmed(OwnDoorbell(vci));
+}
+
+bool ShmTransport::MayHaveWork(int vci) const {
+  if (vcis_[vci].touched.load(std::memory_order_relaxed)) return true;
+  void* inbox =
+      static_cast<std::byte*>(own_segment_.address) + InboxOffset(vci);
+  return InboxCount(inbox)->load(std::memory_order_acquire) != 0;
+}
+
+void ShmTransport::RingPeerDoorbell(int peer_local, int peer_vci) {
+  void* inbox = static_cast<std::byte*>(peer_segments_[peer_local].address) +
+                InboxOffset(peer_vci);
+  const uint32_t doorbell_vci =
+      InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  RingIfArmed(InboxDoorbell(
+      static_cast<std::byte*>(peer_segments_[peer_local].address) +
+      InboxOffset(int(doorbell_vci))));
 }
 
 void ShmTransport::TakeNewSenders(int vci) {
@@ -452,8 +562,8 @@ PostResult ShmTransport::Send(int vci, PeerVci peer, const void* header,
                  rank_, length, max_message_);
     std::abort();
   }
-  RingProducer& ring = ProducerFor(vci, peer, "Send");
-  CellHeader* cell = ring.TryReserve(length);
+  Outbound& out = ProducerFor(vci, peer, "Send");
+  CellHeader* cell = out.ring.TryReserve(length);
   if (cell == nullptr) return PostResult::kRetry;
   // Straight into the peer's cell: the only copy on the sending side.
   std::byte* message = cell->message();
@@ -463,7 +573,7 @@ PostResult ShmTransport::Send(int vci, PeerVci peer, const void* header,
   }
   cell->length = static_cast<uint32_t>(length);
   cell->flags = 0;
-  ring.Publish();
+  Deliver(out);
   return PostResult::kOk;
 }
 
@@ -479,15 +589,15 @@ PostResult ShmTransport::SendPacked(
                  rank_, length, max_message_);
     std::abort();
   }
-  RingProducer& ring = ProducerFor(vci, peer, "SendPacked");
-  CellHeader* cell = ring.TryReserve(length);
+  Outbound& out = ProducerFor(vci, peer, "SendPacked");
+  CellHeader* cell = out.ring.TryReserve(length);
   if (cell == nullptr) return PostResult::kRetry;
   std::byte* message = cell->message();
   if (header_length != 0) std::memcpy(message, header, header_length);
   if (payload_length != 0) write_payload(message + header_length);
   cell->length = static_cast<uint32_t>(length);
   cell->flags = 0;
-  ring.Publish();
+  Deliver(out);
   return PostResult::kOk;
 }
 
@@ -657,6 +767,9 @@ void ShmTransport::PushLocalDone(Vci& vci, PeerVci peer, uint64_t context) {
   entry.peer_vci = peer.vci;
   entry.context = context;
   ++queue.size;
+  if (!vci.touched.load(std::memory_order_relaxed)) {
+    vci.touched.store(true, std::memory_order_relaxed);
+  }
 }
 
 PostResult ShmTransport::RdmaRead(int vci, PeerVci peer, void* local,
@@ -690,11 +803,11 @@ PostResult ShmTransport::RdmaWriteImmediate(
     int vci, PeerVci peer, const void* local, const MemoryRegion&,
     RemoteBuffer remote, size_t length, uint32_t immediate, uint64_t context) {
   Vci& state = vcis_[vci];
-  RingProducer& ring = ProducerFor(vci, peer, "RdmaWriteImmediate");
+  Outbound& out = ProducerFor(vci, peer, "RdmaWriteImmediate");
   // Claim both resources before moving data, so kRetry never leaves a
   // write done without its notification.
   if (state.local_done.full()) return PostResult::kRetry;
-  CellHeader* cell = ring.TryReserve(sizeof(WriteNotice));
+  CellHeader* cell = out.ring.TryReserve(sizeof(WriteNotice));
   if (cell == nullptr) return PostResult::kRetry;
   if (length != 0) {
     CrossMemoryCopy(true, peer.rank, const_cast<void*>(local), remote.address,
@@ -706,7 +819,7 @@ PostResult ShmTransport::RdmaWriteImmediate(
   cell->length = sizeof(notice);
   cell->flags = kCellFlagWriteImmediate;
   cell->immediate = immediate;
-  ring.Publish();
+  Deliver(out);
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
 }
@@ -720,7 +833,7 @@ PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
   // Claim every resource before moving data, so kRetry never leaves a
   // write done without its notification.
   if (state.local_done.full()) return PostResult::kRetry;
-  RingProducer* ring = nullptr;
+  Outbound* out = nullptr;
   CellHeader* cell = nullptr;
   size_t length = 0;
   for (int i = 0; i < local_count; ++i) length += local[i].length;
@@ -729,8 +842,8 @@ PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
                     length >= pull_min_ && local_count == 1 &&
                     peer_local != my_local_index_;
   if (immediate != nullptr) {
-    ring = &ProducerFor(vci, peer, "RdmaWritev");
-    cell = ring->TryReserve(pull ? sizeof(PullRequest) : sizeof(WriteNotice));
+    out = &ProducerFor(vci, peer, "RdmaWritev");
+    cell = out->ring.TryReserve(pull ? sizeof(PullRequest) : sizeof(WriteNotice));
     if (cell == nullptr) return PostResult::kRetry;
   }
   if (pull) {
@@ -769,7 +882,7 @@ PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
     cell->length = sizeof(request);
     cell->flags = kCellFlagPullWrite;
     cell->immediate = *immediate;
-    ring->Publish();
+    Deliver(*out);
     return PostResult::kOk;
   }
   if (length != 0) {
@@ -781,7 +894,7 @@ PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
     cell->length = sizeof(notice);
     cell->flags = kCellFlagWriteImmediate;
     cell->immediate = *immediate;
-    ring->Publish();
+    Deliver(*out);
   }
   PushLocalDone(state, peer, context);
   return PostResult::kOk;
@@ -855,6 +968,8 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
         uint64_t done = 1;
         CrossMemoryCopy(true, completion.peer, &done, request.done_flag,
                         sizeof(done));
+        // The flag is no ring message: wake the sender if it sleeps.
+        RingPeerDoorbell(local_index_of_rank_[completion.peer], inbound.vci);
       } else {
         completion.type = CompletionType::kReceive;
         completion.data = cell->message();

@@ -24,6 +24,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -100,6 +101,20 @@ class ShmTransport final : public Transport {
                         uint64_t context) override;
   int Poll(int vci, CompletionHandler& handler, int max_completions) override;
 
+  // Doorbells: a futex word per VCI in the inbox's own line of our segment,
+  // which peers ring after publishing when it is armed. The VCIs that
+  // communicators share (Settings::num_vcis) share VCI 0's doorbell, since
+  // a thread waiting on one of them progresses all of them; each endpoint's
+  // VCI has its own, so endpoint threads never wake each other.
+  bool has_doorbell() const override { return true; }
+  int DoorbellOf(int vci) const override {
+    return vci < shared_vcis_ ? 0 : vci;
+  }
+  uint32_t ArmDoorbell(int vci) override;
+  void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
+  void RingDoorbell(int vci) override;
+  bool MayHaveWork(int vci) const override;
+
  private:
   // A fixed ring of completions produced locally (kLocalDone); only the
   // thread holding the VCI touches it.
@@ -125,16 +140,26 @@ class ShmTransport final : public Transport {
     int vci = 0;
   };
 
+  // A connection to a peer's VCI: the ring, and the doorbell to ring after
+  // publishing on it.
+  struct Outbound {
+    RingProducer ring;
+    std::atomic<uint32_t>* doorbell = nullptr;
+  };
+
   // Everything one VCI touches on its hot path, on its own cache lines.
   struct alignas(kCacheLineBytes) Vci {
     // By peer local index * num_vcis_ + peer VCI; sized on first send.
-    std::vector<RingProducer> to_peer;
+    std::vector<Outbound> to_peer;
     std::vector<Inbound> from_sender;  // in the order senders registered
     uint32_t inbox_seen = 0;           // registrations taken from the inbox
     uint32_t next_sender = 0;          // round-robin start of Poll
     LocalCompletionQueue local_done;
     PullSlot pulls[kPullCapacity];
     uint32_t pulls_in_flight = 0;
+    // Set once this VCI connects to a peer or posts a one-sided operation
+    // (senders to it show in its inbox): until then MayHaveWork is false.
+    std::atomic<bool> touched{false};
   };
 
   // A mapping of (part of) a shared-memory segment.
@@ -160,8 +185,14 @@ class ShmTransport final : public Transport {
                          uint64_t remote);
   void PushLocalDone(Vci& vci, PeerVci peer, uint64_t context);
   int LocalIndexOrDie(PeerVci peer, const char* operation) const;
-  // The ring from our `vci` to `peer`, connected on first use.
-  RingProducer& ProducerFor(int vci, PeerVci peer, const char* operation);
+  // The connection from our `vci` to `peer`, made on first use.
+  Outbound& ProducerFor(int vci, PeerVci peer, const char* operation);
+  // Publishes what was written into `out`'s reserved cell and rings the
+  // peer's doorbell if somebody there sleeps.
+  void Deliver(Outbound& out);
+  std::atomic<uint32_t>* OwnDoorbell(int vci) const;
+  // For signals that are no ring message (a pulled write's done flag).
+  void RingPeerDoorbell(int peer_local, int peer_vci);
   // Takes the rings senders registered for `vci` since the last look.
   void TakeNewSenders(int vci);
   // Where things live in a segment (see the file comment).
@@ -176,6 +207,7 @@ class ShmTransport final : public Transport {
   const int rank_;
   const int size_;
   const int num_vcis_;
+  const int shared_vcis_;  // Settings::num_vcis: they share one doorbell
   const size_t ring_bytes_;  // Settings::shm_ring_bytes
   const size_t max_message_;
   const size_t pull_min_;     // Settings::shm_pull_min

@@ -1,0 +1,118 @@
+#include "mpi/p2p/wait_policy.h"
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace minimpi::p2p {
+namespace {
+// Long enough that a peer which answers at once (a ping-pong, a window of
+// messages, a balanced halo exchange) is never slept on; short enough that
+// a waiter whose peer is descheduled for a time slice (milliseconds) wastes
+// little of its core. A sleep and wakeup cost a few microseconds each.
+constexpr int64_t kSpinWhenCoresSufficeNs = 50'000;
+}  // namespace
+
+WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,
+                              int local_ranks, int threads_per_rank,
+                              bool has_doorbell) {
+  WaitPolicy policy;
+  const int runnable = local_ranks * threads_per_rank;
+  const bool oversubscribed = runnable > cores;
+  const std::string shape =
+      absl::StrCat(local_ranks, " rank", local_ranks == 1 ? "" : "s", " x ",
+                   threads_per_rank, " thread", threads_per_rank == 1 ? "" : "s",
+                   " on ", cores, " core", cores == 1 ? "" : "s");
+  if (settings.wait_policy == "spin") {
+    policy.then = Then::kSpin;
+  } else if (settings.wait_policy == "yield") {
+    policy.then = Then::kYield;
+  } else {  // sleep, auto
+    policy.then = has_doorbell ? Then::kSleep : Then::kYield;
+  }
+  // Ranks and threads outnumber cores: whoever waits is very likely keeping
+  // a peer off its core, so it steps aside at once.
+  policy.spin_ns = oversubscribed ? 0 : kSpinWhenCoresSufficeNs;
+  if (settings.wait_spin_us >= 0) {
+    policy.spin_ns = int64_t{settings.wait_spin_us} * 1000;
+  }
+  policy.sleep_max_ns = int64_t{settings.wait_sleep_max_us} * 1000;
+  policy.reason = absl::StrCat(
+      settings.wait_policy, ", ", shape,
+      settings.wait_spin_us >= 0 ? ", spin set by MINIMPI_WAIT_SPIN_US"
+      : oversubscribed           ? ", oversubscribed: no spin"
+                                 : "",
+      !has_doorbell && policy.then == Then::kYield &&
+              settings.wait_policy != "yield"
+          ? ", the transport has no doorbell"
+          : "");
+  return policy;
+}
+
+std::string WaitPolicy::Describe() const {
+  std::string text;
+  switch (then) {
+    case Then::kSpin:
+      text = "poll until done, never yield or sleep";
+      break;
+    case Then::kYield:
+      text = absl::StrCat("poll ", spin_ns / 1000,
+                          " us, then yield the core between polls");
+      break;
+    case Then::kSleep:
+      text = absl::StrCat("poll ", spin_ns / 1000,
+                          " us, then sleep until a peer rings (at most ",
+                          sleep_max_ns / 1000, " us at a time)");
+      break;
+  }
+  if (then != Then::kSpin && leave_spin_when_preempted) {
+    absl::StrAppend(&text, "; stop polling at once when descheduled");
+  }
+  absl::StrAppend(&text, " (", reason, ")");
+  return text;
+}
+
+int ThreadsPerRankFromEnvironment() {
+  const char* value = std::getenv("OMP_NUM_THREADS");
+  if (value == nullptr) return 1;
+  absl::string_view text(value);
+  // "4,2" gives the outer level's count.
+  text = text.substr(0, text.find(','));
+  int threads = 0;
+  if (!absl::SimpleAtoi(text, &threads) || threads < 1) return 1;
+  return threads;
+}
+
+IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now) {
+  ++rounds_;
+  if (phase_ == Phase::kAfterSpin) {
+    return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
+                                                    : Action::kSleep;
+  }
+  if (policy_.then == WaitPolicy::Then::kSpin) {
+    // A pause costs tens of nanoseconds on recent x86: pausing every round
+    // would delay noticing an arrival by that much.
+    return rounds_ % 8 == 0 ? Action::kPause : Action::kPoll;
+  }
+  if (rounds_ == 1) {
+    spin_started_ns_ = last_look_ns_ = now();
+    if (policy_.spin_ns > 0) return Action::kPoll;
+  } else if (rounds_ % kRoundsPerLook != 0) {
+    return rounds_ % 8 == 0 ? Action::kPause : Action::kPoll;
+  } else {
+    const int64_t t = now();
+    const bool preempted = policy_.leave_spin_when_preempted &&
+                           t - last_look_ns_ > kPreemptedGapNs;
+    last_look_ns_ = t;
+    if (t - spin_started_ns_ < policy_.spin_ns && !preempted) {
+      return Action::kPause;
+    }
+  }
+  phase_ = Phase::kAfterSpin;
+  return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
+                                                  : Action::kSleep;
+}
+
+}  // namespace minimpi::p2p

@@ -1,0 +1,97 @@
+// How a thread waits for a request: how long it polls, whether it then
+// yields the core or sleeps until a peer rings its doorbell, and the small
+// state machine that applies that to each idle round of a wait.
+//
+// Why this exists: a rank that never stops polling looks to the kernel's
+// scheduler like any other CPU hog. Beside other work it gets a fair share
+// of a core whether or not it has anything to do, and while its peer is
+// descheduled it burns that share for nothing. sched_yield is no cure: on
+// the EEVDF scheduler (Linux 6.6 on) a yield moves the task's deadline a
+// whole slice back, so with a competitor on the core the yielder gives away
+// milliseconds, and since it stays runnable it still counts as load. A
+// sleeping waiter is off the run queue; when its peer's message rings the
+// doorbell the wakeup puts it back with the lag it saved, ahead of the
+// tasks that kept running. So a waiter spins only as long as spinning can
+// pay (the message is likely to come soon, and the core is ours), then
+// sleeps; and it stops spinning at once when it sees it was descheduled in
+// the middle of a spin (the core is contended, so the peer may be too).
+//
+// Owned by: mpi/p2p. Chosen by: mpi/instance at MPI_Init (WaitPolicy::Choose),
+// applied by PointToPoint's waits; printed by minimpi_info.
+#ifndef MINIMPI_MPI_P2P_WAIT_POLICY_H_
+#define MINIMPI_MPI_P2P_WAIT_POLICY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "runtime/settings.h"
+
+namespace minimpi::p2p {
+
+struct WaitPolicy {
+  // What a waiter does once its spin is over.
+  enum class Then {
+    kSpin,   // nothing: it polls until the request completes
+    kYield,  // sched_yield between polls
+    kSleep,  // sleep on the VCI's doorbell until a peer rings it
+  };
+  Then then = Then::kSleep;
+  // How long a waiter polls before it yields or sleeps.
+  int64_t spin_ns = 50'000;
+  // Leave the spin early when a gap between two looks at the clock shows
+  // the thread was descheduled (the core has other work).
+  bool leave_spin_when_preempted = true;
+  // The longest one sleep lasts before the waiter looks again by itself
+  // (a safety net: every event that ends a wait rings the doorbell).
+  int64_t sleep_max_ns = 1'000'000;
+  // How the choice was made, in words (minimpi_info, README).
+  std::string reason;
+
+  // Settings::wait_policy and wait_spin_us applied to this node: `cores`
+  // this process may run on, `local_ranks` on the node, `threads_per_rank`
+  // (OMP_NUM_THREADS when set, else 1), and whether the transport has
+  // doorbells (without them a waiter yields instead of sleeping).
+  static WaitPolicy Choose(const runtime::Settings& settings, int cores,
+                           int local_ranks, int threads_per_rank,
+                           bool has_doorbell);
+  // "sleep after 50 us of polling (2 ranks x 1 thread on 2 cores)".
+  std::string Describe() const;
+};
+
+// Threads per rank an OpenMP program will run, from OMP_NUM_THREADS (its
+// first level); 1 when unset or unreadable.
+int ThreadsPerRankFromEnvironment();
+
+// The idle rounds of one wait. The caller polls; after each round that
+// found nothing it asks Idle what to do next. Looks at the clock once every
+// kRoundsPerLook rounds, so an idle round stays a few loads.
+class IdleRounds {
+ public:
+  enum class Action { kPoll, kPause, kYield, kSleep };
+  static constexpr int kRoundsPerLook = 16;
+  // A gap this long between two looks means the thread was not running.
+  static constexpr int64_t kPreemptedGapNs = 30'000;
+
+  explicit IdleRounds(const WaitPolicy& policy) : policy_(policy) {}
+
+  // The last round found work: spin again from the start.
+  void Progressed() {
+    rounds_ = 0;
+    phase_ = Phase::kSpin;
+  }
+  // The last round found nothing; `now` reads a monotonic clock (ns).
+  Action Idle(absl::FunctionRef<int64_t()> now);
+
+ private:
+  enum class Phase { kSpin, kAfterSpin };
+  const WaitPolicy& policy_;
+  Phase phase_ = Phase::kSpin;
+  int rounds_ = 0;
+  int64_t spin_started_ns_ = 0;
+  int64_t last_look_ns_ = 0;
+};
+
+}  // namespace minimpi::p2p
+
+#endif  // MINIMPI_MPI_P2P_WAIT_POLICY_H_
