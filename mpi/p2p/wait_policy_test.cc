@@ -1,0 +1,137 @@
+#include "mpi/p2p/wait_policy.h"
+
+#include <cstdlib>
+
+#include "gtest/gtest.h"
+#include "runtime/settings.h"
+
+namespace minimpi::p2p {
+namespace {
+
+using Action = IdleRounds::Action;
+
+TEST(WaitPolicyTest, AutoSleepsAfterSpinningWhenCoresSuffice) {
+  runtime::Settings settings;
+  const WaitPolicy policy = WaitPolicy::Choose(settings, /*cores=*/4,
+                                               /*local_ranks=*/2,
+                                               /*threads_per_rank=*/2, true);
+  EXPECT_EQ(policy.then, WaitPolicy::Then::kSleep);
+  EXPECT_EQ(policy.spin_ns, 50'000);
+  EXPECT_EQ(policy.sleep_max_ns, 1'000'000);
+}
+
+TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
+  runtime::Settings settings;
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 4, 1, true).spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 50'000);
+}
+
+TEST(WaitPolicyTest, NamedPoliciesAndSpinOverride) {
+  runtime::Settings settings;
+  settings.wait_policy = "spin";
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).then,
+            WaitPolicy::Then::kSpin);
+  settings.wait_policy = "yield";
+  settings.wait_spin_us = 7;
+  const WaitPolicy yield = WaitPolicy::Choose(settings, 2, 8, 1, true);
+  EXPECT_EQ(yield.then, WaitPolicy::Then::kYield);
+  EXPECT_EQ(yield.spin_ns, 7'000);  // the setting wins over oversubscription
+  settings.wait_policy = "sleep";
+  // No doorbell to sleep on: yield instead, and say why.
+  const WaitPolicy no_bell = WaitPolicy::Choose(settings, 2, 2, 1, false);
+  EXPECT_EQ(no_bell.then, WaitPolicy::Then::kYield);
+  EXPECT_NE(no_bell.Describe().find("no doorbell"), std::string::npos);
+}
+
+TEST(WaitPolicyTest, ThreadsPerRankReadsTheOuterOpenMpLevel) {
+  setenv("OMP_NUM_THREADS", "6,2", 1);
+  EXPECT_EQ(ThreadsPerRankFromEnvironment(), 6);
+  setenv("OMP_NUM_THREADS", "junk", 1);
+  EXPECT_EQ(ThreadsPerRankFromEnvironment(), 1);
+  unsetenv("OMP_NUM_THREADS");
+  EXPECT_EQ(ThreadsPerRankFromEnvironment(), 1);
+}
+
+// Drives IdleRounds with a clock the test moves: `step_ns` per idle round.
+struct FakeClock {
+  int64_t now = 1'000'000;
+  int64_t operator()() const { return now; }
+};
+
+// Idle rounds until the first action other than poll or pause.
+int RoundsUntilLeavingSpin(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
+                           Action* left_with) {
+  for (int round = 1; round < 1'000'000; ++round) {
+    const Action action = idle.Idle([&] { return clock(); });
+    clock.now += step_ns;
+    if (action != Action::kPoll && action != Action::kPause) {
+      *left_with = action;
+      return round;
+    }
+  }
+  return -1;
+}
+
+TEST(IdleRoundsTest, SpinsForTheBudgetThenSleepsEveryRound) {
+  WaitPolicy policy;
+  policy.spin_ns = 10'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  Action action;
+  // 100 ns a round: the budget lasts 100 rounds, looked at every 16th.
+  const int rounds = RoundsUntilLeavingSpin(idle, clock, 100, &action);
+  EXPECT_EQ(action, Action::kSleep);
+  EXPECT_GE(rounds, 100);
+  EXPECT_LE(rounds, 100 + IdleRounds::kRoundsPerLook);
+  // Asleep it stays, round after round, until work turns up.
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
+  idle.Progressed();
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kPoll);
+}
+
+TEST(IdleRoundsTest, LeavesTheSpinAtOnceWhenDescheduled) {
+  WaitPolicy policy;
+  policy.spin_ns = 1'000'000'000;  // would spin a second
+  IdleRounds idle(policy);
+  FakeClock clock;
+  for (int round = 1; round < IdleRounds::kRoundsPerLook; ++round) {
+    EXPECT_NE(idle.Idle([&] { return clock(); }), Action::kSleep);
+  }
+  clock.now += IdleRounds::kPreemptedGapNs + 1;  // the thread did not run
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
+
+  policy.leave_spin_when_preempted = false;
+  IdleRounds patient(policy);
+  for (int round = 1; round < IdleRounds::kRoundsPerLook; ++round) {
+    patient.Idle([&] { return clock(); });
+  }
+  clock.now += IdleRounds::kPreemptedGapNs + 1;
+  EXPECT_NE(patient.Idle([&] { return clock(); }), Action::kSleep);
+}
+
+TEST(IdleRoundsTest, NoSpinSleepsOnTheFirstIdleRound) {
+  WaitPolicy policy;
+  policy.spin_ns = 0;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
+}
+
+TEST(IdleRoundsTest, YieldPolicyYieldsAndSpinPolicyNeverLeaves) {
+  WaitPolicy yield;
+  yield.then = WaitPolicy::Then::kYield;
+  yield.spin_ns = 0;
+  IdleRounds yielding(yield);
+  FakeClock clock;
+  EXPECT_EQ(yielding.Idle([&] { return clock(); }), Action::kYield);
+
+  WaitPolicy spin;
+  spin.then = WaitPolicy::Then::kSpin;
+  IdleRounds spinning(spin);
+  Action action;
+  EXPECT_EQ(RoundsUntilLeavingSpin(spinning, clock, 1'000'000, &action), -1);
+}
+
+}  // namespace
+}  // namespace minimpi::p2p
