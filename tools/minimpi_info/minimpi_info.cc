@@ -21,7 +21,9 @@
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
 #include "net/ib/ib_devices.h"
+#include "mpi/p2p/wait_policy.h"
 #include "runtime/settings.h"
+#include "runtime/topology.h"
 
 namespace {
 
@@ -122,6 +124,22 @@ void PrintTransports() {
   }
 }
 
+// The waiting policy MPI_Init would choose here (mpi/p2p/wait_policy.h),
+// for a job that fits the cores and for one that oversubscribes them.
+void PrintWaiting() {
+  PrintSection("Waiting (MINIMPI_WAIT_*; the policy MPI_Init chooses here):");
+  std::map<std::string, InvalidSetting> invalid;
+  const Settings settings = ReadSettings(invalid);
+  const int cores = minimpi::runtime::NumCores();
+  const int threads = minimpi::p2p::ThreadsPerRankFromEnvironment();
+  for (int ranks : {1, cores + 1}) {
+    const minimpi::p2p::WaitPolicy policy = minimpi::p2p::WaitPolicy::Choose(
+        settings, cores, ranks, threads, /*has_doorbell=*/true);
+    std::printf("  %d rank%s on this node: %s\n", ranks, ranks == 1 ? "" : "s",
+                policy.Describe().c_str());
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -135,6 +153,7 @@ int main() {
   std::printf("MPI standard version: %d.%d\n", version, subversion);
 
   bool settings_valid = PrintSettings();
+  PrintWaiting();
   PrintWrappers();
   PrintTransports();
 
