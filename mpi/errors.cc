@@ -149,10 +149,27 @@ namespace {
 
 constexpr int kClassBits = 14;
 constexpr int kClassMask = (1 << kClassBits) - 1;
-constexpr int kFirstUserClass = MPI_ERR_ERRHANDLER + 1;
 constexpr int kMessageSlots = 4096;  // recent errors whose text is kept
-constexpr int kUserCodeFlag = 1 << 30;
+// What a program adds lies above MPI_ERR_LASTCODE (MPI-4.1 9.5), in values
+// with this bit set; bits 0..13 of them hold a class slot (a predefined
+// class, or kFirstUserSlot and up for the program's own classes).
+constexpr int kUserFlag = 1 << 30;
+static_assert(kUserFlag > MPI_ERR_LASTCODE);
+constexpr int kFirstUserSlot = MPI_ERR_ERRHANDLER + 1;
+constexpr int kLastUserSlot = kClassMask - 1;  // kClassMask is LASTCODE's
+static_assert(kClassMask == MPI_ERR_LASTCODE);
 constexpr int kMaxUserCodes = (1 << 16) - 1;
+
+// A program's class in its slot `slot`, and back.
+constexpr int UserClassValue(int slot) { return kUserFlag | slot; }
+// The class a user code's slot names.
+constexpr int ClassOfSlot(int slot) {
+  return slot < kFirstUserSlot ? slot : UserClassValue(slot);
+}
+constexpr int SlotOfClass(int error_class) { return error_class & kClassMask; }
+constexpr int UserCodeValue(int number, int error_class) {
+  return kUserFlag | (number << kClassBits) | SlotOfClass(error_class);
+}
 
 // Everything an error code can point to, under one mutex: errors are rare,
 // and a program may raise them from many threads.
@@ -164,7 +181,7 @@ struct ErrorRegistry {
   std::vector<int> codes;
   uint32_t next_slot = 0;
   // MPI_Add_error_class / _code / _string and their removal: which user
-  // classes exist (by class - kFirstUserClass), the class of each user code
+  // classes exist (by slot - kFirstUserSlot), the class of each user code
   // (by number - 1; -1 when removed), and the strings a program gave.
   std::vector<bool> user_classes;
   std::vector<int> user_code_classes;
@@ -192,7 +209,8 @@ int MakeErrorCode(int error_class, const std::string& message) {
 }
 
 bool IsUserClass(int error_class, const ErrorRegistry& registry) {
-  const int index = error_class - kFirstUserClass;
+  if ((error_class & ~kClassMask) != kUserFlag) return false;
+  const int index = SlotOfClass(error_class) - kFirstUserSlot;
   return index >= 0 && index < static_cast<int>(registry.user_classes.size()) &&
          registry.user_classes[index];
 }
@@ -200,20 +218,19 @@ bool IsUserClass(int error_class, const ErrorRegistry& registry) {
 // The class of `code`, with the registry locked; -1 if it is none.
 int ClassOfLocked(int code, const ErrorRegistry& registry) {
   if (code < 0) return -1;
-  if (code & kUserCodeFlag) {
-    const int number = (code & ~kUserCodeFlag) >> kClassBits;
-    if (number < 1 ||
-        number > static_cast<int>(registry.user_code_classes.size())) {
+  if (code & kUserFlag) {
+    const int number = (code & ~kUserFlag) >> kClassBits;
+    if (number == 0) return IsUserClass(code, registry) ? code : -1;
+    if (number > static_cast<int>(registry.user_code_classes.size())) {
       return -1;
     }
     const int error_class = registry.user_code_classes[number - 1];
-    return error_class >= 0 && (code & kClassMask) == error_class ? error_class
-                                                                  : -1;
+    return error_class >= 0 && ClassOfSlot(SlotOfClass(code)) == error_class
+               ? error_class
+               : -1;
   }
   const int error_class = code & kClassMask;
-  const bool valid = ErrorClassDescription(error_class) != nullptr ||
-                     IsUserClass(error_class, registry);
-  return valid ? error_class : -1;
+  return ErrorClassDescription(error_class) != nullptr ? error_class : -1;
 }
 
 }  // namespace
@@ -243,7 +260,7 @@ bool ErrorStringOf(int code, std::string* text) {
     class_text = it->second;
   }  // else a user class with no string: the empty string, as MPICH says
   const int slot = (code >> kClassBits) - 1;
-  if ((code & kUserCodeFlag) == 0 && slot >= 0 && slot < kMessageSlots &&
+  if ((code & kUserFlag) == 0 && slot >= 0 && slot < kMessageSlots &&
       !registry.codes.empty() && registry.codes[slot] == code) {
     *text = absl::StrCat(class_text, ": ", registry.messages[slot]);
   } else {
@@ -258,24 +275,27 @@ int AddErrorClass() {
   auto& classes = registry.user_classes;
   size_t index = 0;
   while (index < classes.size() && classes[index]) ++index;
-  if (kFirstUserClass + static_cast<int>(index) > MPI_ERR_LASTCODE) return -1;
+  if (kFirstUserSlot + static_cast<int>(index) > kLastUserSlot) return -1;
   if (index == classes.size()) classes.push_back(false);
   classes[index] = true;
-  return kFirstUserClass + static_cast<int>(index);
+  return UserClassValue(kFirstUserSlot + static_cast<int>(index));
 }
 
 int AddErrorCode(int error_class) {
   ErrorRegistry& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  if (ClassOfLocked(error_class, registry) != error_class) return -1;
+  // MPI_ERR_LASTCODE is a bound, not a class a code can belong to.
+  if (error_class == MPI_ERR_LASTCODE ||
+      ClassOfLocked(error_class, registry) != error_class) {
+    return -1;
+  }
   auto& classes = registry.user_code_classes;
   size_t index = 0;
   while (index < classes.size() && classes[index] >= 0) ++index;
   if (index == kMaxUserCodes) return -1;
   if (index == classes.size()) classes.push_back(-1);
   classes[index] = error_class;
-  const int number = static_cast<int>(index) + 1;
-  return kUserCodeFlag | (number << kClassBits) | error_class;
+  return UserCodeValue(static_cast<int>(index) + 1, error_class);
 }
 
 bool AddErrorString(int code, const std::string& text) {
@@ -285,9 +305,7 @@ bool AddErrorString(int code, const std::string& text) {
   if (error_class < 0) return false;
   // Only what a program added may be named; predefined classes keep the
   // standard's words.
-  const bool user_class =
-      code == error_class && IsUserClass(error_class, registry);
-  if (!user_class && (code & kUserCodeFlag) == 0) return false;
+  if ((code & kUserFlag) == 0) return false;
   registry.user_strings[code] = text;
   return true;
 }
@@ -299,7 +317,7 @@ bool RemoveErrorClass(int error_class) {
   for (int code_class : registry.user_code_classes) {
     if (code_class == error_class) return false;  // codes still use it
   }
-  registry.user_classes[error_class - kFirstUserClass] = false;
+  registry.user_classes[SlotOfClass(error_class) - kFirstUserSlot] = false;
   registry.user_strings.erase(error_class);
   return true;
 }
@@ -307,10 +325,11 @@ bool RemoveErrorClass(int error_class) {
 bool RemoveErrorCode(int code) {
   ErrorRegistry& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  if ((code & kUserCodeFlag) == 0 || ClassOfLocked(code, registry) < 0) {
+  const int number = (code & ~kUserFlag) >> kClassBits;
+  if ((code & kUserFlag) == 0 || number == 0 ||
+      ClassOfLocked(code, registry) < 0) {
     return false;
   }
-  const int number = (code & ~kUserCodeFlag) >> kClassBits;
   registry.user_code_classes[number - 1] = -1;
   registry.user_strings.erase(code);
   return true;
@@ -325,10 +344,20 @@ bool RemoveErrorString(int code) {
 int LastUsedCode() {
   ErrorRegistry& registry = Registry();
   std::lock_guard<std::mutex> lock(registry.mutex);
+  // The largest class or code the program has added and not removed.
   int last = MPI_ERR_LASTCODE;
-  const int numbers = static_cast<int>(registry.user_code_classes.size());
-  if (numbers > 0) {
-    last = std::max(last, kUserCodeFlag | (numbers << kClassBits) | kClassMask);
+  for (size_t i = 0; i < registry.user_classes.size(); ++i) {
+    if (registry.user_classes[i]) {
+      last =
+          std::max(last, UserClassValue(kFirstUserSlot + static_cast<int>(i)));
+    }
+  }
+  for (size_t i = 0; i < registry.user_code_classes.size(); ++i) {
+    const int error_class = registry.user_code_classes[i];
+    if (error_class >= 0) {
+      last =
+          std::max(last, UserCodeValue(static_cast<int>(i) + 1, error_class));
+    }
   }
   return last;
 }
@@ -363,7 +392,10 @@ int Dispatch(Communicator* comm, int code, int error_class,
   }
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
-  instance.bootstrap().Abort(error_class, line);
+  // The class becomes the exit status; a program's classes lie above
+  // MPI_ERR_LASTCODE, whose low byte may be 0 (success to a shell).
+  instance.bootstrap().Abort(
+      error_class > MPI_ERR_LASTCODE ? MPI_ERR_OTHER : error_class, line);
   std::abort();  // Abort does not return; this keeps compilers sure of it
 }
 
@@ -377,7 +409,12 @@ std::string ErrorLine(const char* call, const std::string& problem) {
 int RaiseError(Communicator* comm, const char* call, int error_class,
                const std::string& problem) {
   const std::string line = ErrorLine(call, problem);
-  return Dispatch(comm, MakeErrorCode(error_class, line), error_class, line);
+  // A program's class (MPI_Comm_call_errhandler raises them) has no room
+  // for a message slot: the code is the class itself.
+  const int code = error_class > MPI_ERR_LASTCODE
+                       ? error_class
+                       : MakeErrorCode(error_class, line);
+  return Dispatch(comm, code, error_class, line);
 }
 
 int RaiseErrorCode(Communicator* comm, const char* call, int code,

@@ -9,11 +9,16 @@
 // An error code is not just its class: it also names that line, so that
 // MPI_Error_string tells a program which argument was wrong and how, as the
 // fatal handler would have printed it. Code layout (always positive):
-//   bits 0..13   the error class (predefined 0..61, MPI_Add_error_class's
-//                from 62 up to MPI_ERR_LASTCODE)
-//   bits 14..29  1 + the slot of the message in a ring of recent errors
-//                (0: no message, the code is the class itself)
-//   bit 30       a code made by MPI_Add_error_code (bits 14..29: its number)
+//   bit 30 clear: the library's own codes
+//     bits 0..13   the predefined error class (0..61)
+//     bits 14..29  1 + the slot of the message in a ring of recent errors
+//                  (0: no message, the code is the class itself)
+//   bit 30 set: what the program added, all above MPI_ERR_LASTCODE as
+//   MPI-4.1 section 9.5 requires
+//     bits 0..13   a class slot: a predefined class (0..61), or 62 and up
+//                  for MPI_Add_error_class's classes
+//     bits 14..29  0: the class of that slot itself (a program's class);
+//                  else the number of a code from MPI_Add_error_code
 // A code whose ring slot has since been reused still maps to its class;
 // its string then says only what the class says.
 //
@@ -48,8 +53,8 @@ bool AddErrorString(int code, const std::string& text);
 bool RemoveErrorClass(int error_class);
 bool RemoveErrorCode(int code);
 bool RemoveErrorString(int code);
-// The value of MPI_LASTUSEDCODE: at least MPI_ERR_LASTCODE, and above every
-// class and code a program added.
+// The value of MPI_LASTUSEDCODE: MPI_ERR_LASTCODE, or the largest class or
+// code the program added and has not removed.
 int LastUsedCode();
 
 // Raises `error_class` on `comm`'s error handler and returns the code made

@@ -341,6 +341,8 @@ MINIMPI_DECLARE(int, Get_library_version, (char* version, int* resultlen))
 MINIMPI_DECLARE(int, Get_processor_name, (char* name, int* resultlen))
 MINIMPI_DECLARE(double, Wtime, (void))
 MINIMPI_DECLARE(double, Wtick, (void))
+/* Profiling control (MPI-4.1 15.2): for PMPI tools; the library ignores it. */
+MINIMPI_DECLARE(int, Pcontrol, (const int level, ...))
 
 /* Errors. */
 MINIMPI_DECLARE(int, Error_string,

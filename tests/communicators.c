@@ -5,8 +5,12 @@
  *     rendezvous), a nonblocking and a blocking collective and a blocking
  *     MPI_Comm_dup on that parent; then every new communicator is checked
  *     (group, isolation from the parent with wildcard receives, a
- *     collective on it). Using one before its request completes is
- *     MPI_ERR_COMM, made deterministic by holding back the peer;
+ *     collective on it). Before its request completes (made deterministic
+ *     by holding back the peer) the local calls work on it, as in MPICH and
+ *     Open MPI: error handler, name, attributes, rank, size, group,
+ *     compare, test_inter, info; communicating on it is MPI_ERR_COMM,
+ *     raised on its own handler; the name, attribute and handler set early
+ *     are still there once it completes, and it then works;
  *   - MPI_Comm_split_type: MPI_COMM_TYPE_SHARED (every rank of a one-node
  *     job, ordered by key), MPI_COMM_TYPE_HW_GUIDED with
  *     "mpi_shared_memory", another resource, no key and MPI_INFO_NULL,
@@ -134,16 +138,78 @@ static void check_idup_use_before_completion(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm early = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
+  int keyval = MPI_KEYVAL_INVALID;
+  static int attribute_value = 4711;
+  MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN,
+                                   MPI_COMM_NULL_DELETE_FN, &keyval, NULL));
   if (g_rank == 0) {
+    /* World goes back to fatal: an error on `early` must reach the handler
+     * set on `early` itself, or the job ends. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &early, &request));
-    int size = -1, error_class = -1;
-    int rc = MPI_Comm_size(early, &size);
+    /* The peer has not joined, so the request cannot have completed. */
+    int done = 1;
+    MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    CHECK(!done, "the held-back idup completed before its peer joined");
+    MPI_CHECK(MPI_Comm_set_errhandler(early, MPI_ERRORS_RETURN));
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    MPI_CHECK(MPI_Comm_get_errhandler(early, &handler));
+    CHECK(handler == MPI_ERRORS_RETURN,
+          "Comm_get_errhandler on a pending idup communicator");
+    MPI_CHECK(MPI_Errhandler_free(&handler));
+    MPI_CHECK(MPI_Comm_set_name(early, "early bird"));
+    char name[MPI_MAX_OBJECT_NAME];
+    int length = -1;
+    MPI_CHECK(MPI_Comm_get_name(early, name, &length));
+    CHECK(length == 10 && strcmp(name, "early bird") == 0,
+          "Comm_get_name on a pending idup communicator: \"%s\" (%d)", name,
+          length);
+    MPI_CHECK(MPI_Comm_set_attr(early, keyval, &attribute_value));
+    int* got = NULL;
+    int flag = 0;
+    MPI_CHECK(MPI_Comm_get_attr(early, keyval, &got, &flag));
+    CHECK(flag && got == &attribute_value,
+          "Comm_get_attr on a pending idup communicator");
+    int rank = -1, size = -1, inter = -1, result = -1;
+    MPI_CHECK(MPI_Comm_rank(early, &rank));
+    MPI_CHECK(MPI_Comm_size(early, &size));
+    CHECK(rank == g_rank && size == g_size,
+          "pending idup communicator: rank %d size %d, expected %d and %d",
+          rank, size, g_rank, g_size);
+    MPI_CHECK(MPI_Comm_test_inter(early, &inter));
+    CHECK(inter == 0, "Comm_test_inter on a pending idup gives %d", inter);
+    MPI_CHECK(MPI_Comm_compare(early, MPI_COMM_WORLD, &result));
+    CHECK(result == MPI_CONGRUENT,
+          "Comm_compare(pending idup, world) gives %d, expected CONGRUENT",
+          result);
+    MPI_Group group, world_group;
+    MPI_CHECK(MPI_Comm_group(early, &group));
+    MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+    MPI_CHECK(MPI_Group_compare(group, world_group, &result));
+    CHECK(result == MPI_IDENT, "Comm_group of a pending idup: compare %d",
+          result);
+    MPI_CHECK(MPI_Group_free(&group));
+    MPI_CHECK(MPI_Group_free(&world_group));
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_CHECK(MPI_Comm_get_info(early, &info));
+    MPI_CHECK(MPI_Info_free(&info));
+    /* Communicating is refused, on early's own handler (world's is fatal),
+     * and nothing is sent. */
+    int value = 7, error_class = -1;
+    const int rc = MPI_Send(&value, 1, MPI_INT, 1, 5, early);
     MPI_Error_class(rc, &error_class);
     CHECK(error_class == MPI_ERR_COMM,
-          "Comm_size on a pending idup communicator: class %d, expected "
+          "MPI_Send on a pending idup communicator: class %d, expected "
+          "MPI_ERR_COMM",
+          error_class);
+    const int barrier_rc = MPI_Barrier(early);
+    MPI_Error_class(barrier_rc, &error_class);
+    CHECK(error_class == MPI_ERR_COMM,
+          "MPI_Barrier on a pending idup communicator: class %d, expected "
           "MPI_ERR_COMM",
           error_class);
     MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, 1, 99, MPI_COMM_WORLD));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   } else {
     if (g_rank == 1)
       MPI_CHECK(MPI_Recv(NULL, 0, MPI_BYTE, 0, 99, MPI_COMM_WORLD,
@@ -154,8 +220,24 @@ static void check_idup_use_before_completion(void) {
   int size = -1;
   MPI_CHECK(MPI_Comm_size(early, &size));
   CHECK(size == g_size, "idup communicator has size %d after completion", size);
+  if (g_rank == 0) {
+    /* What was set early survived the completion. */
+    char name[MPI_MAX_OBJECT_NAME];
+    int length = -1, flag = 0;
+    int* got = NULL;
+    MPI_CHECK(MPI_Comm_get_name(early, name, &length));
+    CHECK(strcmp(name, "early bird") == 0, "name after completion: \"%s\"",
+          name);
+    MPI_CHECK(MPI_Comm_get_attr(early, keyval, &got, &flag));
+    CHECK(flag && got == &attribute_value, "attribute after completion");
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    MPI_CHECK(MPI_Comm_get_errhandler(early, &handler));
+    CHECK(handler == MPI_ERRORS_RETURN, "error handler after completion");
+    MPI_CHECK(MPI_Errhandler_free(&handler));
+  }
   check_isolated(early, MPI_COMM_WORLD, 30, "idup held back");
   MPI_CHECK(MPI_Comm_free(&early));
+  MPI_CHECK(MPI_Comm_free_keyval(&keyval));
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 

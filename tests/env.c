@@ -3,8 +3,14 @@
  * processor name, Wtime/Wtick, the size and extent of every predefined
  * datatype, and Error_string/Error_class of every error class.
  *
- * Usage: env [single|multiple]  ("single": MPI_Init; "multiple": Init_thread
- * asking for MPI_THREAD_MULTIPLE, which must be provided). */
+ * Usage: env [init|single|funneled|serialized|multiple|above]
+ *   init (the default): MPI_Init, which provides MPI_THREAD_SINGLE, as in
+ *     MPICH and Open MPI;
+ *   single ... multiple: MPI_Init_thread asking for that level, which must
+ *     be provided exactly (not a higher one);
+ *   above: MPI_Init_thread asking for MPI_THREAD_MULTIPLE + 1, which names
+ *     no level: MPI_THREAD_MULTIPLE, the highest, must be provided.
+ * MPI_Query_thread must then report the same level. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <complex.h>
@@ -175,17 +181,34 @@ static void check_error_classes(void) {
 }
 
 int main(int argc, char** argv) {
-  const bool multiple = argc > 1 && strcmp(argv[1], "multiple") == 0;
-  CHECK(argc <= 1 || multiple || strcmp(argv[1], "single") == 0, "unknown mode %s", argv[1]);
+  static const struct {
+    const char* mode;
+    int required; /* -1: MPI_Init */
+    int expected;
+  } kModes[] = {
+      {"init", -1, MPI_THREAD_SINGLE},
+      {"single", MPI_THREAD_SINGLE, MPI_THREAD_SINGLE},
+      {"funneled", MPI_THREAD_FUNNELED, MPI_THREAD_FUNNELED},
+      {"serialized", MPI_THREAD_SERIALIZED, MPI_THREAD_SERIALIZED},
+      {"multiple", MPI_THREAD_MULTIPLE, MPI_THREAD_MULTIPLE},
+      {"above", MPI_THREAD_MULTIPLE + 1, MPI_THREAD_MULTIPLE},
+  };
+  const char* mode = argc > 1 ? argv[1] : "init";
+  int which = -1;
+  for (int i = 0; i < (int)(sizeof kModes / sizeof kModes[0]); ++i)
+    if (strcmp(mode, kModes[i].mode) == 0) which = i;
+  CHECK(which >= 0, "unknown mode %s", mode);
+  const int expected = kModes[which].expected;
   check_init_state(0, 0, "before Init");
   check_versions("before Init");
   int provided = -1;
-  if (multiple) {
-    MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "Init_thread provided %d, expected %d", provided,
-          MPI_THREAD_MULTIPLE);
-  } else {
+  if (kModes[which].required < 0) {
     MPI_CHECK(MPI_Init(&argc, &argv));
+    provided = expected; /* what MPI_Init gives, checked through Query_thread */
+  } else {
+    MPI_CHECK(MPI_Init_thread(&argc, &argv, kModes[which].required, &provided));
+    CHECK(provided == expected, "%s: Init_thread(%d) provided %d, expected %d", mode,
+          kModes[which].required, provided, expected);
   }
   check_init_state(1, 0, "after Init");
   int level = -1;
@@ -193,15 +216,12 @@ int main(int argc, char** argv) {
   CHECK(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED && MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
             MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE,
         "thread level constants are not ordered");
-  if (multiple)
-    CHECK(level == provided, "Query_thread says %d, Init_thread provided %d", level, provided);
-  else
-    CHECK(level >= MPI_THREAD_SINGLE && level <= MPI_THREAD_MULTIPLE,
-          "Query_thread says %d, not a thread level", level);
+  CHECK(level == provided, "%s: Query_thread says %d, expected %d", mode, level, provided);
   int is_main = -1;
   MPI_CHECK(MPI_Is_thread_main(&is_main));
   CHECK(is_main, "Is_thread_main is false on the thread that called Init");
-  if (multiple) {
+  /* Only these levels let another thread call MPI. */
+  if (provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE) {
     pthread_t thread;
     int other_is_main = -1;
     CHECK(pthread_create(&thread, NULL, other_thread, &other_is_main) == 0, "pthread_create");

@@ -247,6 +247,48 @@ static void user_handlers_and_classes(void) {
   MPI_CHECK(MPI_Error_string(new_class, text, &length));
   CHECK(length == 0, "a class with no string has '%s'", text);
   CHECK_ERROR_CLASS(MPI_Add_error_string(MPI_ERR_RANK, "mine now"), MPI_ERR_ARG);
+  /* What a program adds lies above MPI_ERR_LASTCODE (MPI-4.1 9.5), and
+   * MPI_LASTUSEDCODE on MPI_COMM_WORLD is the largest of it. */
+  CHECK(new_class > MPI_ERR_LASTCODE && new_code > MPI_ERR_LASTCODE,
+        "added class %d and code %d, not above MPI_ERR_LASTCODE %d", new_class,
+        new_code, MPI_ERR_LASTCODE);
+  CHECK(new_code != new_class, "the added code %d is its class", new_code);
+  MPI_CHECK(MPI_Error_class(new_class, &error_class));
+  CHECK(error_class == new_class, "class of an added class: %d, expected %d",
+        error_class, new_class);
+  int* last_used = NULL;
+  int flag = 0;
+  MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last_used,
+                              &flag));
+  const int largest = new_code > new_class ? new_code : new_class;
+  CHECK(flag && *last_used == largest,
+        "MPI_LASTUSEDCODE %d after adding class %d and code %d, expected %d",
+        flag ? *last_used : -1, new_class, new_code, largest);
+  /* A code of a predefined class, with a string of its own. */
+  int arg_code;
+  MPI_CHECK(MPI_Add_error_code(MPI_ERR_ARG, &arg_code));
+  CHECK(arg_code > MPI_ERR_LASTCODE, "added code %d of MPI_ERR_ARG is not "
+        "above MPI_ERR_LASTCODE", arg_code);
+  MPI_CHECK(MPI_Error_class(arg_code, &error_class));
+  CHECK(error_class == MPI_ERR_ARG, "class of an added MPI_ERR_ARG code: %d",
+        error_class);
+  MPI_CHECK(MPI_Add_error_string(arg_code, "a bad argument of our own"));
+  MPI_CHECK(MPI_Error_string(arg_code, text, &length));
+  CHECK(strcmp(text, "a bad argument of our own") == 0 &&
+            length == (int)strlen(text),
+        "string of an added MPI_ERR_ARG code: '%s' (%d)", text, length);
+  MPI_CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last_used,
+                              &flag));
+  const int largest_now = arg_code > largest ? arg_code : largest;
+  CHECK(flag && *last_used == largest_now,
+        "MPI_LASTUSEDCODE %d after adding code %d, expected %d", *last_used,
+        arg_code, largest_now);
+  /* A user handler is handed the code, and the call returns it. */
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, new_code) == MPI_SUCCESS,
+        "MPI_Comm_call_errhandler with an added code");
+  MPI_CHECK(MPI_Remove_error_string(arg_code));
+  MPI_CHECK(MPI_Remove_error_code(arg_code));
   CHECK_ERROR_CLASS(MPI_Remove_error_class(new_class), MPI_ERR_ARG); /* has code */
   MPI_CHECK(MPI_Remove_error_string(new_code));
   MPI_CHECK(MPI_Remove_error_code(new_code));

@@ -79,6 +79,8 @@ MPI_TEST_PROGRAMS = {
     "bsend": {"srcs": ["bsend.c"], "threaded": True},
     "isendrecv": {"srcs": ["isendrecv.c"], "threaded": False},
     "handle_conversion": {"srcs": ["handle_conversion.c"], "threaded": False},
+    # Issue 20: what real programs do that other MPIs accept.
+    "real_programs": {"srcs": ["real_programs.c"], "threaded": False},
     # MPI endpoints (MPIX_Comm_create_endpoints), one thread per handle.
     "endpoints": {"srcs": ["endpoints.c"], "threaded": True},
     "endpoints_collectives": {"srcs": ["endpoints_collectives.c"], "threaded": True},
@@ -117,8 +119,14 @@ MPI_TEST_CASES = [
     {"name": "comm", "program": "comm", "ranks": [1, 2, 3, 4, 8]},
     {"name": "threads", "program": "threads", "ranks": [1, 2], "args": ["8", "400"]},
     {"name": "threads_small", "program": "threads", "ranks": [4, 8], "args": ["4", "100"]},
+    # One thread level per run: MPI_Init, then MPI_Init_thread with each
+    # level and with a value above them all.
+    {"name": "env_init", "program": "env", "ranks": [1, 2], "args": ["init"]},
     {"name": "env_single", "program": "env", "ranks": [1, 2], "args": ["single"]},
+    {"name": "env_funneled", "program": "env", "ranks": [1], "args": ["funneled"]},
+    {"name": "env_serialized", "program": "env", "ranks": [1], "args": ["serialized"]},
     {"name": "env_multiple", "program": "env", "ranks": [1, 2], "args": ["multiple"]},
+    {"name": "env_above", "program": "env", "ranks": [1], "args": ["above"]},
     {"name": "errors_return", "program": "errors_return", "ranks": [1, 2, 4]},
     {
         "name": "fatal_send_bad_rank",
@@ -294,6 +302,7 @@ MPI_TEST_CASES = [
     {"name": "info", "program": "info", "ranks": [1, 3], "args": ["alpha", "beta", "-g7"]},
     {"name": "status_memory", "program": "status_memory", "ranks": [1, 2]},
     {"name": "errors_objects", "program": "errors_objects", "ranks": [1, 2, 3]},
+    {"name": "real_programs", "program": "real_programs", "ranks": [1, 2, 3]},
     # One bad call under the fatal default: the job ends with the one line.
     {
         "name": "fatal_cart_create_bad_dims",

@@ -17,7 +17,8 @@
  * Every byte is checked; blocks of MPI_PROC_NULL neighbours and the gaps
  * between blocks must stay untouched. Derived datatypes too: strided
  * vectors against contiguous items, and per-neighbour types in
- * alltoallw. */
+ * alltoallw; and alltoallw from and into MPI_BOTTOM with each block at its
+ * absolute address (MPI_Get_address), in memory of its own. */
 #include "test_util.h"
 
 #ifdef MINIMPI_TAG_UB
@@ -954,6 +955,74 @@ static void check_derived_datatypes(void) {
   MPI_CHECK(MPI_Comm_free(&line));
 }
 
+/* MPI_BOTTOM with absolute addresses as displacements, the standard's way
+ * to name scattered memory, on a periodic ring: to the left 5 ints, to the
+ * right 3 doubles, each block (and each receive block) a separate
+ * allocation with guard bytes after it; every byte is checked. */
+static int bottom_int(int sender, int k) { return sender * 7919 + k * 31 + 5; }
+static double bottom_double(int sender, int k) { return sender * 10.0 + k + 0.125; }
+
+static void check_bottom_alltoallw(void) {
+  enum { kInts = 5, kDoubles = 3, kTail = 16 };
+  int dims[1] = {g_size}, periods[1] = {1};
+  MPI_Comm ring;
+  MPI_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+  int left, right;
+  MPI_CHECK(MPI_Cart_shift(ring, 0, 1, &left, &right));
+  int* to_left = test_malloc(kInts * sizeof(int));
+  double* to_right = test_malloc(kDoubles * sizeof(double));
+  unsigned char* from_left = test_malloc(kDoubles * sizeof(double) + kTail);
+  unsigned char* from_right = test_malloc(kInts * sizeof(int) + kTail);
+  for (int k = 0; k < kInts; ++k) to_left[k] = bottom_int(g_rank, k);
+  for (int k = 0; k < kDoubles; ++k) to_right[k] = bottom_double(g_rank, k);
+  /* What must arrive, as bytes: the left neighbour's doubles (it sent them
+   * to its right) and the right neighbour's ints. */
+  double want_doubles[kDoubles];
+  int want_ints[kInts];
+  for (int k = 0; k < kDoubles; ++k) want_doubles[k] = bottom_double(left, k);
+  for (int k = 0; k < kInts; ++k) want_ints[k] = bottom_int(right, k);
+  int scounts[2] = {kInts, kDoubles}, rcounts[2] = {kDoubles, kInts};
+  MPI_Datatype stypes[2] = {MPI_INT, MPI_DOUBLE}, rtypes[2] = {MPI_DOUBLE, MPI_INT};
+  MPI_Aint sdispls[2], rdispls[2];
+  MPI_CHECK(MPI_Get_address(to_left, &sdispls[0]));
+  MPI_CHECK(MPI_Get_address(to_right, &sdispls[1]));
+  MPI_CHECK(MPI_Get_address(from_left, &rdispls[0]));
+  MPI_CHECK(MPI_Get_address(from_right, &rdispls[1]));
+  for (int round = 0; round < 2; ++round) {
+    memset(from_left, kGuard, kDoubles * sizeof(double) + kTail);
+    memset(from_right, kGuard, kInts * sizeof(int) + kTail);
+    if (round == 0) {
+      MPI_CHECK(MPI_Neighbor_alltoallw(MPI_BOTTOM, scounts, sdispls, stypes, MPI_BOTTOM,
+                                       rcounts, rdispls, rtypes, ring));
+    } else {
+      MPI_Request request;
+      MPI_CHECK(MPI_Ineighbor_alltoallw(MPI_BOTTOM, scounts, sdispls, stypes, MPI_BOTTOM,
+                                        rcounts, rdispls, rtypes, ring, &request));
+      MPI_CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    }
+    const char* call = round == 0 ? "Neighbor_alltoallw" : "Ineighbor_alltoallw";
+    const unsigned char* want_left = (const unsigned char*)want_doubles;
+    for (size_t b = 0; b < kDoubles * sizeof(double); ++b)
+      CHECK(from_left[b] == want_left[b],
+            "%s from MPI_BOTTOM: byte %zu from the left (rank %d) is 0x%02x, expected 0x%02x",
+            call, b, left, from_left[b], want_left[b]);
+    const unsigned char* want_right = (const unsigned char*)want_ints;
+    for (size_t b = 0; b < kInts * sizeof(int); ++b)
+      CHECK(from_right[b] == want_right[b],
+            "%s from MPI_BOTTOM: byte %zu from the right (rank %d) is 0x%02x, expected 0x%02x",
+            call, b, right, from_right[b], want_right[b]);
+    check_untouched(from_left, kDoubles * sizeof(double), kDoubles * sizeof(double) + kTail,
+                    "after the block from the left (MPI_BOTTOM)", 0);
+    check_untouched(from_right, kInts * sizeof(int), kInts * sizeof(int) + kTail,
+                    "after the block from the right (MPI_BOTTOM)", 1);
+  }
+  free(to_left);
+  free(to_right);
+  free(from_left);
+  free(from_right);
+  MPI_CHECK(MPI_Comm_free(&ring));
+}
+
 /* Without a topology, neighbourhood collectives are MPI_ERR_TOPOLOGY. */
 static void check_no_topology(void) {
   MPI_Comm plain;
@@ -990,6 +1059,7 @@ int main(int argc, char** argv) {
   check_graph();
   check_dist_graphs();
   check_derived_datatypes();
+  check_bottom_alltoallw();
   check_no_topology();
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   test_report_pass("topology", MPI_COMM_WORLD);

@@ -112,7 +112,7 @@ int PredefinedIsReadOnly(const char* call, Communicator* comm, int keyval) {
 
 int SetAttribute(const char* call, MPI_Comm comm, int keyval, void* value) {
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (IsPredefinedKey(keyval)) return PredefinedIsReadOnly(call, c, keyval);
   Keyval* key;
   if (int error = AcquireKeyval(call, c, keyval, &key)) return error;
@@ -128,7 +128,7 @@ int SetAttribute(const char* call, MPI_Comm comm, int keyval, void* value) {
 int GetAttribute(const char* call, MPI_Comm comm, int keyval,
                  void* attribute_val, int* flag) {
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (attribute_val == nullptr) {
     return minimpi::NullArgument(call, c, "attribute_val");
   }
@@ -151,7 +151,7 @@ int GetAttribute(const char* call, MPI_Comm comm, int keyval,
 
 int DeleteAttribute(const char* call, MPI_Comm comm, int keyval) {
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (IsPredefinedKey(keyval)) return PredefinedIsReadOnly(call, c, keyval);
   Keyval* key;
   if (int error = AcquireKeyval(call, c, keyval, &key)) return error;

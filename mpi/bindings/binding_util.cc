@@ -33,9 +33,10 @@ p2p::Status ProcNullStatus() {
 
 int CommunicatorError(const char* call, MPI_Comm handle) {
   if (Communicator* comm = ToCommunicator(handle); comm != nullptr) {
-    return RaiseError(nullptr, call, MPI_ERR_COMM,
-                      "communicator from MPI_Comm_idup used before its "
-                      "request completed");
+    // Its own handler, which the program may already have set on it.
+    return RaiseError(comm, call, MPI_ERR_COMM,
+                      "communicator from MPI_Comm_idup used to communicate "
+                      "before its request completed");
   }
   return RaiseError(nullptr, call, MPI_ERR_COMM,
                     handle == MPI_COMM_NULL

@@ -131,12 +131,27 @@ p2p::Status ProcNullStatus();
 
 inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
 
+// A communicator to communicate on (or to make another from).
 inline int CheckCommunicator(const char* call, MPI_Comm handle,
                              Communicator** comm) {
   *comm = ToCommunicator(handle);
-  // A communicator MPI_Comm_idup has not finished yet is not usable.
+  // A communicator MPI_Comm_idup has not finished yet cannot communicate:
+  // its peers' ids arrive with the request's completion.
   if (*comm != nullptr &&
       !(*comm)->awaiting_idup.load(std::memory_order_acquire)) [[likely]]
+    return MPI_SUCCESS;
+  return CommunicatorError(call, handle);
+}
+
+// A communicator for a call that only reads or sets this process's view of
+// it (rank, size, group, name, attributes, error handler, info, topology):
+// everything but the peers' ids is in place as soon as MPI_Comm_idup
+// returns, and MPICH and Open MPI accept these calls before its request
+// completes (mpi4py relies on it).
+inline int CheckLocalCommunicator(const char* call, MPI_Comm handle,
+                                  Communicator** comm) {
+  *comm = ToCommunicator(handle);
+  if (*comm != nullptr) [[likely]]
     return MPI_SUCCESS;
   return CommunicatorError(call, handle);
 }
@@ -156,12 +171,37 @@ inline int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
   return BufferError(call, comm, buffer, count, handle);
 }
 
+// The address of a block `displacement` bytes past `buffer`
+// (MPI_Neighbor_alltoallw places each block by its own MPI_Aint byte
+// displacement). With MPI_BOTTOM, which is null, the displacements are
+// absolute addresses (MPI_Get_address), so a block's own address is what
+// must not be null.
+inline const void* BlockAddress(const void* buffer, int64_t displacement) {
+  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(buffer) +
+                                       static_cast<uintptr_t>(displacement));
+}
+
+// A point-to-point message's buffer: as CheckBuffer, but an empty message
+// may name MPI_DATATYPE_NULL, as MPICH and Open MPI accept (nothing is read
+// or written, so no type is needed); it then moves as zero bytes. Any other
+// count with MPI_DATATYPE_NULL stays MPI_ERR_TYPE.
+inline int CheckMessageBuffer(const char* call, Communicator* comm,
+                              const void* buffer, int64_t count,
+                              MPI_Datatype handle, const Datatype** type) {
+  if (handle == MPI_DATATYPE_NULL && count == 0) [[unlikely]] {
+    *type = Datatype::FindPredefined(MPI_BYTE);
+    return MPI_SUCCESS;
+  }
+  return CheckBuffer(call, comm, buffer, count, handle, type);
+}
+
 inline int CheckSend(const char* call, const void* buffer, int count,
                      MPI_Datatype datatype, int destination, int tag,
                      MPI_Comm handle, Communicator** comm,
                      const Datatype** type) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
-  if (int error = CheckBuffer(call, *comm, buffer, count, datatype, type)) {
+  if (int error =
+          CheckMessageBuffer(call, *comm, buffer, count, datatype, type)) {
     return error;
   }
   const bool valid_rank =
@@ -189,7 +229,7 @@ inline int CheckReceive(const char* call, const void* buffer, int count,
                         MPI_Comm handle, Communicator** comm,
                         const Datatype** type) {
   if (int error = CheckProbe(call, source, tag, handle, comm)) return error;
-  return CheckBuffer(call, *comm, buffer, count, datatype, type);
+  return CheckMessageBuffer(call, *comm, buffer, count, datatype, type);
 }
 
 // How p2p sees `count` items of `type` at `buffer`: contiguous bytes when

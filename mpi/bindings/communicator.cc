@@ -178,7 +178,7 @@ extern "C" {
 int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_rank");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_rank", comm, &c)) {
+  if (int error = minimpi::CheckLocalCommunicator("MPI_Comm_rank", comm, &c)) {
     return error;
   }
   if (rank == nullptr) return minimpi::NullArgument("MPI_Comm_rank", c, "rank");
@@ -189,7 +189,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
 int PMPI_Comm_size(MPI_Comm comm, int* size) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_size");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_size", comm, &c)) {
+  if (int error = minimpi::CheckLocalCommunicator("MPI_Comm_size", comm, &c)) {
     return error;
   }
   if (size == nullptr) return minimpi::NullArgument("MPI_Comm_size", c, "size");
@@ -483,10 +483,12 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_compare");
   Communicator* a;
   Communicator* b;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_compare", comm1, &a)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_compare", comm1, &a)) {
     return error;
   }
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_compare", comm2, &b)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_compare", comm2, &b)) {
     return error;
   }
   if (result == nullptr) {
@@ -529,7 +531,8 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_set_name");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_set_name", comm, &c)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_set_name", comm, &c)) {
     return error;
   }
   if (comm_name == nullptr) {
@@ -547,7 +550,8 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
 int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_get_name");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_get_name", comm, &c)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_get_name", comm, &c)) {
     return error;
   }
   if (comm_name == nullptr) {
@@ -566,7 +570,8 @@ int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_test_inter");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_test_inter", comm, &c)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_test_inter", comm, &c)) {
     return error;
   }
   if (flag == nullptr) {
@@ -580,7 +585,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_remote_size");
   Communicator* c;
   if (int error =
-          minimpi::CheckCommunicator("MPI_Comm_remote_size", comm, &c)) {
+          minimpi::CheckLocalCommunicator("MPI_Comm_remote_size", comm, &c)) {
     return error;
   }
   if (!c->inter) {
@@ -598,7 +603,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_remote_group");
   Communicator* c;
   if (int error =
-          minimpi::CheckCommunicator("MPI_Comm_remote_group", comm, &c)) {
+          minimpi::CheckLocalCommunicator("MPI_Comm_remote_group", comm, &c)) {
     return error;
   }
   if (!c->inter) {
@@ -615,7 +620,8 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_set_info");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_set_info", comm, &c)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_set_info", comm, &c)) {
     return error;
   }
   Info* hints;
@@ -630,7 +636,8 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_get_info");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_get_info", comm, &c)) {
+  if (int error =
+          minimpi::CheckLocalCommunicator("MPI_Comm_get_info", comm, &c)) {
     return error;
   }
   if (info_used == nullptr) {

@@ -470,6 +470,15 @@ int PMPI_Cancel(MPI_Request* request) {
   }
   p2p::Request* r = minimpi::ToRequest(*request);
   if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
+  if (minimpi::part::Partitioned::IsPartitioned(r)) {
+    // MPI-4.1 gives partitioned operations no cancellation (they match
+    // once, at initialization, and a round ends only when every partition
+    // has moved), and MPICH reports it as an error. Ignoring it would leave
+    // the MPI_Wait that follows waiting for partitions nobody marks ready.
+    return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
+                      "cannot cancel a partitioned request (mark every "
+                      "partition ready and wait for it instead)");
+  }
   if (!IsActive(r)) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                       "cannot cancel an inactive persistent request");

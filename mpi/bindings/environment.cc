@@ -2,6 +2,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,23 @@ using minimpi::LibraryState;
 using minimpi::RaiseError;
 
 namespace {
+
+// The thread level MPI_Init_thread promised (MPI_Query_thread reports it).
+// The runtime is fully thread-safe whatever the level; programs still get
+// the level they asked for, as from MPICH and Open MPI, since some take a
+// higher one as a hint to start threads of their own.
+std::atomic<int> provided_thread_level{MPI_THREAD_SINGLE};
+
+// The level granted for `required`: the level itself, or for a value that
+// names none, the highest level not above it (MPI_THREAD_SINGLE below all
+// of them, MPI_THREAD_MULTIPLE above), as MPICH clamps a request above its
+// highest level.
+int GrantedThreadLevel(int required) {
+  if (required >= MPI_THREAD_MULTIPLE) return MPI_THREAD_MULTIPLE;
+  if (required >= MPI_THREAD_SERIALIZED) return MPI_THREAD_SERIALIZED;
+  if (required >= MPI_THREAD_FUNNELED) return MPI_THREAD_FUNNELED;
+  return MPI_THREAD_SINGLE;
+}
 
 int InitializeOrDie(const char* call) {
   if (Instance::state() != LibraryState::kNotInitialized) {
@@ -56,14 +74,17 @@ void CopyString(const std::string& from, char* to, int capacity, int* length) {
 extern "C" {
 
 int PMPI_Init(int* /*argc*/, char*** /*argv*/) {
+  // MPI_Init is MPI_Init_thread(MPI_THREAD_SINGLE), as in MPICH and Open MPI.
+  provided_thread_level.store(MPI_THREAD_SINGLE, std::memory_order_relaxed);
   return InitializeOrDie("MPI_Init");
 }
 
 int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required,
                      int* provided) {
-  (void)required;  // every level is served by the MULTIPLE runtime
+  const int level = GrantedThreadLevel(required);
   int result = InitializeOrDie("MPI_Init_thread");
-  if (provided != nullptr) *provided = MPI_THREAD_MULTIPLE;
+  provided_thread_level.store(level, std::memory_order_relaxed);
+  if (provided != nullptr) *provided = level;
   return result;
 }
 
@@ -104,7 +125,7 @@ int PMPI_Finalized(int* flag) {
 
 int PMPI_Query_thread(int* provided) {
   MINIMPI_REQUIRE_INIT("MPI_Query_thread");
-  *provided = MPI_THREAD_MULTIPLE;
+  *provided = provided_thread_level.load(std::memory_order_relaxed);
   return MPI_SUCCESS;
 }
 
@@ -158,6 +179,11 @@ double PMPI_Wtick(void) {
   return static_cast<double>(resolution.tv_sec) + 1e-9 * resolution.tv_nsec;
 }
 
+// MPI_Pcontrol is a hook for profiling libraries that intercept MPI_*
+// (they define MPI_Pcontrol themselves); the library itself has no
+// profiling to turn on or off, so the call does nothing, at any time.
+int PMPI_Pcontrol(const int /*level*/, ...) { return MPI_SUCCESS; }
+
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   *flag = status->internal[2] != 0;
   return MPI_SUCCESS;
@@ -172,6 +198,7 @@ MINIMPI_EXPORT(Initialized)
 MINIMPI_EXPORT(Finalized)
 MINIMPI_EXPORT(Query_thread)
 MINIMPI_EXPORT(Is_thread_main)
+MINIMPI_EXPORT(Pcontrol)
 MINIMPI_EXPORT(Abort)
 MINIMPI_EXPORT(Get_version)
 MINIMPI_EXPORT(Get_library_version)

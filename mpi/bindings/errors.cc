@@ -62,7 +62,7 @@ int SetCommErrhandler(const char* call, MPI_Comm comm,
                       MPI_Errhandler errhandler) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   Errhandler* handler = LookupErrhandler(errhandler);
   if (handler == nullptr) return InvalidErrhandler(call, c, errhandler);
   handler->Retain();  // the communicator's reference
@@ -75,7 +75,7 @@ int GetCommErrhandler(const char* call, MPI_Comm comm,
                       MPI_Errhandler* errhandler) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (errhandler == nullptr) {
     return RaiseError(c, call, MPI_ERR_ARG, "null output argument");
   }
@@ -163,7 +163,8 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   constexpr const char* kCall = "MPI_Comm_call_errhandler";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(kCall, comm, &c))
+    return error;
   std::string text;
   if (!minimpi::ErrorStringOf(errorcode, &text)) {
     text = absl::StrFormat("error code %d", errorcode);

@@ -68,7 +68,7 @@ extern "C" {
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   MINIMPI_REQUIRE_INIT("MPI_Comm_group");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Comm_group", comm, &c)) {
+  if (int error = minimpi::CheckLocalCommunicator("MPI_Comm_group", comm, &c)) {
     return error;
   }
   if (group == nullptr) {

@@ -216,8 +216,9 @@ int AlltoallwSide(const char* call, Communicator* c, const void* buffer,
   blocks->resize(degree);
   for (size_t i = 0; i < degree; ++i) {
     const minimpi::Datatype* type;
-    if (int error =
-            minimpi::CheckBuffer(call, c, buffer, counts[i], types[i], &type)) {
+    if (int error = minimpi::CheckBuffer(
+            call, c, minimpi::BlockAddress(buffer, displacements[i]), counts[i],
+            types[i], &type)) {
       return error;
     }
     (*blocks)[i] = {displacements[i], counts[i], type};

@@ -79,7 +79,7 @@ int Pack(const char* call, const void* inbuf, Count incount,
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (int error =
           minimpi::CheckBuffer(call, c, inbuf, incount, datatype, &type)) {
     return error;
@@ -101,7 +101,7 @@ int Unpack(const char* call, const void* inbuf, Count insize, Count* position,
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (int error =
           minimpi::CheckBuffer(call, c, outbuf, outcount, datatype, &type)) {
     return error;
@@ -123,7 +123,7 @@ int PackSize(const char* call, Count incount, MPI_Datatype datatype,
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckCommunicator(call, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, &c)) return error;
   if (int error = minimpi::CheckCount(call, incount, "incount")) return error;
   if (int error = minimpi::CheckDatatype(call, datatype, "datatype", &type)) {
     return error;

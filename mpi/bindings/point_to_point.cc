@@ -405,8 +405,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   p2p::PointToPoint& engine = Instance::Get().p2p();
   if (*message == MPI_MESSAGE_NO_PROC) {
     const Datatype* type;
-    if (int error =
-            minimpi::CheckBuffer(kCall, nullptr, buf, count, datatype, &type)) {
+    if (int error = minimpi::CheckMessageBuffer(kCall, nullptr, buf, count,
+                                                datatype, &type)) {
       return error;
     }
     *request = minimpi::ToHandle(
@@ -430,7 +430,8 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   Communicator* c =
       minimpi::ToCommunicator(reinterpret_cast<MPI_Comm>(record->owner));
   const Datatype* type;
-  if (int error = minimpi::CheckBuffer(kCall, c, buf, count, datatype, &type)) {
+  if (int error =
+          minimpi::CheckMessageBuffer(kCall, c, buf, count, datatype, &type)) {
     return error;
   }
   Instance::Get().messages().Remove(minimpi::HandleValue(*message));

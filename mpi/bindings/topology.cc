@@ -27,7 +27,7 @@ namespace {
 template <typename Topology>
 int CheckTopology(const char* call, MPI_Comm comm, topo::TopologyKind kind,
                   Communicator** c, const Topology** topology) {
-  if (int error = minimpi::CheckCommunicator(call, comm, c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(call, comm, c)) return error;
   const topo::Topology* held = (*c)->topology.get();
   if (held != nullptr && held->kind() == kind) {
     *topology = static_cast<const Topology*>(held);
@@ -205,7 +205,8 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[],
   MINIMPI_REQUIRE_INIT("MPI_Cart_map");
   constexpr const char* kCall = "MPI_Cart_map";
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(kCall, comm, &c))
+    return error;
   if (newrank == nullptr) return minimpi::NullArgument(kCall, c, "newrank");
   int64_t size;
   if (int error = CheckGridShape(kCall, c, ndims, dims, periods,
@@ -330,6 +331,8 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   constexpr const char* kCall = "MPI_Cart_sub";
   Communicator* c;
   const topo::CartesianTopology* grid;
+  // Collective: not on a communicator MPI_Comm_idup has not finished.
+  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
   if (int error = CheckCartesian(kCall, comm, &c, &grid)) return error;
   if (newcomm == nullptr) return minimpi::NullArgument(kCall, c, "newcomm");
   *newcomm = MPI_COMM_NULL;  // what a failed call leaves
@@ -351,7 +354,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
 int PMPI_Topo_test(MPI_Comm comm, int* status) {
   MINIMPI_REQUIRE_INIT("MPI_Topo_test");
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator("MPI_Topo_test", comm, &c)) {
+  if (int error = minimpi::CheckLocalCommunicator("MPI_Topo_test", comm, &c)) {
     return error;
   }
   if (status == nullptr) {
@@ -417,7 +420,8 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[],
   MINIMPI_REQUIRE_INIT("MPI_Graph_map");
   constexpr const char* kCall = "MPI_Graph_map";
   Communicator* c;
-  if (int error = minimpi::CheckCommunicator(kCall, comm, &c)) return error;
+  if (int error = minimpi::CheckLocalCommunicator(kCall, comm, &c))
+    return error;
   if (newrank == nullptr) return minimpi::NullArgument(kCall, c, "newrank");
   if (nnodes < 0 || nnodes > c->size) {
     return RaiseError(c, kCall, MPI_ERR_ARG,
