@@ -254,6 +254,25 @@ TEST(SpscRingTest, FillAndDrainInOrder) {
   }
 }
 
+// A producer that found the ring full is told so once by the consumer that
+// frees room (it may sleep waiting for that room); one that never did is
+// not.
+TEST(SpscRingTest, ConsumerLearnsThatTheProducerWaitedForRoom) {
+  constexpr size_t kCapacity = 4096;
+  RingMemory memory(kCapacity);
+  RingProducer producer(memory.get(), kCapacity);
+  RingConsumer consumer(memory.get(), kCapacity);
+  uint64_t next_push = 0;
+  ASSERT_TRUE(Push(producer, next_push++, 8));
+  ASSERT_TRUE(PopAndCheck(consumer, memory, 0, 8));
+  EXPECT_FALSE(consumer.TakeProducerWaiting());
+  while (Push(producer, next_push, 8)) ++next_push;  // until it refuses
+  ASSERT_TRUE(PopAndCheck(consumer, memory, 1, 8));
+  EXPECT_TRUE(consumer.TakeProducerWaiting());
+  EXPECT_FALSE(consumer.TakeProducerWaiting());  // told once
+  ASSERT_TRUE(Push(producer, next_push++, 8));   // the freed room
+}
+
 TEST(SpscRingTest, FullRingRefusesUntilReleased) {
   constexpr size_t kCapacity = 4096;
   const size_t max_message = MaxRecordMessage(kCapacity);

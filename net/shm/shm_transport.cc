@@ -941,6 +941,10 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
   const uint32_t num_senders = static_cast<uint32_t>(state.from_sender.size());
   uint32_t sender = state.next_sender;
   uint32_t idle_rings = 0;
+  // Rings this poll freed room in (at most one entry per completion), to
+  // tell a producer that waits for room.
+  uint32_t freed[64];
+  int num_freed = 0;
   while (handled < max_completions && idle_rings < num_senders) {
     Inbound& inbound = state.from_sender[sender];
     RingConsumer& ring = inbound.ring;
@@ -976,6 +980,10 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
       }
       handler.OnCompletion(vci, completion);
       ring.Release();
+      if ((num_freed == 0 || freed[num_freed - 1] != sender) &&
+          num_freed < 64) {
+        freed[num_freed++] = sender;
+      }
       ++handled;
       idle_rings = 0;
     } else {
@@ -984,6 +992,12 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
     sender = (sender + 1 == num_senders) ? 0 : sender + 1;
   }
   state.next_sender = sender;
+  for (int i = 0; i < num_freed; ++i) {
+    Inbound& inbound = state.from_sender[freed[i]];
+    if (inbound.ring.TakeProducerWaiting()) {
+      RingPeerDoorbell(local_index_of_rank_[inbound.rank], inbound.vci);
+    }
+  }
   return handled;
 }
 

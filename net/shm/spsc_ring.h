@@ -75,6 +75,11 @@ struct RingControl {
   // Bytes the consumer has released (wrap markers' skipped bytes included);
   // written only by the consumer.
   alignas(kCacheLineBytes) std::atomic<uint64_t> tail;
+  // Set by the producer when it found the ring full, so that a consumer
+  // which then frees room tells it (a producer may sleep waiting for room,
+  // and room is no message that would wake it). Beside the tail: the
+  // consumer looks at it where it writes anyway.
+  std::atomic<uint32_t> producer_waiting;
 };
 static_assert(sizeof(RingControl) == 2 * kCacheLineBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -250,6 +255,14 @@ class RingProducer {
     // released.
     room_end_ = control_->tail.load(std::memory_order_acquire) + capacity_ -
                 kCacheLineBytes;
+    if (head_ + bytes <= room_end_) return true;
+    // Full: say so, then look once more. Either that look sees room the
+    // consumer freed meanwhile, or the consumer, looking after freeing it,
+    // sees the flag (TakeProducerWaiting).
+    control_->producer_waiting.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    room_end_ = control_->tail.load(std::memory_order_acquire) + capacity_ -
+                kCacheLineBytes;
     return head_ + bytes <= room_end_;
   }
 
@@ -328,6 +341,18 @@ class RingConsumer {
     // Release: our reads of the record happen before the producer reuses
     // its bytes.
     control_->tail.store(tail_, std::memory_order_release);
+  }
+
+  // After releasing records: whether the producer found the ring full since
+  // the last call (it may be waiting for the room just freed). Clears the
+  // flag. One fence and one load of a line the consumer owns.
+  bool TakeProducerWaiting() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (control_->producer_waiting.load(std::memory_order_relaxed) == 0) {
+      return false;
+    }
+    control_->producer_waiting.store(0, std::memory_order_relaxed);
+    return true;
   }
 
  private:
