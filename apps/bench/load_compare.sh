@@ -52,19 +52,19 @@
 #                  compilers, oversub, threads (default: all, that order)
 #     --kernels    comma- or space-separated, from rate, pingpong, halo
 #                  (default: all)
-#     --time       measured seconds per run (default 1; quick 0.3)
+#     --time       measured seconds per run (default 2; quick 0.3)
 #     --threads    compute threads per rank in the threads scenario
 #                  (default 2)
 #     --timeout    seconds before a run counts as a hang (default 30)
 #     --quick      fewer rounds, shorter runs: checks that it all works
-#                  (about 3 minutes on 2 cores)
+#                  (under 2 minutes on 2 cores)
 #     -x VAR=VALUE set VAR for minimpi's runs only (repeatable), to compare
 #                  minimpi's own settings, e.g. -x MINIMPI_NUM_VCIS=1
 #     --prefix     use an existing minimpi installation instead of installing
 #     --raw        keep every run's output (SCENARIO_KERNEL_LIB_rN.txt/.err)
 #                  and the results list in DIR
 #   BAZEL         the bazel command (default: bazel)
-# The default run takes about 10 minutes on 2 cores. Exits non-zero when a
+# The default run takes about 7 minutes on 2 cores. Exits non-zero when a
 # build failed, a run failed (crash or data check) or a minimpi run hung;
 # the tables are printed all the same. A peer's hang is a measurement.
 set -euo pipefail
@@ -115,7 +115,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "${rounds}" ] || rounds=$((quick ? 2 : 3))
-[ -n "${time_s}" ] || time_s=$([ "${quick}" = 1 ] && echo 0.3 || echo 1)
+[ -n "${time_s}" ] || time_s=$([ "${quick}" = 1 ] && echo 0.3 || echo 2)
 check_words "${scenarios}" "${all_scenarios}"
 check_words "${kernels}" "${all_kernels}"
 for number in "${rounds}" "${threads}" "${timeout_s}"; do
@@ -253,8 +253,12 @@ run_one() {  # run_one SCENARIO KERNEL LABEL ROUND
   fi
 }
 
+# The 1-minute load average as each scenario begins, before its own load:
+# what else the machine was doing (the alone row is only as quiet as this).
+machine_load=""
 for scenario in ${scenarios}; do
   note "scenario ${scenario}"
+  machine_load+="${machine_load:+, }${scenario} $(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo '?')"
   start_load "${scenario}"
   for ((round = 1; round <= rounds; round++)); do
     for kernel in ${kernels}; do
@@ -280,6 +284,7 @@ done
 extra="none"
 [ "${#minimpi_env[@]}" = 0 ] || extra="${minimpi_env[*]}"
 echo "Settings: ${rounds} rounds, ${time_s} s per run, timeout ${timeout_s} s, no binding, $(nproc) cores; threads scenario: ${threads} compute threads per rank; minimpi environment: ${extra}"
+echo "Load average as each scenario began (before its own load): ${machine_load}"
 echo
 
 awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" '
@@ -309,10 +314,12 @@ awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" 
     if (f) text = text ", " f " fail"
     return text
   }
-  # Above 1: minimpi better, whichever way the unit points.
-  function ratio(mine, peer) {
+  # Above 1: minimpi better, whichever way the unit points. Two significant
+  # digits below 0.1, where a collapse puts it.
+  function ratio(mine, peer,    r) {
     if (mine == "" || peer == "" || mine + 0 <= 0 || peer + 0 <= 0) return "-"
-    return sprintf("%.2f", higher ? mine / peer : peer / mine)
+    r = higher ? mine / peer : peer / mine
+    return r < 0.1 ? sprintf("%.2g", r) : (r >= 10 ? sprintf("%.0f", r) : sprintf("%.2f", r))
   }
   function label(sc) {
     if (sc == "oversub") return "oversub (4 ranks)"
