@@ -87,6 +87,8 @@ MPI_TEST_PROGRAMS = {
     "endpoints_comms": {"srcs": ["endpoints_comms.c"], "threaded": True},
     # The endpoint message-rate benchmark's own data check, short.
     "ep_rate": {"srcs": ["//apps/bench:ep_rate.c"], "threaded": True},
+    # The loaded-machine benchmark's own data checks, short.
+    "loaded": {"srcs": ["//apps/bench:loaded.c"], "threaded": True},
     # The lattice QCD Dslash proxy (OpenMP threads, MPI_THREAD_MULTIPLE).
     "dslash": {"srcs": ["//apps/dslash:dslash.c"], "threaded": True, "openmp": True},
 }
@@ -442,6 +444,18 @@ MPI_TEST_CASES = [
     {"name": "collectives_datatypes", "program": "collectives_datatypes", "ranks": [1, 2, 3, 4, 5], "timeout": 180},
     # The strided-halo benchmark's data check, with small halos.
     {"name": "halo", "program": "halo", "ranks": [2], "args": ["70000", "quick"]},
+    # The loaded-machine benchmark's data checks (every delivered byte
+    # against a pattern of sender, iteration and index), a twentieth of a
+    # second of each kernel: rate and pingpong in pairs (3 ranks: one
+    # without a partner), halo on 1, 2 and 4 ranks (2x2 grid), a fixed
+    # count of batches, and compute threads beside the ranks.
+    {"name": "loaded_rate", "program": "loaded", "ranks": [2, 4], "args": ["rate", "--quick"], "timeout": 60},
+    {"name": "loaded_rate_64k", "program": "loaded", "ranks": [2], "args": ["rate", "--quick", "--size", "65536"], "timeout": 60},
+    {"name": "loaded_pingpong", "program": "loaded", "ranks": [2, 3], "args": ["pingpong", "--quick"], "timeout": 60},
+    {"name": "loaded_halo", "program": "loaded", "ranks": [1, 2, 4], "args": ["halo", "--quick"], "timeout": 60},
+    {"name": "loaded_rate_batches", "program": "loaded", "ranks": [4], "args": ["rate", "--batches", "20", "--warmup", "0.01"], "timeout": 60},
+    {"name": "loaded_compute_threads", "program": "loaded", "ranks": [2], "args": ["pingpong", "--quick", "--compute-threads", "1"], "timeout": 60},
+    {"name": "loaded_halo_compute_threads", "program": "loaded", "ranks": [2], "args": ["halo", "--quick", "--compute-threads", "1"], "timeout": 60},
     {"name": "send_progress_many_threads", "program": "send_progress", "ranks": [2], "args": ["threads", "8"], "env": ["MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
     # ---- typebind: derived datatypes. Every type against a reference
     # typemap, through every send and receive call, eager and rendezvous;
