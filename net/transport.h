@@ -206,6 +206,14 @@ class Transport {
   // nobody is armed. Any thread, holding any lock or none.
   virtual void RingDoorbell(int /*vci*/) {}
 
+  // Whether another rank of this node that is awake (not asleep on a
+  // doorbell) last ran on the core this thread runs on, or may have: then
+  // polling would keep that rank (quite likely the peer this thread waits
+  // for) off the core, and a waiter should sleep at once. The scheduler
+  // puts a woken task beside its waker, so ranks that wake each other
+  // often end up sharing a core while others are free or busy elsewhere.
+  virtual bool PeerMayShareCore() { return false; }
+
   // False only when `vci` has never carried anything (no connection to or
   // from it, nothing posted on it), so polling it would find nothing: a
   // sweep over every VCI skips it. Any thread, without the VCI's lock.

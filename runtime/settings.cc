@@ -169,7 +169,7 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_WAIT_SPIN_US", SpinText(s.wait_spin_us),
        SpinText(d.wait_spin_us),
        "microseconds a blocked call polls before it yields or sleeps; auto: "
-       "50, or 0 when ranks x threads (OMP_NUM_THREADS) outnumber cores"},
+       "100, or 0 when ranks x threads (OMP_NUM_THREADS) outnumber cores"},
       {"MINIMPI_WAIT_SLEEP_MAX_US", absl::StrCat(s.wait_sleep_max_us),
        absl::StrCat(d.wait_sleep_max_us),
        "longest single sleep of a blocked call (microseconds); a safety net, "

@@ -58,7 +58,7 @@ struct Settings {
   // (poll, then sched_yield between polls) or "spin" (poll until done).
   std::string wait_policy = "auto";
   // Microseconds a blocked call polls before it yields or sleeps; -1
-  // ("auto"): 50, or 0 when ranks x threads outnumber cores.
+  // ("auto"): 100, or 0 when ranks x threads outnumber cores.
   int wait_spin_us = -1;
   // The longest single sleep, microseconds: a safety net, since every
   // event that ends a wait rings the sleeper's doorbell.

@@ -236,6 +236,11 @@ void PointToPoint::FreeRecordLocked(Vci& vci, UnexpectedRecord* record) {
 
 bool PointToPoint::IdleStep(IdleRounds& idle, int vci,
                             absl::FunctionRef<bool()> done) {
+  // A rank that shares this core and is awake cannot run while this thread
+  // polls: if it is the peer, polling only delays the answer.
+  if (idle.AtSpinStart() && has_doorbell_ && transport_->PeerMayShareCore()) {
+    idle.SkipSpin();
+  }
   switch (idle.Idle(NowNs)) {
     case IdleRounds::Action::kPoll:
       return false;

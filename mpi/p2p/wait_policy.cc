@@ -12,7 +12,7 @@ namespace {
 // messages, a balanced halo exchange) is never slept on; short enough that
 // a waiter whose peer is descheduled for a time slice (milliseconds) wastes
 // little of its core. A sleep and wakeup cost a few microseconds each.
-constexpr int64_t kSpinWhenCoresSufficeNs = 50'000;
+constexpr int64_t kSpinWhenCoresSufficeNs = 100'000;
 }  // namespace
 
 WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,

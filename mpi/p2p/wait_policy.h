@@ -38,7 +38,7 @@ struct WaitPolicy {
   };
   Then then = Then::kSleep;
   // How long a waiter polls before it yields or sleeps.
-  int64_t spin_ns = 50'000;
+  int64_t spin_ns = 100'000;
   // Leave the spin early when a gap between two looks at the clock shows
   // the thread was descheduled (the core has other work).
   bool leave_spin_when_preempted = true;
@@ -55,7 +55,7 @@ struct WaitPolicy {
   static WaitPolicy Choose(const runtime::Settings& settings, int cores,
                            int local_ranks, int threads_per_rank,
                            bool has_doorbell);
-  // "sleep after 50 us of polling (2 ranks x 1 thread on 2 cores)".
+  // "sleep after 100 us of polling (2 ranks x 1 thread on 2 cores)".
   std::string Describe() const;
 };
 
@@ -71,7 +71,7 @@ class IdleRounds {
   enum class Action { kPoll, kPause, kYield, kSleep };
   static constexpr int kRoundsPerLook = 16;
   // A gap this long between two looks means the thread was not running.
-  static constexpr int64_t kPreemptedGapNs = 30'000;
+  static constexpr int64_t kPreemptedGapNs = 200'000;
 
   explicit IdleRounds(const WaitPolicy& policy) : policy_(policy) {}
 
@@ -79,6 +79,13 @@ class IdleRounds {
   void Progressed() {
     rounds_ = 0;
     phase_ = Phase::kSpin;
+  }
+  // Whether the next idle round is the first of a spin (when a caller may
+  // decide the spin is not worth it).
+  bool AtSpinStart() const { return rounds_ == 0 && phase_ == Phase::kSpin; }
+  // This time, go straight to what follows the spin.
+  void SkipSpin() {
+    if (policy_.then != WaitPolicy::Then::kSpin) phase_ = Phase::kAfterSpin;
   }
   // The last round found nothing; `now` reads a monotonic clock (ns).
   Action Idle(absl::FunctionRef<int64_t()> now);

@@ -16,7 +16,7 @@ TEST(WaitPolicyTest, AutoSleepsAfterSpinningWhenCoresSuffice) {
                                                /*local_ranks=*/2,
                                                /*threads_per_rank=*/2, true);
   EXPECT_EQ(policy.then, WaitPolicy::Then::kSleep);
-  EXPECT_EQ(policy.spin_ns, 50'000);
+  EXPECT_EQ(policy.spin_ns, 100'000);
   EXPECT_EQ(policy.sleep_max_ns, 1'000'000);
 }
 
@@ -24,7 +24,7 @@ TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
   runtime::Settings settings;
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).spin_ns, 0);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 4, 1, true).spin_ns, 0);
-  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 50'000);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 100'000);
 }
 
 TEST(WaitPolicyTest, NamedPoliciesAndSpinOverride) {
@@ -108,6 +108,20 @@ TEST(IdleRoundsTest, LeavesTheSpinAtOnceWhenDescheduled) {
   }
   clock.now += IdleRounds::kPreemptedGapNs + 1;
   EXPECT_NE(patient.Idle([&] { return clock(); }), Action::kSleep);
+}
+
+TEST(IdleRoundsTest, SkipSpinGoesStraightToSleepForOneWait) {
+  WaitPolicy policy;
+  policy.spin_ns = 1'000'000'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  EXPECT_TRUE(idle.AtSpinStart());
+  idle.SkipSpin();
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
+  idle.Progressed();  // the next wait spins again
+  EXPECT_TRUE(idle.AtSpinStart());
+  EXPECT_NE(idle.Idle([&] { return clock(); }), Action::kSleep);
+  EXPECT_FALSE(idle.AtSpinStart());
 }
 
 TEST(IdleRoundsTest, NoSpinSleepsOnTheFirstIdleRound) {

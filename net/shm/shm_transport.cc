@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <linux/futex.h>
@@ -157,16 +158,17 @@ long Futex(std::atomic<uint32_t>* word, int operation, uint32_t value,
 // Wakes every sleeper if the word is armed: disarm and count one ring in
 // one step (adding 1 to an armed word clears bit 0 and carries into the
 // count), then wake.
-void RingIfArmed(std::atomic<uint32_t>* doorbell) {
+bool RingIfArmed(std::atomic<uint32_t>* doorbell) {
   uint32_t word = doorbell->load(std::memory_order_relaxed);
   while ((word & kArmed) != 0) {
     if (doorbell->compare_exchange_weak(word, word + 1,
                                         std::memory_order_seq_cst,
                                         std::memory_order_relaxed)) {
       Futex(doorbell, FUTEX_WAKE, INT32_MAX, nullptr);
-      return;
+      return true;
     }
   }
+  return false;
 }
 }  // namespace
 
@@ -361,6 +363,8 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
 
   // Connections are made on first use (ProducerFor, TakeNewSenders).
   vcis_ = std::make_unique<Vci[]>(num_vcis_);
+  PresenceOf(my_local_index_)->cpu.store(sched_getcpu(),
+                                         std::memory_order_relaxed);
 
   // Everyone has mapped everyone: the name (or open file) is no longer
   // needed; the mappings keep the memory.
@@ -465,6 +469,7 @@ ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
   const uint32_t doorbell_vci =
       InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
   out.doorbell = InboxDoorbell(segment + InboxOffset(int(doorbell_vci)));
+  out.peer_local = peer_local;
   const uint32_t slot =
       InboxCount(inbox)->fetch_add(1, std::memory_order_acq_rel);
   InboxEntries(inbox)[slot].store(
@@ -480,7 +485,42 @@ void ShmTransport::Deliver(Outbound& out) {
   // this sees it armed. The look is one load of a line that changes only
   // when somebody arms, so a peer that spins costs nothing more.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  RingIfArmed(out.doorbell);
+  WakePeer(out.doorbell, out.peer_local);
+}
+
+void ShmTransport::WakePeer(std::atomic<uint32_t>* doorbell, int peer_local) {
+  if (!RingIfArmed(doorbell) || peer_local == my_local_index_) return;
+  Presence* presence = PresenceOf(peer_local);
+  presence->cpu.store(-1, std::memory_order_relaxed);
+  presence->asleep.store(0, std::memory_order_relaxed);
+}
+
+ShmTransport::Presence* ShmTransport::PresenceOf(int local_index) const {
+  // In the first line of VCI 0's inbox, after its two words.
+  return reinterpret_cast<Presence*>(
+      static_cast<std::byte*>(peer_segments_[local_index].address) +
+      InboxOffset(0) + 2 * sizeof(uint32_t));
+}
+
+bool ShmTransport::PeerMayShareCore() {
+  if (local_ranks_.size() < 2 || local_ranks_.size() > kMaxPresenceScan) {
+    return false;
+  }
+  const int cpu = sched_getcpu();
+  // Written only when it changed: peers read this line on every wait.
+  Presence* mine = PresenceOf(my_local_index_);
+  if (mine->cpu.load(std::memory_order_relaxed) != cpu) {
+    mine->cpu.store(cpu, std::memory_order_relaxed);
+  }
+  for (int local = 0; local < static_cast<int>(local_ranks_.size());
+       ++local) {
+    if (local == my_local_index_) continue;
+    const Presence* presence = PresenceOf(local);
+    if (presence->asleep.load(std::memory_order_relaxed) != 0) continue;
+    const int peer_cpu = presence->cpu.load(std::memory_order_relaxed);
+    if (peer_cpu < 0 || peer_cpu == cpu) return true;
+  }
+  return false;
 }
 
 std::atomic<uint32_t>* ShmTransport::OwnDoorbell(int vci) const {
@@ -501,8 +541,15 @@ void ShmTransport::SleepOnDoorbell(int vci, uint32_t token,
                                    int64_t timeout_ns) {
   const timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),
                             static_cast<long>(timeout_ns % 1'000'000'000)};
+  Presence* presence = PresenceOf(my_local_index_);
+  presence->asleep.store(1, std::memory_order_relaxed);
   // Returns at once when a ring already changed the word.
   Futex(OwnDoorbell(vci), FUTEX_WAIT, token, &timeout);
+  presence->asleep.store(0, std::memory_order_relaxed);
+  const int cpu = sched_getcpu();
+  if (presence->cpu.load(std::memory_order_relaxed) != cpu) {
+    presence->cpu.store(cpu, std::memory_order_relaxed);
+  }
 }
 
 void ShmTransport::RingDoorbell(int vci) {
@@ -523,9 +570,10 @@ void ShmTransport::RingPeerDoorbell(int peer_local, int peer_vci) {
   const uint32_t doorbell_vci =
       InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  RingIfArmed(InboxDoorbell(
-      static_cast<std::byte*>(peer_segments_[peer_local].address) +
-      InboxOffset(int(doorbell_vci))));
+  WakePeer(InboxDoorbell(
+               static_cast<std::byte*>(peer_segments_[peer_local].address) +
+               InboxOffset(int(doorbell_vci))),
+           peer_local);
 }
 
 void ShmTransport::TakeNewSenders(int vci) {

@@ -114,8 +114,18 @@ class ShmTransport final : public Transport {
   void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
+  bool PeerMayShareCore() override;
 
  private:
+  // Where a rank last ran and whether it sleeps on a doorbell, in its
+  // segment for its peers to read (PeerMayShareCore).
+  struct Presence {
+    std::atomic<int32_t> cpu;  // -1: unknown (woken by a peer, not yet run)
+    std::atomic<uint32_t> asleep;
+  };
+  // Beyond this many ranks on the node the scan costs more than it saves.
+  static constexpr size_t kMaxPresenceScan = 16;
+  Presence* PresenceOf(int local_index) const;
   // A fixed ring of completions produced locally (kLocalDone); only the
   // thread holding the VCI touches it.
   struct LocalCompletionQueue {
@@ -145,6 +155,7 @@ class ShmTransport final : public Transport {
   struct Outbound {
     RingProducer ring;
     std::atomic<uint32_t>* doorbell = nullptr;
+    int peer_local = -1;
   };
 
   // Everything one VCI touches on its hot path, on its own cache lines.
@@ -193,6 +204,9 @@ class ShmTransport final : public Transport {
   std::atomic<uint32_t>* OwnDoorbell(int vci) const;
   // For signals that are no ring message (a pulled write's done flag).
   void RingPeerDoorbell(int peer_local, int peer_vci);
+  // Rings a peer's doorbell if armed; a peer woken so is awake from now on,
+  // on a core nobody knows yet.
+  void WakePeer(std::atomic<uint32_t>* doorbell, int peer_local);
   // Takes the rings senders registered for `vci` since the last look.
   void TakeNewSenders(int vci);
   // Where things live in a segment (see the file comment).
