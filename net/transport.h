@@ -212,7 +212,10 @@ class Transport {
   // for) off the core, and a waiter should sleep at once. The scheduler
   // puts a woken task beside its waker, so ranks that wake each other
   // often end up sharing a core while others are free or busy elsewhere.
-  virtual bool PeerMayShareCore() { return false; }
+  // `move_away` (may be null) is set when that rank is known to run on
+  // this very core and should keep it (a tie broken by rank): the caller
+  // may then move to another core instead.
+  virtual bool PeerMayShareCore(bool* /*move_away*/) { return false; }
 
   // False only when `vci` has never carried anything (no connection to or
   // from it, nothing posted on it), so polling it would find nothing: a

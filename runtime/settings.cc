@@ -79,6 +79,9 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   }
   status.Update(ReadInt("MINIMPI_WAIT_SLEEP_MAX_US", 1, 10'000'000,
                         s.wait_sleep_max_us));
+  std::string wait_move = s.wait_move ? "1" : "0";
+  status.Update(ReadChoice("MINIMPI_WAIT_MOVE", {"0", "1"}, wait_move));
+  s.wait_move = wait_move == "1";
   status.Update(ReadChoice("MINIMPI_MATCH",
                            {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"},
                            s.match));
@@ -174,6 +177,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.wait_sleep_max_us),
        "longest single sleep of a blocked call (microseconds); a safety net, "
        "every event that ends a wait rings the doorbell"},
+      {"MINIMPI_WAIT_MOVE", s.wait_move ? "1" : "0", d.wait_move ? "1" : "0",
+       "1: a waiter that finds an awake rank of its node on its own core "
+       "moves to another core (the later rank of the two); 0: it only "
+       "skips its spin"},
       {"MINIMPI_MATCH", s.match, d.match,
        "matching engine: colpnp, ll, perpeer, col+ll, ll+pnp (minimpi_info "
        "describes them)"},

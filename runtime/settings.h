@@ -63,6 +63,10 @@ struct Settings {
   // The longest single sleep, microseconds: a safety net, since every
   // event that ends a wait rings the sleeper's doorbell.
   int wait_sleep_max_us = 1000;
+  // A waiter that finds an awake rank of its node on its own core moves to
+  // another core (the later rank of the two), instead of only skipping its
+  // spin.
+  bool wait_move = true;
   // Matching engine by name: "colpnp" (COL+PNP), "ll", "perpeer", "col+ll"
   // or "ll+pnp" (mpi/match).
   std::string match = "colpnp";

@@ -5,6 +5,7 @@
 #include "runtime/topology.h"
 
 #include <hwloc.h>
+#include <sched.h>
 
 #include <cerrno>
 #include <cstring>
@@ -86,6 +87,22 @@ absl::Status BindToCore(int local_rank) {
                      local_rank % count, " failed: ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+bool MoveOffCurrentCpu() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
+  const int cpu = sched_getcpu();
+  if (cpu < 0 || !CPU_ISSET(cpu, &allowed) || CPU_COUNT(&allowed) < 2) {
+    return false;
+  }
+  cpu_set_t others = allowed;
+  CPU_CLR(cpu, &others);
+  // The kernel migrates a running thread before this returns.
+  if (sched_setaffinity(0, sizeof(others), &others) != 0) return false;
+  sched_setaffinity(0, sizeof(allowed), &allowed);
+  return true;
 }
 
 }  // namespace minimpi::runtime

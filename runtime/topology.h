@@ -23,6 +23,15 @@ int NumCores();
 // logical order.
 absl::Status BindToCore(int local_rank);
 
+// Moves the calling thread off the processor it runs on, onto another one
+// it may use, and then allows it everywhere it could before (so the
+// scheduler stays free to move it again). For a waiter that finds the peer
+// it waits for on its own processor (see net::Transport::PeerMayShareCore):
+// the scheduler put them together and, while other work keeps the machine
+// busy, keeps them there. False when there is nowhere else to go (a thread
+// bound to one processor) or the kernel refuses.
+bool MoveOffCurrentCpu();
+
 }  // namespace minimpi::runtime
 
 #endif  // MINIMPI_RUNTIME_TOPOLOGY_H_

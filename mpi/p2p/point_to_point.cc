@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/topology.h"
 
 namespace minimpi::p2p {
 namespace {
@@ -238,8 +239,22 @@ bool PointToPoint::IdleStep(IdleRounds& idle, int vci,
                             absl::FunctionRef<bool()> done) {
   // A rank that shares this core and is awake cannot run while this thread
   // polls: if it is the peer, polling only delays the answer.
-  if (idle.AtSpinStart() && has_doorbell_ && transport_->PeerMayShareCore()) {
-    idle.SkipSpin();
+  if (idle.AtSpinStart() && has_doorbell_) {
+    bool move_away = false;
+    if (transport_->PeerMayShareCore(&move_away)) {
+      // Two ranks that wake each other stay on one core while the machine
+      // is busy; the later one moves (at most every few milliseconds, so
+      // the two never chase each other around) and spins where it lands.
+      thread_local int64_t last_move_ns = 0;
+      const int64_t now = NowNs();
+      constexpr int64_t kMoveIntervalNs = 5'000'000;
+      if (!(move_away && wait_policy_.move_off_shared_core &&
+            now - last_move_ns > kMoveIntervalNs &&
+            runtime::MoveOffCurrentCpu())) {
+        idle.SkipSpin();
+      }
+      if (move_away) last_move_ns = now;
+    }
   }
   switch (idle.Idle(NowNs)) {
     case IdleRounds::Action::kPoll:

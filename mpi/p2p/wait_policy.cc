@@ -39,6 +39,7 @@ WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,
     policy.spin_ns = int64_t{settings.wait_spin_us} * 1000;
   }
   policy.sleep_max_ns = int64_t{settings.wait_sleep_max_us} * 1000;
+  policy.move_off_shared_core = settings.wait_move;
   policy.reason = absl::StrCat(
       settings.wait_policy, ", ", shape,
       settings.wait_spin_us >= 0 ? ", spin set by MINIMPI_WAIT_SPIN_US"
@@ -69,6 +70,11 @@ std::string WaitPolicy::Describe() const {
   }
   if (then != Then::kSpin && leave_spin_when_preempted) {
     absl::StrAppend(&text, "; stop polling at once when descheduled");
+  }
+  if (then != Then::kSpin) {
+    absl::StrAppend(&text, move_off_shared_core
+                               ? "; move off a core an awake rank shares"
+                               : "; no polling on a core an awake rank shares");
   }
   absl::StrAppend(&text, " (", reason, ")");
   return text;

@@ -45,6 +45,9 @@ struct WaitPolicy {
   // The longest one sleep lasts before the waiter looks again by itself
   // (a safety net: every event that ends a wait rings the doorbell).
   int64_t sleep_max_ns = 1'000'000;
+  // Move off a core shared with an awake rank of the node (Settings::
+  // wait_move).
+  bool move_off_shared_core = true;
   // How the choice was made, in words (minimpi_info, README).
   std::string reason;
 

@@ -502,7 +502,8 @@ ShmTransport::Presence* ShmTransport::PresenceOf(int local_index) const {
       InboxOffset(0) + 2 * sizeof(uint32_t));
 }
 
-bool ShmTransport::PeerMayShareCore() {
+bool ShmTransport::PeerMayShareCore(bool* move_away) {
+  if (move_away != nullptr) *move_away = false;
   if (local_ranks_.size() < 2 || local_ranks_.size() > kMaxPresenceScan) {
     return false;
   }
@@ -518,7 +519,12 @@ bool ShmTransport::PeerMayShareCore() {
     const Presence* presence = PresenceOf(local);
     if (presence->asleep.load(std::memory_order_relaxed) != 0) continue;
     const int peer_cpu = presence->cpu.load(std::memory_order_relaxed);
-    if (peer_cpu < 0 || peer_cpu == cpu) return true;
+    if (peer_cpu < 0) return true;
+    if (peer_cpu == cpu) {
+      // Of two ranks on one core, the later one moves.
+      if (move_away != nullptr) *move_away = local > my_local_index_;
+      return true;
+    }
   }
   return false;
 }

@@ -114,7 +114,7 @@ class ShmTransport final : public Transport {
   void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
-  bool PeerMayShareCore() override;
+  bool PeerMayShareCore(bool* move_away) override;
 
  private:
   // Where a rank last ran and whether it sleeps on a doorbell, in its
