@@ -240,20 +240,30 @@ bool PointToPoint::IdleStep(IdleRounds& idle, int vci,
   // A rank that shares this core and is awake cannot run while this thread
   // polls: if it is the peer, polling only delays the answer.
   if (idle.AtSpinStart() && has_doorbell_) {
+    // Two ranks that wake each other stay on one core while the machine is
+    // busy. When that lasts (many waits in a row), the later one moves, at
+    // most every few milliseconds, so the two never chase each other
+    // around; a brief encounter only skips the spin.
+    thread_local int shared_core_waits = 0;
+    thread_local int64_t last_move_ns = 0;
+    constexpr int kWaitsBeforeMoving = 32;
+    constexpr int64_t kMoveIntervalNs = 5'000'000;
     bool move_away = false;
     if (transport_->PeerMayShareCore(&move_away)) {
-      // Two ranks that wake each other stay on one core while the machine
-      // is busy; the later one moves (at most every few milliseconds, so
-      // the two never chase each other around) and spins where it lands.
-      thread_local int64_t last_move_ns = 0;
-      const int64_t now = NowNs();
-      constexpr int64_t kMoveIntervalNs = 5'000'000;
-      if (!(move_away && wait_policy_.move_off_shared_core &&
-            now - last_move_ns > kMoveIntervalNs &&
-            runtime::MoveOffCurrentCpu())) {
-        idle.SkipSpin();
+      shared_core_waits = move_away ? shared_core_waits + 1 : 0;
+      bool moved = false;
+      if (wait_policy_.move_off_shared_core &&
+          shared_core_waits >= kWaitsBeforeMoving) {
+        const int64_t now = NowNs();
+        if (now - last_move_ns > kMoveIntervalNs) {
+          last_move_ns = now;
+          shared_core_waits = 0;
+          moved = runtime::MoveOffCurrentCpu();
+        }
       }
-      if (move_away) last_move_ns = now;
+      if (!moved) idle.SkipSpin();
+    } else {
+      shared_core_waits = 0;
     }
   }
   switch (idle.Idle(NowNs)) {
