@@ -669,4 +669,24 @@ MPI_TEST_CASES = [
         "stderr": "MPI_Send\\(rank [0-9]+\\): invalid destination 4 \\(communicator size 4\\)",
         "timeout": 30,
     },
+    # Waiting by sleeping at once (no spin) with sleeps that would last 10 s:
+    # every wait relies on its doorbell being rung, so a lost wakeup shows as
+    # a run far past its usual second or two (or a timeout): point-to-point
+    # with probes and wildcards, full rings, threads on one VCI, partitioned
+    # traffic with deferred windows, endpoints, generalized requests,
+    # buffered sends and nonblocking collectives.
+    {"name": "wait_sleep_pingpong", "program": "pingpong", "ranks": [2, 4], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
+    {"name": "wait_sleep_probe", "program": "probe", "ranks": [2, 4], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
+    {"name": "wait_sleep_wildcard", "program": "wildcard", "ranks": [3], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
+    {"name": "wait_sleep_send_progress_tiny_rings", "program": "send_progress", "ranks": [2], "env": ["MINIMPI_SHM_RING_BYTES=8384", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_threads_one_vci", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_NUM_VCIS=1", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_partitioned_threads", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "4", "--rounds", "20"], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_partitioned_random", "program": "partitioned_random", "ranks": [2], "args": ["20", "5"], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_endpoints", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_SHM_RING_BYTES=8384", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_generalized_requests", "program": "generalized_requests", "ranks": [2], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
+    {"name": "wait_sleep_bsend", "program": "bsend", "ranks": [2], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    {"name": "wait_sleep_collectives_nonblocking", "program": "collectives_nonblocking", "ranks": [3], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    # The other policies by name still work.
+    {"name": "wait_spin_threads", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_WAIT_POLICY=spin"], "timeout": 120},
+    {"name": "wait_yield_threads", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_WAIT_POLICY=yield"], "timeout": 120},
 ]

@@ -488,6 +488,18 @@ void ShmTransport::Deliver(Outbound& out) {
   WakePeer(out.doorbell, out.peer_local);
 }
 
+CellHeader* ShmTransport::Reserve(Outbound& out, size_t message_bytes) {
+  CellHeader* cell = out.ring.TryReserve(message_bytes);
+  if (cell == nullptr) {
+    // The ring is full, and its producer may have just published a wrap
+    // marker that only the consumer can take to make room: wake it, or both
+    // sides could sleep waiting for each other.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    WakePeer(out.doorbell, out.peer_local);
+  }
+  return cell;
+}
+
 void ShmTransport::WakePeer(std::atomic<uint32_t>* doorbell, int peer_local) {
   if (!RingIfArmed(doorbell) || peer_local == my_local_index_) return;
   Presence* presence = PresenceOf(peer_local);
@@ -617,7 +629,7 @@ PostResult ShmTransport::Send(int vci, PeerVci peer, const void* header,
     std::abort();
   }
   Outbound& out = ProducerFor(vci, peer, "Send");
-  CellHeader* cell = out.ring.TryReserve(length);
+  CellHeader* cell = Reserve(out, length);
   if (cell == nullptr) return PostResult::kRetry;
   // Straight into the peer's cell: the only copy on the sending side.
   std::byte* message = cell->message();
@@ -644,7 +656,7 @@ PostResult ShmTransport::SendPacked(
     std::abort();
   }
   Outbound& out = ProducerFor(vci, peer, "SendPacked");
-  CellHeader* cell = out.ring.TryReserve(length);
+  CellHeader* cell = Reserve(out, length);
   if (cell == nullptr) return PostResult::kRetry;
   std::byte* message = cell->message();
   if (header_length != 0) std::memcpy(message, header, header_length);
@@ -861,7 +873,7 @@ PostResult ShmTransport::RdmaWriteImmediate(
   // Claim both resources before moving data, so kRetry never leaves a
   // write done without its notification.
   if (state.local_done.full()) return PostResult::kRetry;
-  CellHeader* cell = out.ring.TryReserve(sizeof(WriteNotice));
+  CellHeader* cell = Reserve(out, sizeof(WriteNotice));
   if (cell == nullptr) return PostResult::kRetry;
   if (length != 0) {
     CrossMemoryCopy(true, peer.rank, const_cast<void*>(local), remote.address,
@@ -897,7 +909,7 @@ PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
                     peer_local != my_local_index_;
   if (immediate != nullptr) {
     out = &ProducerFor(vci, peer, "RdmaWritev");
-    cell = out->ring.TryReserve(pull ? sizeof(PullRequest) : sizeof(WriteNotice));
+    cell = Reserve(*out, pull ? sizeof(PullRequest) : sizeof(WriteNotice));
     if (cell == nullptr) return PostResult::kRetry;
   }
   if (pull) {
@@ -1002,7 +1014,13 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
   while (handled < max_completions && idle_rings < num_senders) {
     Inbound& inbound = state.from_sender[sender];
     RingConsumer& ring = inbound.ring;
+    const uint64_t released_before = ring.released();
     const CellHeader* cell = ring.Peek();
+    // Taking a wrap marker frees room too.
+    if (ring.released() != released_before &&
+        (num_freed == 0 || freed[num_freed - 1] != sender) && num_freed < 64) {
+      freed[num_freed++] = sender;
+    }
     if (cell != nullptr) {
       Completion completion;
       completion.peer = inbound.rank;

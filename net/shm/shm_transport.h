@@ -198,6 +198,10 @@ class ShmTransport final : public Transport {
   int LocalIndexOrDie(PeerVci peer, const char* operation) const;
   // The connection from our `vci` to `peer`, made on first use.
   Outbound& ProducerFor(int vci, PeerVci peer, const char* operation);
+  // A cell of `out`'s ring (RingProducer::TryReserve), or nullptr when it
+  // is full; then the consumer is woken, for the wrap marker the producer
+  // may have published.
+  CellHeader* Reserve(Outbound& out, size_t message_bytes);
   // Publishes what was written into `out`'s reserved cell and rings the
   // peer's doorbell if somebody there sleeps.
   void Deliver(Outbound& out);

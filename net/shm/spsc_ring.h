@@ -343,6 +343,9 @@ class RingConsumer {
     control_->tail.store(tail_, std::memory_order_release);
   }
 
+  // Bytes released so far (wrap markers' skips included).
+  uint64_t released() const { return tail_; }
+
   // After releasing records: whether the producer found the ring full since
   // the last call (it may be waiting for the room just freed). Clears the
   // flag. One fence and one load of a line the consumer owns.
