@@ -56,8 +56,8 @@ absl::Status Instance::Setup() {
       settings_, bound ? 1 : runtime::NumCores(),
       bound ? 1 : static_cast<int>(bootstrap_->local_ranks().size()),
       p2p::ThreadsPerRankFromEnvironment(), transport_->has_doorbell());
-  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_,
-                                       wait_policy, bootstrap_->size());
+  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_, wait_policy,
+                                       bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
   auto partitioned =

@@ -7,11 +7,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <thread>
 #include <cstring>
 #include <functional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -155,6 +155,30 @@ std::string CheckPatterned(const Transport& transport, const Completion& c,
                         vci, " differs at byte ", bad);
   }
   return "";
+}
+
+// Every rank publishes a registered buffer under `key` (collective: a
+// fence); returns where rank `from`'s is.
+absl::StatusOr<RemoteBuffer> ExchangeBuffer(Bootstrap& bootstrap,
+                                            const std::string& key,
+                                            const void* address,
+                                            const MemoryRegion& region,
+                                            int from) {
+  absl::Status status =
+      bootstrap.Put(key, absl::StrCat(reinterpret_cast<uint64_t>(address), " ",
+                                      region.remote_key));
+  if (status.ok()) status = bootstrap.Commit();
+  if (status.ok()) status = bootstrap.Fence();
+  if (!status.ok()) return status;
+  absl::StatusOr<std::string> text = bootstrap.Get(from, key);
+  if (!text.ok()) return text.status();
+  unsigned long long remote_address = 0;
+  unsigned remote_key = 0;
+  if (std::sscanf(text->c_str(), "%llu %u", &remote_address, &remote_key) !=
+      2) {
+    return absl::InternalError(absl::StrCat("malformed buffer '", *text, "'"));
+  }
+  return RemoteBuffer{remote_address, remote_key};
 }
 
 struct Param {
@@ -680,17 +704,11 @@ TEST_P(TransportConformanceTest, WriteImmediateIsOrderedAfterSends) {
       absl::StatusOr<MemoryRegion> source_region =
           transport.RegisterMemory(source.data(), source.size());
       RETURN_IF_FALSE(landing_region.ok() && source_region.ok());
-      RETURN_IF_ERROR(bootstrap.Put(
-          "landing", absl::StrCat(reinterpret_cast<uint64_t>(landing.data()),
-                                  " ", landing_region->remote_key)));
-      RETURN_IF_ERROR(bootstrap.Commit());
-      RETURN_IF_ERROR(bootstrap.Fence());
-      absl::StatusOr<std::string> peer = bootstrap.Get(right, "landing");
+      absl::StatusOr<RemoteBuffer> peer = ExchangeBuffer(
+          bootstrap, "landing", landing.data(), *landing_region, right);
       RETURN_IF_FALSE(peer.ok());
-      unsigned long long landing_address = 0;
-      unsigned landing_key = 0;
-      RETURN_IF_FALSE(std::sscanf(peer->c_str(), "%llu %u", &landing_address,
-                                  &landing_key) == 2);
+      const uint64_t landing_address = peer->address;
+      const uint32_t landing_key = peer->remote_key;
 
       int next_expected = 0;
       int local_done = 0;
@@ -832,17 +850,10 @@ TEST_P(TransportConformanceTest, DoorbellWakesSleepersForEveryArrival) {
     absl::StatusOr<MemoryRegion> source_region =
         transport.RegisterMemory(source.data(), source.size());
     RETURN_IF_FALSE(landing_region.ok() && source_region.ok());
-    RETURN_IF_ERROR(bootstrap.Put(
-        "landing", absl::StrCat(reinterpret_cast<uint64_t>(landing.data()), " ",
-                                landing_region->remote_key)));
-    RETURN_IF_ERROR(bootstrap.Commit());
-    RETURN_IF_ERROR(bootstrap.Fence());
-    absl::StatusOr<std::string> peer_landing = bootstrap.Get(0, "landing");
-    RETURN_IF_FALSE(peer_landing.ok());
-    unsigned long long landing_address = 0;
-    unsigned landing_key = 0;
-    RETURN_IF_FALSE(std::sscanf(peer_landing->c_str(), "%llu %u",
-                                &landing_address, &landing_key) == 2);
+    // Everyone writes to rank 0's landing buffer.
+    absl::StatusOr<RemoteBuffer> landing_at_0 = ExchangeBuffer(
+        bootstrap, "landing", landing.data(), *landing_region, 0);
+    RETURN_IF_FALSE(landing_at_0.ok());
 
     int arrivals = 0;
     int local_done = 0;
@@ -914,17 +925,17 @@ TEST_P(TransportConformanceTest, DoorbellWakesSleepersForEveryArrival) {
           const IoSegment piece = {reinterpret_cast<uint64_t>(source.data()),
                                    kind == 2 ? kSmallWriteBytes : kWriteBytes};
           const uint32_t immediate = round;
-          result = transport.RdmaWritev(
-              vci, {0, vci}, &piece, 1, *source_region,
-              RemoteBuffer{landing_address, landing_key}, &immediate, round);
+          result =
+              transport.RdmaWritev(vci, {0, vci}, &piece, 1, *source_region,
+                                   *landing_at_0, &immediate, round);
         }
         if (result != PostResult::kOk) transport.Poll(vci, handler, 64);
       } while (result != PostResult::kOk);
       if (kind >= 2) {
         // The receiver finishes a pulled write: wait for it asleep.
-        RETURN_IF_FALSE(sleep_until(vci, vci,
-                                    [&] { return local_done > done_before; }),
-                        "lost wakeup for a pulled write in round ", round);
+        RETURN_IF_FALSE(
+            sleep_until(vci, vci, [&] { return local_done > done_before; }),
+            "lost wakeup for a pulled write in round ", round);
       }
     }
     return absl::OkStatus();

@@ -77,8 +77,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
     status.Update(
         ReadInt("MINIMPI_WAIT_SPIN_US", 0, 10'000'000, s.wait_spin_us));
   }
-  status.Update(ReadInt("MINIMPI_WAIT_SLEEP_MAX_US", 1, 10'000'000,
-                        s.wait_sleep_max_us));
+  status.Update(
+      ReadInt("MINIMPI_WAIT_SLEEP_MAX_US", 1, 10'000'000, s.wait_sleep_max_us));
   std::string wait_move = s.wait_move ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_WAIT_MOVE", {"0", "1"}, wait_move));
   s.wait_move = wait_move == "1";
@@ -173,6 +173,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        SpinText(d.wait_spin_us),
        "microseconds a blocked call polls before it yields or sleeps; auto: "
        "100, or 0 when ranks x threads (OMP_NUM_THREADS) outnumber cores"},
+      {"MINIMPI_WAIT_YIELD_US", SpinText(s.wait_yield_us),
+       SpinText(d.wait_yield_us),
+       "sleep policy: microseconds a blocked call then yields between polls "
+       "before it sleeps; auto: 50 when ranks x threads outnumber cores, "
+       "else 0"},
       {"MINIMPI_WAIT_SLEEP_MAX_US", absl::StrCat(s.wait_sleep_max_us),
        absl::StrCat(d.wait_sleep_max_us),
        "longest single sleep of a blocked call (microseconds); a safety net, "

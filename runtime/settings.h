@@ -60,6 +60,10 @@ struct Settings {
   // Microseconds a blocked call polls before it yields or sleeps; -1
   // ("auto"): 100, or 0 when ranks x threads outnumber cores.
   int wait_spin_us = -1;
+  // Microseconds a blocked call then yields between polls before it
+  // sleeps (policy sleep); -1 ("auto"): 50 when ranks x threads outnumber
+  // cores, else 0.
+  int wait_yield_us = -1;
   // The longest single sleep, microseconds: a safety net, since every
   // event that ends a wait rings the sleeper's doorbell.
   int wait_sleep_max_us = 1000;

@@ -317,8 +317,8 @@ bool PointToPoint::SleepUntilRung(int vci, absl::FunctionRef<bool()> done) {
     for (int v = 0; v < num_shared_vcis_; ++v) {
       if (transport_->MayHaveWork(v)) look(v);
     }
-    if (vci < 0 && vcis_in_use_.load(std::memory_order_acquire) >
-                       num_shared_vcis_) {
+    if (vci < 0 &&
+        vcis_in_use_.load(std::memory_order_acquire) > num_shared_vcis_) {
       verified = false;  // endpoints' VCIs have doorbells of their own
     }
   }
@@ -1157,7 +1157,8 @@ void PointToPoint::Probe(const match::Envelope& wanted, int vci,
   // Iprobe polls; the wait is one with nothing else to be done.
   // done() may be asked again after it said yes: keep the first answer.
   bool found = false;
-  WaitUntil(vci, [&] { return found || (found = Iprobe(wanted, vci, status)); });
+  WaitUntil(vci,
+            [&] { return found || (found = Iprobe(wanted, vci, status)); });
 }
 
 UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,

@@ -39,6 +39,10 @@ struct WaitPolicy {
   Then then = Then::kSleep;
   // How long a waiter polls before it yields or sleeps.
   int64_t spin_ns = 100'000;
+  // kSleep: how long it then yields between polls before it sleeps (a
+  // yield hands the core straight to a rank that shares it, cheaper than
+  // a sleep and a wakeup while ranks outnumber cores).
+  int64_t yield_ns = 0;
   // Leave the spin early when a gap between two looks at the clock shows
   // the thread was descheduled (the core has other work).
   bool leave_spin_when_preempted = true;
@@ -82,21 +86,24 @@ class IdleRounds {
   void Progressed() {
     rounds_ = 0;
     phase_ = Phase::kSpin;
+    skip_spin_ = false;
   }
   // Whether the next idle round is the first of a spin (when a caller may
   // decide the spin is not worth it).
   bool AtSpinStart() const { return rounds_ == 0 && phase_ == Phase::kSpin; }
   // This time, go straight to what follows the spin.
-  void SkipSpin() {
-    if (policy_.then != WaitPolicy::Then::kSpin) phase_ = Phase::kAfterSpin;
-  }
+  void SkipSpin() { skip_spin_ = true; }
   // The last round found nothing; `now` reads a monotonic clock (ns).
   Action Idle(absl::FunctionRef<int64_t()> now);
 
  private:
-  enum class Phase { kSpin, kAfterSpin };
+  enum class Phase { kSpin, kYieldBeforeSleep, kAfterSpin };
+  // Leaves the spin for what follows it.
+  Action EndSpin(absl::FunctionRef<int64_t()> now);
   const WaitPolicy& policy_;
   Phase phase_ = Phase::kSpin;
+  int64_t yield_started_ns_ = 0;
+  bool skip_spin_ = false;
   int rounds_ = 0;
   int64_t spin_started_ns_ = 0;
   int64_t last_look_ns_ = 0;

@@ -23,6 +23,12 @@ TEST(WaitPolicyTest, AutoSleepsAfterSpinningWhenCoresSuffice) {
 TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
   runtime::Settings settings;
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).yield_ns, 50'000);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).yield_ns, 0);
+  // Nowhere to move to.
+  EXPECT_FALSE(
+      WaitPolicy::Choose(settings, 2, 4, 1, true).move_off_shared_core);
+  EXPECT_TRUE(WaitPolicy::Choose(settings, 2, 2, 1, true).move_off_shared_core);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 4, 1, true).spin_ns, 0);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 100'000);
 }
@@ -122,6 +128,20 @@ TEST(IdleRoundsTest, SkipSpinGoesStraightToSleepForOneWait) {
   EXPECT_TRUE(idle.AtSpinStart());
   EXPECT_NE(idle.Idle([&] { return clock(); }), Action::kSleep);
   EXPECT_FALSE(idle.AtSpinStart());
+}
+
+TEST(IdleRoundsTest, YieldsForItsTimeBeforeSleeping) {
+  WaitPolicy policy;
+  policy.spin_ns = 0;
+  policy.yield_ns = 10'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kYield);
+  clock.now += 9'000;
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kYield);
+  clock.now += 2'000;
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
+  EXPECT_EQ(idle.Idle([&] { return clock(); }), Action::kSleep);
 }
 
 TEST(IdleRoundsTest, NoSpinSleepsOnTheFirstIdleRound) {

@@ -2,10 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <linux/futex.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -13,12 +13,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
-#include <ctime>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <utility>
 
@@ -151,8 +151,8 @@ constexpr uint32_t kArmed = 1;
 long Futex(std::atomic<uint32_t>* word, int operation, uint32_t value,
            const timespec* timeout) {
   // Not FUTEX_PRIVATE_FLAG: the word lives in memory shared with peers.
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), operation,
-                 value, timeout, nullptr, 0);
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), operation, value,
+                 timeout, nullptr, 0);
 }
 
 // Wakes every sleeper if the word is armed: disarm and count one ring in
@@ -250,10 +250,10 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // An inbox: its count of registrations on a cache line of its own, its
   // doorbell on another, then one entry per possible sender (local index x
   // VCI).
-  inbox_stride_ = (2 * kCacheLineBytes +
-                   sizeof(uint32_t) * num_local * num_vcis_ +
-                   kCacheLineBytes - 1) /
-                  kCacheLineBytes * kCacheLineBytes;
+  inbox_stride_ =
+      (2 * kCacheLineBytes + sizeof(uint32_t) * num_local * num_vcis_ +
+       kCacheLineBytes - 1) /
+      kCacheLineBytes * kCacheLineBytes;
   rings_offset_ = RoundUpToPage(size_t(num_vcis_) * inbox_stride_);
   const size_t segment_bytes =
       rings_offset_ + size_t(num_local) * num_vcis_ * num_vcis_ * ring_stride_;
@@ -363,8 +363,8 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
 
   // Connections are made on first use (ProducerFor, TakeNewSenders).
   vcis_ = std::make_unique<Vci[]>(num_vcis_);
-  PresenceOf(my_local_index_)->cpu.store(sched_getcpu(),
-                                         std::memory_order_relaxed);
+  PresenceOf(my_local_index_)
+      ->cpu.store(sched_getcpu(), std::memory_order_relaxed);
 
   // Everyone has mapped everyone: the name (or open file) is no longer
   // needed; the mappings keep the memory.
@@ -445,7 +445,6 @@ int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
   return local_index_of_rank_[peer.rank];
 }
 
-
 ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
                                                   const char* operation) {
   const int peer_local = LocalIndexOrDie(peer, operation);
@@ -525,8 +524,7 @@ bool ShmTransport::PeerMayShareCore(bool* move_away) {
   if (mine->cpu.load(std::memory_order_relaxed) != cpu) {
     mine->cpu.store(cpu, std::memory_order_relaxed);
   }
-  for (int local = 0; local < static_cast<int>(local_ranks_.size());
-       ++local) {
+  for (int local = 0; local < static_cast<int>(local_ranks_.size()); ++local) {
     if (local == my_local_index_) continue;
     const Presence* presence = PresenceOf(local);
     if (presence->asleep.load(std::memory_order_relaxed) != 0) continue;

@@ -225,7 +225,7 @@ class ShmTransport final : public Transport {
   const int rank_;
   const int size_;
   const int num_vcis_;
-  const int shared_vcis_;  // Settings::num_vcis: they share one doorbell
+  const int shared_vcis_;    // Settings::num_vcis: they share one doorbell
   const size_t ring_bytes_;  // Settings::shm_ring_bytes
   const size_t max_message_;
   const size_t pull_min_;     // Settings::shm_pull_min

@@ -18,10 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
+#include "mpi/p2p/wait_policy.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
 #include "net/ib/ib_devices.h"
-#include "mpi/p2p/wait_policy.h"
 #include "runtime/settings.h"
 #include "runtime/topology.h"
 
