@@ -46,6 +46,16 @@ absl::Status ReadInt(const char* name, Int min, Int max, Int& out) {
   return absl::OkStatus();
 }
 
+// An integer setting that may also be "auto" (kept as -1).
+absl::Status ReadIntOrAuto(const char* name, int min, int max, int& out) {
+  const char* value = Env(name);
+  if (value != nullptr && std::string(value) == "auto") {
+    out = -1;
+    return absl::OkStatus();
+  }
+  return ReadInt(name, min, max, out);
+}
+
 std::string SpinText(int spin_us) {
   return spin_us < 0 ? "auto" : absl::StrCat(spin_us);
 }
@@ -72,11 +82,10 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.shm_pull_min));
   status.Update(ReadChoice("MINIMPI_WAIT_POLICY",
                            {"auto", "sleep", "yield", "spin"}, s.wait_policy));
-  if (const char* spin = Env("MINIMPI_WAIT_SPIN_US");
-      spin == nullptr || std::string(spin) != "auto") {
-    status.Update(
-        ReadInt("MINIMPI_WAIT_SPIN_US", 0, 10'000'000, s.wait_spin_us));
-  }
+  status.Update(
+      ReadIntOrAuto("MINIMPI_WAIT_SPIN_US", 0, 10'000'000, s.wait_spin_us));
+  status.Update(
+      ReadIntOrAuto("MINIMPI_WAIT_YIELD_US", 0, 10'000'000, s.wait_yield_us));
   status.Update(
       ReadInt("MINIMPI_WAIT_SLEEP_MAX_US", 1, 10'000'000, s.wait_sleep_max_us));
   std::string wait_move = s.wait_move ? "1" : "0";

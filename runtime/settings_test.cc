@@ -22,6 +22,38 @@ TEST(SettingsTest, ReadsIntegers) {
   EXPECT_EQ(settings->num_vcis, 7);
 }
 
+// Every waiting setting is read (one was once described but never read).
+TEST(SettingsTest, ReadsTheWaitingSettingsAndAuto) {
+  setenv("MINIMPI_WAIT_POLICY", "yield", 1);
+  setenv("MINIMPI_WAIT_SPIN_US", "auto", 1);
+  setenv("MINIMPI_WAIT_YIELD_US", "20", 1);
+  setenv("MINIMPI_WAIT_SLEEP_MAX_US", "300", 1);
+  setenv("MINIMPI_WAIT_MOVE", "0", 1);
+  auto settings = Settings::FromEnvironment();
+  setenv("MINIMPI_WAIT_SPIN_US", "7", 1);
+  setenv("MINIMPI_WAIT_YIELD_US", "auto", 1);
+  auto again = Settings::FromEnvironment();
+  setenv("MINIMPI_WAIT_YIELD_US", "-2", 1);
+  auto bad = Settings::FromEnvironment();
+  for (const char* name :
+       {"MINIMPI_WAIT_POLICY", "MINIMPI_WAIT_SPIN_US", "MINIMPI_WAIT_YIELD_US",
+        "MINIMPI_WAIT_SLEEP_MAX_US", "MINIMPI_WAIT_MOVE"}) {
+    unsetenv(name);
+  }
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->wait_policy, "yield");
+  EXPECT_EQ(settings->wait_spin_us, -1);
+  EXPECT_EQ(settings->wait_yield_us, 20);
+  EXPECT_EQ(settings->wait_sleep_max_us, 300);
+  EXPECT_FALSE(settings->wait_move);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->wait_spin_us, 7);
+  EXPECT_EQ(again->wait_yield_us, -1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("MINIMPI_WAIT_YIELD_US"),
+            std::string::npos);
+}
+
 TEST(SettingsTest, RejectsOutOfRangeAndNamesTheVariable) {
   setenv("MINIMPI_NUM_VCIS", "0", 1);
   auto settings = Settings::FromEnvironment();
