@@ -239,7 +239,8 @@ bool PointToPoint::IdleStep(IdleRounds& idle, int vci,
                             absl::FunctionRef<bool()> done) {
   // A rank that shares this core and is awake cannot run while this thread
   // polls: if it is the peer, polling only delays the answer.
-  if (idle.AtSpinStart() && has_doorbell_) {
+  if (idle.AtSpinStart() && has_doorbell_ &&
+      wait_policy_.then != WaitPolicy::Then::kSpin) {
     // Two ranks that wake each other stay on one core while the machine is
     // busy. When that lasts (many waits in a row), the later one moves, at
     // most every few milliseconds, so the two never chase each other
@@ -1141,44 +1142,50 @@ void StatusFromHeader(const MessageHeader& header, Status* status) {
 }
 }  // namespace
 
-bool PointToPoint::Iprobe(const match::Envelope& wanted, int vci,
-                          Status* status) {
+UnexpectedRecord* PointToPoint::FindUnexpected(const match::Envelope& wanted,
+                                               int vci, bool poll, bool take,
+                                               Status* status) {
   Vci& v = VciAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
-  PollLocked(vci);
-  auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
-  if (message == nullptr) return false;
-  StatusFromHeader(message->header, status);
-  return true;
-}
-
-void PointToPoint::Probe(const match::Envelope& wanted, int vci,
-                         Status* status) {
-  // Iprobe polls; the wait is one with nothing else to be done.
-  // done() may be asked again after it said yes: keep the first answer.
-  bool found = false;
-  WaitUntil(vci,
-            [&] { return found || (found = Iprobe(wanted, vci, status)); });
-}
-
-UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
-                                        Status* status) {
-  Vci& v = VciAt(vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
-  PollLocked(vci);
+  if (poll) PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
   if (message == nullptr) return nullptr;
-  v.engine->RemoveUnexpected(message);
+  if (take) v.engine->RemoveUnexpected(message);
   StatusFromHeader(message->header, status);
   return message;
 }
 
+bool PointToPoint::Iprobe(const match::Envelope& wanted, int vci,
+                          Status* status) {
+  return FindUnexpected(wanted, vci, /*poll=*/true, /*take=*/false, status) !=
+         nullptr;
+}
+
+void PointToPoint::Probe(const match::Envelope& wanted, int vci,
+                         Status* status) {
+  // The wait polls; done() only looks. It may be asked again after it said
+  // yes: keep the first answer.
+  bool found = false;
+  WaitUntil(vci, [&] {
+    return found || (found = FindUnexpected(wanted, vci, /*poll=*/false,
+                                            /*take=*/false, status) != nullptr);
+  });
+}
+
+UnexpectedRecord* PointToPoint::Improbe(const match::Envelope& wanted, int vci,
+                                        Status* status) {
+  return FindUnexpected(wanted, vci, /*poll=*/true, /*take=*/true, status);
+}
+
 UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
                                        Status* status) {
+  // The wait polls; done() only looks, and never takes a second message.
   UnexpectedRecord* message = nullptr;
-  // done() may be asked again after it said yes: never take a second one.
   WaitUntil(vci, [&] {
-    if (message == nullptr) message = Improbe(wanted, vci, status);
+    if (message == nullptr) {
+      message =
+          FindUnexpected(wanted, vci, /*poll=*/false, /*take=*/true, status);
+    }
     return message != nullptr;
   });
   return message;

@@ -260,7 +260,6 @@ class PointToPoint : public net::CompletionHandler {
   // The change must be ordered before by a lock release or a sequentially
   // consistent operation. One load when nobody sleeps.
   void WakeSleepers(int vci) { transport_->RingDoorbell(vci); }
-  const WaitPolicy& wait_policy() const { return wait_policy_; }
   net::Transport& transport() { return *transport_; }
   std::mutex& VciMutex(int vci) { return VciAt(vci).mutex; }
   // An inactive persistent request of kind kPartitioned owned by
@@ -415,6 +414,11 @@ class PointToPoint : public net::CompletionHandler {
   void HandleCancelSendLocked(int vci, net::PeerVci peer,
                               const MessageHeader& header);
   void RunAdvance(Progressable* schedule, int vci);
+  // The earliest unexpected message matching `wanted` on `vci` (after one
+  // poll when `poll`), taken out of reach of every receive when `take`;
+  // fills `status`. Takes the VCI's lock.
+  UnexpectedRecord* FindUnexpected(const match::Envelope& wanted, int vci,
+                                   bool poll, bool take, Status* status);
   // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
   // policy says: poll on, pause, yield, or sleep. True when it slept, so
   // the next round looks at every VCI the doorbell stands for.

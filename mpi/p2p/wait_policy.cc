@@ -111,16 +111,12 @@ IdleRounds::Action IdleRounds::EndSpin(absl::FunctionRef<int64_t()> now) {
     return Action::kYield;
   }
   phase_ = Phase::kAfterSpin;
-  return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
-                                                  : Action::kSleep;
+  return AfterSpin();
 }
 
 IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now) {
   ++rounds_;
-  if (phase_ == Phase::kAfterSpin) {
-    return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
-                                                    : Action::kSleep;
-  }
+  if (phase_ == Phase::kAfterSpin) return AfterSpin();
   if (phase_ == Phase::kYieldBeforeSleep) {
     // A yield is a system call anyway: the clock costs little beside it.
     if (now() - yield_started_ns_ < policy_.yield_ns) return Action::kYield;

@@ -100,6 +100,11 @@ class IdleRounds {
   enum class Phase { kSpin, kYieldBeforeSleep, kAfterSpin };
   // Leaves the spin for what follows it.
   Action EndSpin(absl::FunctionRef<int64_t()> now);
+  // What every round after the spin (and any yield before a sleep) does.
+  Action AfterSpin() const {
+    return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
+                                                    : Action::kSleep;
+  }
   const WaitPolicy& policy_;
   Phase phase_ = Phase::kSpin;
   int64_t yield_started_ns_ = 0;

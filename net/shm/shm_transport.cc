@@ -121,9 +121,6 @@ int OpenPeerSegment(const PeerAddress& address) {
   return shm_open(name.c_str(), O_RDWR, 0);
 }
 
-}  // namespace
-
-namespace {
 // An inbox in a segment: a line with the count of registrations and the
 // VCI whose doorbell this VCI uses (written once at setup); a line with the
 // doorbell (only the first VCI of a group that shares one uses its own);
@@ -465,9 +462,7 @@ ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
                           ring_bytes_);
   state.touched.store(true, std::memory_order_relaxed);
   void* inbox = segment + InboxOffset(peer.vci);
-  const uint32_t doorbell_vci =
-      InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
-  out.doorbell = InboxDoorbell(segment + InboxOffset(int(doorbell_vci)));
+  out.doorbell = PeerDoorbell(peer_local, peer.vci);
   out.peer_local = peer_local;
   const uint32_t slot =
       InboxCount(inbox)->fetch_add(1, std::memory_order_acq_rel);
@@ -580,16 +575,19 @@ bool ShmTransport::MayHaveWork(int vci) const {
   return InboxCount(inbox)->load(std::memory_order_acquire) != 0;
 }
 
-void ShmTransport::RingPeerDoorbell(int peer_local, int peer_vci) {
-  void* inbox = static_cast<std::byte*>(peer_segments_[peer_local].address) +
-                InboxOffset(peer_vci);
+std::atomic<uint32_t>* ShmTransport::PeerDoorbell(int peer_local,
+                                                  int peer_vci) const {
+  auto* segment = static_cast<std::byte*>(peer_segments_[peer_local].address);
   const uint32_t doorbell_vci =
-      InboxDoorbellVci(inbox)->load(std::memory_order_acquire);
+      InboxDoorbellVci(segment + InboxOffset(peer_vci))
+          ->load(std::memory_order_acquire);
+  return InboxDoorbell(segment + InboxOffset(int(doorbell_vci)));
+}
+
+void ShmTransport::RingPeerDoorbell(int peer_local, int peer_vci) {
+  std::atomic<uint32_t>* doorbell = PeerDoorbell(peer_local, peer_vci);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  WakePeer(InboxDoorbell(
-               static_cast<std::byte*>(peer_segments_[peer_local].address) +
-               InboxOffset(int(doorbell_vci))),
-           peer_local);
+  WakePeer(doorbell, peer_local);
 }
 
 void ShmTransport::TakeNewSenders(int vci) {

@@ -206,6 +206,9 @@ class ShmTransport final : public Transport {
   // peer's doorbell if somebody there sleeps.
   void Deliver(Outbound& out);
   std::atomic<uint32_t>* OwnDoorbell(int vci) const;
+  // The doorbell a peer's VCI rings (its inbox says which, since VCIs may
+  // share one).
+  std::atomic<uint32_t>* PeerDoorbell(int peer_local, int peer_vci) const;
   // For signals that are no ring message (a pulled write's done flag).
   void RingPeerDoorbell(int peer_local, int peer_vci);
   // Rings a peer's doorbell if armed; a peer woken so is awake from now on,
