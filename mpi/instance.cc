@@ -34,7 +34,7 @@ absl::Status Instance::Setup() {
   if (!settings.ok()) return settings.status();
   settings_ = *settings;
 
-  auto bootstrap = runtime::Bootstrap::Init();
+  auto bootstrap = runtime::Bootstrap::Init(settings_.node_split);
   if (!bootstrap.ok()) return bootstrap.status();
   bootstrap_ = std::move(bootstrap).value();
   world_rank_ = bootstrap_->rank();

@@ -42,6 +42,12 @@ bool StartedByPmixServer() {
   return false;
 }
 
+std::string OsHostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
 absl::Status PmixError(absl::string_view what, pmix_status_t rc) {
   return absl::InternalError(
       absl::StrCat(what, " failed: ", PMIx_Error_string(rc), " (", rc, ")"));
@@ -101,9 +107,9 @@ absl::StatusOr<int> ValueAsInt(const pmix_value_t& value) {
 
 class PmixBootstrap final : public Bootstrap {
  public:
-  static absl::StatusOr<std::unique_ptr<Bootstrap>> Create() {
+  static absl::StatusOr<std::unique_ptr<Bootstrap>> Create(int node_split) {
     auto bootstrap = std::unique_ptr<PmixBootstrap>(new PmixBootstrap());
-    absl::Status status = bootstrap->Connect();
+    absl::Status status = bootstrap->Connect(node_split);
     if (!status.ok()) return status;
     return std::unique_ptr<Bootstrap>(std::move(bootstrap));
   }
@@ -230,7 +236,21 @@ class PmixBootstrap final : public Bootstrap {
     return value;
   }
 
-  absl::Status Connect() {
+  // This node's name as the launcher gave it (PMIX_HOSTNAME); only a
+  // server that gives none leaves naming to the OS.
+  std::string LauncherHostname() {
+    pmix_value_t* raw = nullptr;
+    pmix_status_t rc = PMIx_Get(&my_proc_, PMIX_HOSTNAME, nullptr, 0, &raw);
+    PmixValuePtr value(raw);
+    if (rc == PMIX_SUCCESS && value != nullptr &&
+        value->type == PMIX_STRING && value->data.string != nullptr &&
+        value->data.string[0] != '\0') {
+      return value->data.string;
+    }
+    return OsHostname();
+  }
+
+  absl::Status Connect(int node_split) {
     pmix_status_t rc = PMIx_Init(&my_proc_, nullptr, 0);
     if (rc != PMIX_SUCCESS) return PmixError("PMIx_Init", rc);
     rank_ = static_cast<int>(my_proc_.rank);
@@ -262,7 +282,25 @@ class PmixBootstrap final : public Bootstrap {
       return absl::InternalError(
           absl::StrCat("PMIx rank ", rank_, " outside job size ", size_));
     }
-    return absl::OkStatus();
+    std::string node_name = LauncherHostname();
+    if (node_split > 1) {
+      // Contiguous blocks of the node's local ranks become pretend nodes;
+      // a node with fewer ranks than pretend nodes gives one rank each.
+      const int count = static_cast<int>(local_ranks_.size());
+      const int parts = std::min(node_split, count);
+      auto part_of = [&](int index) { return index * parts / count; };
+      const int my_part = part_of(local_rank_);
+      std::vector<int> same_part;
+      for (int index = 0; index < count; ++index) {
+        if (part_of(index) == my_part) same_part.push_back(local_ranks_[index]);
+      }
+      local_ranks_ = std::move(same_part);
+      local_rank_ = static_cast<int>(
+          std::find(local_ranks_.begin(), local_ranks_.end(), rank_) -
+          local_ranks_.begin());
+      absl::StrAppend(&node_name, "#", my_part);
+    }
+    return ExchangeNodes(node_name);
   }
 
   pmix_proc_t my_proc_;
@@ -277,7 +315,10 @@ class PmixBootstrap final : public Bootstrap {
 // visibility rules as PMIx (a Put is seen by Get only after Commit + Fence).
 class SingletonBootstrap final : public Bootstrap {
  public:
-  SingletonBootstrap() : job_id_(absl::StrCat("singleton-", getpid())) {}
+  SingletonBootstrap() : job_id_(absl::StrCat("singleton-", getpid())) {
+    // No launcher: the OS's name is the only one there is.
+    SetNodes({0}, {OsHostname()});
+  }
 
   int rank() const override { return 0; }
   int size() const override { return 1; }
@@ -335,11 +376,46 @@ class SingletonBootstrap final : public Bootstrap {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init() {
+absl::Status Bootstrap::ExchangeNodes(std::string_view my_node_name) {
+  const int leader = local_ranks().front();
+  if (size() == 1) {
+    SetNodes({0}, {std::string(my_node_name)});
+    return absl::OkStatus();
+  }
+  constexpr std::string_view kNodeKey = "minimpi.node";
+  absl::Status status =
+      Put(kNodeKey, absl::StrCat(leader, ":", std::string(my_node_name)));
+  if (status.ok()) status = Commit();
+  if (status.ok()) status = Fence();
+  if (!status.ok()) return status;
+  std::vector<int> node_of_rank(size());
+  std::vector<std::string> names;
+  std::map<int, int> node_of_leader;
+  for (int rank = 0; rank < size(); ++rank) {
+    absl::StatusOr<std::string> entry = Get(rank, kNodeKey);
+    if (!entry.ok()) return entry.status();
+    std::pair<absl::string_view, absl::string_view> fields =
+        absl::StrSplit(*entry, absl::MaxSplits(':', 1));
+    int rank_leader = -1;
+    if (!absl::SimpleAtoi(fields.first, &rank_leader)) {
+      return absl::InternalError(absl::StrCat("bootstrap: rank ", rank,
+                                              " published a bad node '",
+                                              *entry, "'"));
+    }
+    auto [it, added] =
+        node_of_leader.emplace(rank_leader, static_cast<int>(names.size()));
+    if (added) names.emplace_back(fields.second);
+    node_of_rank[rank] = it->second;
+  }
+  SetNodes(std::move(node_of_rank), std::move(names));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Bootstrap>> Bootstrap::Init(int node_split) {
   if (!StartedByPmixServer()) {
     return std::unique_ptr<Bootstrap>(new SingletonBootstrap());
   }
-  return PmixBootstrap::Create();
+  return PmixBootstrap::Create(node_split);
 }
 
 }  // namespace minimpi::runtime

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,9 +22,29 @@ class Bootstrap {
  public:
   // Connects to the PMIx server that launched this process, or, when there
   // is none (no PMIX_* environment), returns a singleton of size 1.
-  static absl::StatusOr<std::unique_ptr<Bootstrap>> Init();
+  //
+  // `node_split` > 1 splits each node's ranks into that many pretend nodes
+  // (contiguous blocks of its local ranks, as MPICH's
+  // MPIR_CVAR_NUM_CLIQUES does), so the cross-node paths can be exercised
+  // on one machine: local_ranks() and the node map then describe the
+  // pretend nodes, and everything above follows them.
+  static absl::StatusOr<std::unique_ptr<Bootstrap>> Init(int node_split = 1);
 
   virtual ~Bootstrap() = default;
+
+  // Where ranks run, as the launcher placed them: never the OS's view (on a
+  // simulated cluster, network namespaces share memory and hostnames may
+  // repeat, so only PMIx knows which ranks share a node). Nodes are
+  // numbered 0.. in the order of their lowest rank; every rank sees the
+  // same map.
+  int num_nodes() const { return static_cast<int>(node_names_.size()); }
+  int node_of(int rank) const { return node_of_rank_[rank]; }
+  // The node's name (PMIX_HOSTNAME, with "#k" appended for the k-th
+  // pretend node of a split one); MPI_Get_processor_name returns it.
+  const std::string& node_name(int rank) const {
+    return node_names_[node_of_rank_[rank]];
+  }
+  const std::string& hostname() const { return node_name(rank()); }
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -47,6 +68,23 @@ class Bootstrap {
   [[noreturn]] virtual void Abort(int error_code, std::string_view message) = 0;
   // Tells the launcher this process finished cleanly.
   virtual absl::Status Finalize() = 0;
+
+ protected:
+  // Implementations call one of these once, before handing the bootstrap
+  // out. `node_of_rank` has size() entries numbered as described above.
+  void SetNodes(std::vector<int> node_of_rank,
+                std::vector<std::string> node_names) {
+    node_of_rank_ = std::move(node_of_rank);
+    node_names_ = std::move(node_names);
+  }
+  // Learns every rank's node from its peers: each rank publishes the lowest
+  // rank of its node (a name no two nodes share) and the node's name, then
+  // one Fence. Collective; a job of one rank needs no exchange.
+  absl::Status ExchangeNodes(std::string_view my_node_name);
+
+ private:
+  std::vector<int> node_of_rank_;
+  std::vector<std::string> node_names_;
 };
 
 }  // namespace minimpi::runtime

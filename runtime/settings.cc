@@ -66,7 +66,14 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   Settings s;
   absl::Status status;
   status.Update(
-      ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "ib"}, s.transport));
+      ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "tcp", "ib"},
+                 s.transport));
+  status.Update(ReadInt("MINIMPI_NODE_SPLIT", 1, 1 << 16, s.node_split));
+  if (const char* interface = Env("MINIMPI_TCP_IF")) {
+    s.tcp_interface = interface;
+  }
+  status.Update(ReadInt("MINIMPI_TCP_CONNECT_TIMEOUT_MS", 1, 3'600'000,
+                        s.tcp_connect_timeout_ms));
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
   status.Update(ReadInt("MINIMPI_EP_VCIS", 0, 960, s.endpoint_vcis));
   status.Update(ReadChoice("MINIMPI_EP_PROGRESS", {"own", "process"},
@@ -139,8 +146,20 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
   const Settings d;
   std::vector<SettingInfo> described = {
       {"MINIMPI_TRANSPORT", s.transport, d.transport,
-       "transport: auto (ib across nodes with an RDMA device, else shm), shm, "
-       "ib"},
+       "transport for every pair of ranks: auto (shm inside a node, tcp "
+       "between nodes), shm, tcp (every pair, even inside a node) or ib"},
+      {"MINIMPI_NODE_SPLIT", absl::StrCat(s.node_split),
+       absl::StrCat(d.node_split),
+       "splits each node's ranks into this many pretend nodes (contiguous "
+       "blocks), to exercise cross-node paths on one machine"},
+      {"MINIMPI_TCP_IF", s.tcp_interface.empty() ? "auto" : s.tcp_interface,
+       "auto",
+       "net/tcp: interface name or IPv4 address to listen on; auto: the "
+       "first non-loopback interface that is up"},
+      {"MINIMPI_TCP_CONNECT_TIMEOUT_MS",
+       absl::StrCat(s.tcp_connect_timeout_ms),
+       absl::StrCat(d.tcp_connect_timeout_ms),
+       "net/tcp: milliseconds a connection may take before the job ends"},
       {"MINIMPI_NUM_VCIS", absl::StrCat(s.num_vcis), absl::StrCat(d.num_vcis),
        "virtual communication interfaces per process (1-64); communicators "
        "are spread over them"},

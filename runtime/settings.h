@@ -16,9 +16,21 @@
 namespace minimpi::runtime {
 
 struct Settings {
-  // Which transport carries traffic: "auto" (ib where an RDMA device exists
-  // and ranks span nodes, else shm), "shm" or "ib".
+  // Which transport carries traffic (net/transport.h): "auto" (shm between
+  // ranks of one node, tcp between nodes), "shm" (all ranks must share one
+  // node), "tcp" (every pair, even inside a node: for testing) or "ib".
   std::string transport = "auto";
+  // Splits each node's ranks into this many pretend nodes (contiguous
+  // blocks of its local ranks, as MPICH's MPIR_CVAR_NUM_CLIQUES does), so
+  // plain mpiexec exercises the cross-node paths on one machine.
+  int node_split = 1;
+  // net/tcp: the network interface (e.g. "eth0") or IPv4 address to listen
+  // on and advertise; "" picks the first non-loopback interface that is
+  // up, or loopback when there is none.
+  std::string tcp_interface;
+  // net/tcp: a connection not established within this many milliseconds
+  // ends the job.
+  int tcp_connect_timeout_ms = 10000;
   // Virtual communication interfaces per process; communicators are spread
   // over them so threads on different communicators never share a lock.
   int num_vcis = 4;

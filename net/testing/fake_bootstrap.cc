@@ -78,6 +78,18 @@ class FakeBootstrap final : public runtime::Bootstrap {
         local_ranks_.push_back(r);
       }
     }
+    // The pretend nodes, numbered in the order of their lowest rank as
+    // Bootstrap promises, named node0, node1, ...
+    std::map<int, int> renumbered;
+    std::vector<int> node_of_rank;
+    std::vector<std::string> names;
+    for (int r = 0; r < job.options().size; ++r) {
+      auto [it, added] =
+          renumbered.emplace(nodes[r], static_cast<int>(names.size()));
+      if (added) names.push_back(absl::StrCat("node", it->second));
+      node_of_rank.push_back(it->second);
+    }
+    SetNodes(std::move(node_of_rank), std::move(names));
   }
 
   int rank() const override { return rank_; }
