@@ -11,6 +11,7 @@
 #include "net/ib/ib_devices.h"
 #include "net/ib/ib_transport.h"
 #include "net/shm/shm_transport.h"
+#include "net/tcp/tcp_transport.h"
 
 namespace minimpi::net {
 namespace {
@@ -38,6 +39,9 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
           "others; use MINIMPI_TRANSPORT=ib or auto"));
     }
     return CreateShm(bootstrap, settings);
+  }
+  if (settings.transport == "tcp") {
+    return tcp::CreateTcpTransport(bootstrap, settings);
   }
   if (settings.transport == "ib") {
     return ib::CreateIbTransport(bootstrap, settings);
