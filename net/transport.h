@@ -225,7 +225,10 @@ class Transport {
 
 // Builds the transport that Settings::transport names and connects every
 // rank to every other. Collective over the job: it exchanges addresses
-// through the bootstrap's Put/Commit/Fence/Get.
+// through the bootstrap's Put/Commit/Fence/Get. "auto" gives each pair of
+// ranks its own: net/shm inside a node, net/tcp between nodes (as the
+// launcher's node map says, never the OS); "tcp" puts every pair on the
+// network, "shm" refuses a job that spans nodes, "ib" needs a device.
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 

@@ -184,10 +184,13 @@ absl::StatusOr<RemoteBuffer> ExchangeBuffer(Bootstrap& bootstrap,
 struct Param {
   std::string transport;
   int ranks;
+  // Each rank's pretend node; empty: all on one node.
+  std::vector<int> nodes = {};
 };
 
 void PrintTo(const Param& param, std::ostream* out) {
   *out << param.transport << " with " << param.ranks << " ranks";
+  if (!param.nodes.empty()) *out << " on several nodes";
 }
 
 class TransportConformanceTest : public ::testing::TestWithParam<Param> {
@@ -204,6 +207,7 @@ class TransportConformanceTest : public ::testing::TestWithParam<Param> {
     settings.transport = GetParam().transport;
     FakeJobOptions options;
     options.size = GetParam().ranks;
+    options.node_of_rank = GetParam().nodes;
     options.timeout = absl::Seconds(240);
     absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
       absl::StatusOr<std::unique_ptr<Transport>> transport =
@@ -978,19 +982,22 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
                          ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
-                                           Param{"ib", 2}, Param{"ib", 4}),
+                                           Param{"ib", 2}, Param{"ib", 4},
+                                           // auto across pretend nodes: shm
+                                           // inside each, tcp between them
+                                           Param{"auto", 4, {0, 0, 1, 1}},
+                                           Param{"auto", 3, {0, 1, 1}}),
                          [](const ::testing::TestParamInfo<Param>& info) {
-                           return absl::StrCat(info.param.transport, "_",
-                                               info.param.ranks, "ranks");
+                           return absl::StrCat(
+                               info.param.transport, "_", info.param.ranks,
+                               "ranks",
+                               info.param.nodes.empty() ? "" : "_2nodes");
                          });
 
-// Selection: shared memory cannot reach another node, and auto says so
-// when no RDMA device can either.
+// Selection: shared memory cannot reach another node, and says so; auto
+// gives each pair its own transport.
 TEST(CreateTransportTest, ShmRefusesRanksOnOtherNodes) {
-  for (const char* choice : {"shm", "auto"}) {
-    if (std::string(choice) == "auto" && !ib::ListRdmaDevices().empty()) {
-      continue;  // auto would pick ib there
-    }
+  for (const char* choice : {"shm"}) {
     FakeJobOptions options;
     options.size = 3;
     options.node_of_rank = {0, 0, 1};
@@ -1065,6 +1072,47 @@ TEST(ShmTransportTest, SingletonSendsToItself) {
     });
     RETURN_IF_FALSE((*transport)->Poll(0, handler, 8) == 1);
     RETURN_IF_FALSE(got == std::string(text, 6), got);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace minimpi::net
+
+namespace minimpi::net {
+namespace {
+
+// auto across nodes: net/shm for the pairs of one node, net/tcp between
+// them, and the name says both.
+TEST(CreateTransportTest, AutoRoutesEachPair) {
+  FakeJobOptions options;
+  options.size = 3;
+  options.node_of_rank = {0, 0, 1};
+  absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        CreateTransport(bootstrap, Settings{});
+    if (!transport.ok()) return transport.status();
+    const std::string name = (*transport)->name();
+    RETURN_IF_FALSE(name == "shm+tcp", name);
+    return bootstrap.Fence();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// An unknown name is refused with the list of known ones.
+TEST(CreateTransportTest, UnknownNameIsAnError) {
+  FakeJobOptions options;
+  options.size = 1;
+  absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+    Settings settings;
+    settings.transport = "carrier-pigeon";
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        CreateTransport(bootstrap, settings);
+    RETURN_IF_FALSE(!transport.ok());
+    const std::string message(transport.status().message());
+    RETURN_IF_FALSE(message.find("auto, shm, tcp or ib") != std::string::npos,
+                    message);
     return absl::OkStatus();
   });
   EXPECT_TRUE(status.ok()) << status;

@@ -148,12 +148,12 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
   return MPI_SUCCESS;
 }
 
-// The node this process runs on, as a split color every process on it
-// agrees on: the smallest world rank there.
+// The node this process runs on (the launcher's node map, pretend nodes
+// of MINIMPI_NODE_SPLIT included), as a split color every process on it
+// agrees on.
 int NodeColor() {
-  const std::vector<int>& local = Instance::Get().bootstrap().local_ranks();
-  return local.empty() ? Instance::Get().world_rank()
-                       : *std::min_element(local.begin(), local.end());
+  const minimpi::runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
+  return bootstrap.node_of(bootstrap.rank());
 }
 
 // How many of `parent`'s ranks share this process's node.

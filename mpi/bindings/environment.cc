@@ -161,6 +161,14 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
 }
 
 int PMPI_Get_processor_name(char* name, int* resultlen) {
+  // The node's name as the launcher gave it (and as MPI_COMM_TYPE_SHARED
+  // groups ranks), so names and shared-memory splits always agree; before
+  // MPI_Init there is only the OS's name.
+  if (Instance::state() == LibraryState::kInitialized) {
+    CopyString(Instance::Get().bootstrap().hostname(), name,
+               MPI_MAX_PROCESSOR_NAME, resultlen);
+    return MPI_SUCCESS;
+  }
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "unknown");
   CopyString(host, name, MPI_MAX_PROCESSOR_NAME, resultlen);

@@ -190,13 +190,6 @@ ShmTransport::ShmTransport(runtime::Bootstrap& bootstrap,
 
 absl::StatusOr<std::unique_ptr<ShmTransport>> ShmTransport::Create(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
-  if (static_cast<int>(bootstrap.local_ranks().size()) != bootstrap.size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "net/shm: only ", bootstrap.local_ranks().size(), " of ",
-        bootstrap.size(),
-        " ranks are on this node; shared memory reaches ranks on one node "
-        "only"));
-  }
   if (settings.num_vcis < 1) {
     return absl::InvalidArgumentError("net/shm: need at least 1 VCI");
   }

@@ -54,9 +54,11 @@ struct WriteNotice {
 
 class ShmTransport final : public Transport {
  public:
-  // Collective over the ranks of this node. Fails when some rank of the job
-  // is on another node, when shared memory cannot be set up, or when
-  // cross-memory attach is not permitted (the message says why).
+  // Collective over the whole job (every rank calls it, so that its
+  // fences match), but reaches only the ranks of this node
+  // (Bootstrap::local_ranks): net/transport.cc routes the others to the
+  // network. Fails when shared memory cannot be set up or cross-memory
+  // attach is not permitted (the message says why).
   static absl::StatusOr<std::unique_ptr<ShmTransport>> Create(
       runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 

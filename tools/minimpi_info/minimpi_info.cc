@@ -109,19 +109,29 @@ void PrintWrappers() {
 }
 
 void PrintTransports() {
-  PrintSection("Transports:");
+  PrintSection(
+      "Transports (MINIMPI_TRANSPORT; auto gives each pair of ranks one):");
   std::printf(
-      "  shm  available (ranks on one node: shared-memory rings, "
-      "single copy with process_vm_readv/writev)\n");
+      "  shm  usable   ranks of one node: shared-memory rings, single copy "
+      "with\n"
+      "                process_vm_readv/writev; auto: pairs on one node\n");
+  std::printf(
+      "  tcp  usable   any ranks over TCP/IP (one connection per pair of "
+      "VCIs,\n"
+      "                made on first use); auto: pairs on different nodes; "
+      "tcp: every pair\n");
   std::vector<std::string> devices = minimpi::net::ib::ListRdmaDevices();
   if (devices.empty()) {
-    std::printf(
-        "  ib   compiled in; RDMA devices found: none -> not "
-        "selectable here\n");
+    std::printf("  ib   no       no RDMA device on this node; auto: never\n");
   } else {
-    std::printf("  ib   compiled in; RDMA devices found: %s -> selectable\n",
-                absl::StrJoin(devices, ", ").c_str());
+    std::printf(
+        "  ib   no       RDMA devices found (%s), but net/ib carries no data "
+        "yet;\n                auto: never\n",
+        absl::StrJoin(devices, ", ").c_str());
   }
+  std::printf(
+      "  Here: a job on one node uses shm; a job across nodes (srun -N 2) "
+      "uses shm\n  inside each node and tcp between them.\n");
 }
 
 // The waiting policy MPI_Init would choose here (mpi/p2p/wait_policy.h),
