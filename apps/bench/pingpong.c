@@ -1,10 +1,16 @@
 /* Ping-pong between ranks 0 and 1: half round-trip latency and bandwidth for
- * messages of 0 B and 1 B to MAX bytes in powers of two (default 64 MiB).
+ * messages of 0 B and 1 B to MAX bytes in powers of two (default 64 MiB), or
+ * from MIN bytes when given.
  *
  * Plain C and MPI only, so the same source builds against any MPI library
  * (apps/bench/compare.sh builds it with minimpi, MPICH and Open MPI).
  *
- *   usage: pingpong [MAX_BYTES]       run with exactly 2 ranks
+ *   usage: pingpong [MAX_BYTES [MIN_BYTES [MAX_ITERATIONS]]]
+ *                                     run with exactly 2 ranks
+ *     MIN_BYTES       smallest message (default 0: 0 B, then 1 B, 2 B, ...;
+ *                     otherwise MIN_BYTES, 2 MIN_BYTES, ...)
+ *     MAX_ITERATIONS  cap on round trips per trial (default 20000), to
+ *                     shorten runs where a round trip is slow (across nodes)
  *
  * For each size the data is verified once (a size-dependent pattern each way,
  * and the received count); wrong data exits non-zero. Then the exchange is
@@ -32,10 +38,10 @@ enum {
 static const size_t kBytesPerTrial = (size_t)64 << 20;
 static const size_t kDefaultMaxBytes = (size_t)64 << 20;
 
-static int Iterations(size_t size) {
-  size_t iterations = size == 0 ? kMaxIterations : kBytesPerTrial / size;
+static int Iterations(size_t size, size_t max_iterations) {
+  size_t iterations = size == 0 ? max_iterations : kBytesPerTrial / size;
+  if (iterations > max_iterations) iterations = max_iterations;
   if (iterations < kMinIterations) iterations = kMinIterations;
-  if (iterations > kMaxIterations) iterations = kMaxIterations;
   return (int)iterations;
 }
 
@@ -121,17 +127,24 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  size_t max_bytes = kDefaultMaxBytes;
-  if (argc > 1) {
+  /* MAX_BYTES, MIN_BYTES, MAX_ITERATIONS: all optional, in that order. */
+  size_t arguments[3] = {kDefaultMaxBytes, 0, kMaxIterations};
+  for (int a = 1; a < argc; ++a) {
     char* end = NULL;
-    unsigned long long parsed = strtoull(argv[1], &end, 10);
-    if (end == argv[1] || *end != '\0' || parsed > (size_t)INT32_MAX) {
-      if (rank == 0) fprintf(stderr, "usage: pingpong [MAX_BYTES]\n");
+    unsigned long long parsed = strtoull(argv[a], &end, 10);
+    if (a > 3 || end == argv[a] || *end != '\0' || parsed > (size_t)INT32_MAX ||
+        (a == 3 && parsed == 0)) {
+      if (rank == 0)
+        fprintf(stderr,
+                "usage: pingpong [MAX_BYTES [MIN_BYTES [MAX_ITERATIONS]]]\n");
       MPI_Finalize();
       return 2;
     }
-    max_bytes = (size_t)parsed;
+    arguments[a - 1] = (size_t)parsed;
   }
+  size_t max_bytes = arguments[0];
+  size_t min_bytes = arguments[1];
+  size_t max_iterations = arguments[2];
 
   /* calloc touches no pages; memset does, so page faults stay out of the
    * timed loops. */
@@ -159,10 +172,10 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
 
-  for (size_t message = 0; message <= max_bytes;
+  for (size_t message = min_bytes; message <= max_bytes;
        message = message == 0 ? 1 : message * 2) {
     VerifiedExchange(send, recv, message, rank);
-    int iterations = Iterations(message);
+    int iterations = Iterations(message, max_iterations);
     /* One untimed pass warms caches, connections and registrations. */
     TimedRoundTrips(send, recv, message, rank, iterations / 8 + 1);
     double best = -1.0;
