@@ -40,6 +40,13 @@
  *                          (0 = do not set; values above P are skipped)
  *     --no-baseline        overhead mode: no single-send reference run
  *     --seed S             noise and laggard choice (default 1)
+ *     --clock auto|shared|separate   how bandwidth mode dates the receiver's
+ *                          completion: auto (default) shared when both ranks
+ *                          report the same MPI_Get_processor_name, else
+ *                          separate; shared: the ranks read one
+ *                          CLOCK_MONOTONIC even with different names (nodes
+ *                          simulated on one kernel, as tools/slurm/
+ *                          start_cluster.sh makes); separate: never assume it
  *     --verbose            every round's times on stderr (sender side)
  *     --quick              3 rounds, 1 warm-up, small sizes unless given: a
  *                          correctness run, not a measurement
@@ -180,12 +187,16 @@ typedef struct {
   unsigned long long seed;
   int quick;
   int verbose;
+  int clock; /* kClockAuto, kClockShared, kClockSeparate */
 } Options;
+
+enum { kClockAuto, kClockShared, kClockSeparate };
 
 static Options opt;
 static int rank;
 static MPI_Comm comm;
 static int shared_clock;  /* both ranks on one host: one CLOCK_MONOTONIC */
+static char processor_names[2][MPI_MAX_PROCESSOR_NAME]; /* of ranks 0, 1 */
 static double latency_ns; /* one-way small message, median */
 static uint64_t point_id; /* counts measured points, part of the pattern */
 
@@ -860,7 +871,7 @@ static void Usage(void) {
             "  [--compute-us C] [--laggard-us L] [--noise-us N] [--rounds R]\n"
             "  [--pready each|range|list] [--transport-partitions LIST]\n"
             "  [--channels LIST] [--no-baseline] [--seed S] [--verbose]\n"
-            "  [--quick]\n"
+            "  [--clock auto|shared|separate] [--quick]\n"
             "(see the comment at the top of apps/bench/partitioned.c)\n");
   }
   MPI_Finalize();
@@ -1003,6 +1014,16 @@ static void ParseOptions(int argc, char** argv) {
       if (!ParseInts(value, opt.tp, &opt.tp_count)) Usage();
     } else if (strcmp(arg, "--channels") == 0) {
       if (!ParseInts(value, opt.channels, &opt.channel_count)) Usage();
+    } else if (strcmp(arg, "--clock") == 0) {
+      if (strcmp(value, "auto") == 0) {
+        opt.clock = kClockAuto;
+      } else if (strcmp(value, "shared") == 0) {
+        opt.clock = kClockShared;
+      } else if (strcmp(value, "separate") == 0) {
+        opt.clock = kClockSeparate;
+      } else {
+        Usage();
+      }
     } else if (strcmp(arg, "--seed") == 0) {
       opt.seed = strtoull(value, NULL, 10);
     } else {
@@ -1097,9 +1118,15 @@ static void PrintHeader(int size) {
          : opt.pready == kPreadyRange ? "range"
                                       : "list",
          opt.seed, opt.quick ? " quick" : "");
+  const int one_host = strcmp(processor_names[0], processor_names[1]) == 0;
   printf("# clock: %s; small-message one-way latency %.2f us\n",
-         shared_clock ? "one host, shared CLOCK_MONOTONIC"
-                      : "separate hosts, done token less one latency",
+         shared_clock ? (one_host ? "one host, shared CLOCK_MONOTONIC"
+                                  : "separate hosts (--clock shared), "
+                                    "shared CLOCK_MONOTONIC")
+                      : (one_host ? "one host (--clock separate), done token "
+                                    "less one latency"
+                                  : "separate hosts, done token less one "
+                                    "latency"),
          latency_ns / 1e3);
   printf("# units: overhead us (ratio = / single), bandwidth MB/s (1e6 B/s), "
          "earlybird fraction of the data, sweep us per sweep\n");
@@ -1132,13 +1159,14 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   rng_state = Mix(opt.seed) | 1;
 
-  char names[2][MPI_MAX_PROCESSOR_NAME];
   int length;
-  memset(names, 0, sizeof names);
-  MPI_Get_processor_name(names[rank], &length);
-  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names,
+  MPI_Get_processor_name(processor_names[rank], &length);
+  MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, processor_names,
                 MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
-  shared_clock = strcmp(names[0], names[1]) == 0;
+  shared_clock =
+      opt.clock == kClockShared ||
+      (opt.clock == kClockAuto &&
+       strcmp(processor_names[0], processor_names[1]) == 0);
   MeasureLatency();
   if (rank == 0) PrintHeader(size);
 
