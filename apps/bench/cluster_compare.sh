@@ -9,7 +9,12 @@
 #             are passed on and listed above the tables)
 #   Open MPI  Debian's mpicc.openmpi (4.1.4), with OMPI_MCA_pml=ob1
 #             OMPI_MCA_btl=self,vader,tcp and OMPI_MCA_btl_tcp_if_include =
-#             the cluster's subnet: TCP between nodes, vader inside one
+#             the cluster's subnet: TCP between nodes, vader inside one;
+#             and OMPI_MCA_mpi_yield_when_idle=1 for a job of more ranks
+#             than the machine has cores, as mpirun.openmpi --oversubscribe
+#             sets it on one node (each simulated node claims 8 CPUs, so
+#             Open MPI cannot tell; without it, 4 spinning ranks on 2 cores
+#             make a 4-rank barrier take milliseconds)
 # Every job is `srun -N NODES --ntasks-per-node=K --mpi=pmix` under
 # SLURM_CONF=/run/minimpi-cluster/slurm.conf (Open MPI 4.1.4 starts under
 # Slurm 22.05's pmix plugin directly; no mpirun, no ssh). The programs are
@@ -159,12 +164,17 @@ export SLURM_CONF="${CLUSTER_CONF}"
 ompi_env=(OMPI_MCA_pml=ob1 "OMPI_MCA_btl=self,vader,tcp"
   OMPI_MCA_btl_tcp_if_include="${CLUSTER_SUBNET}")
 libs="minimpi openmpi"
+cores="$(nproc)"
 # One line per job: TABLE LIB CASE REP ok|fail FILE (FILE without .txt).
 manifest="${raw_dir}/manifest.txt"
 : >"${manifest}"
 
 # --- the cluster -------------------------------------------------------------
 cluster_answers() { timeout 30 srun -N 2 --mpi=pmix true >/dev/null 2>&1; }
+# cluster_stamp: changes when the cluster is stopped or started again.
+cluster_stamp() {
+  echo "$(cat "${CLUSTER_DIR}/run/slurmctld.pid" 2>/dev/null) $(stat -c %Y "${CLUSTER_CONF}" 2>/dev/null)"
+}
 
 # ensure_cluster: uses a cluster that answers; starts one when there is
 # none (started_cluster=1 then); waits up to a minute for one that exists
@@ -229,7 +239,8 @@ build() {  # build PROGRAM LIB
 # one srun job of NODES x PER_NODE ranks running ${work}/bin/PROGRAM_LIB,
 # its output in raw_dir/TABLE_LIB_CASE_rREP.txt (.err for stderr; .txt is
 # renamed .failed when the job fails). Open MPI gets its TCP settings. A
-# job that fails is run once more once the cluster answers. Records the
+# job that fails while the cluster went away or was started again (by
+# someone else) is run once more once the cluster answers. Records the
 # outcome in the manifest.
 job() {
   local table="$1" lib="$2" case_name="$3" rep="$4" nodes="$5" per_node="$6"
@@ -239,14 +250,23 @@ job() {
   shift
   local program="$1"; shift
   local out="${raw_dir}/${table}_${lib}_${case_name}_r${rep}"
-  [ "${lib}" = openmpi ] && env_vars+=("${ompi_env[@]}")
+  if [ "${lib}" = openmpi ]; then
+    env_vars+=("${ompi_env[@]}")
+    # What mpirun.openmpi --oversubscribe does on one node: ranks that
+    # outnumber the cores yield while they wait. Open MPI cannot see it
+    # here (each simulated node claims 8 CPUs); minimpi sees the cores.
+    if [ $((nodes * per_node)) -gt "${cores}" ] && [ -z "${OMPI_MCA_mpi_yield_when_idle+set}" ]; then
+      env_vars+=(OMPI_MCA_mpi_yield_when_idle=1)
+    fi
+  fi
   if [ ! -x "${work}/bin/${program}_${lib}" ]; then
     echo "${table} ${lib} ${case_name} ${rep} fail ${out}" >>"${manifest}"
     return 1
   fi
-  local attempt rc
+  local attempt rc stamp
   for attempt in 1 2; do
     note "${table}: ${lib} ${case_name} (run ${rep}/${reps_of_table}, ${nodes} node(s) x ${per_node})"
+    stamp="$(cluster_stamp)"
     rc=0
     env "${env_vars[@]}" timeout --kill-after=15 "${timeout_s}" \
       srun -N "${nodes}" --ntasks-per-node="${per_node}" --mpi=pmix \
@@ -258,10 +278,10 @@ job() {
       124 | 137) note "${table}: ${lib} ${case_name}: timed out after ${timeout_s} s" ;;
       *) note "${table}: ${lib} ${case_name}: failed, exit ${rc}" ;;
     esac
-    if [ "${attempt}" = 1 ]; then
-      ensure_cluster || break
-      note "${table}: ${lib} ${case_name}: once more"
-    fi
+    [ "${attempt}" = 1 ] || break
+    [ "$(cluster_stamp)" != "${stamp}" ] || ! cluster_answers || break
+    note "${table}: ${lib} ${case_name}: the cluster went away or was restarted meanwhile; once more"
+    ensure_cluster || break
   done
   if [ "${rc}" != 0 ]; then
     mv -f "${out}.txt" "${out}.failed"
@@ -572,9 +592,9 @@ for lib in ${libs}; do
 done
 minimpi_vars="$(env | grep '^MINIMPI_' | tr '\n' ' ')"
 echo "- minimpi settings: ${minimpi_vars:-none (transport auto: shm inside a node, tcp between nodes)}"
-echo "- Open MPI settings: ${ompi_env[*]}"
+echo "- Open MPI settings: ${ompi_env[*]}; OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1} for jobs of more than ${cores} ranks"
 echo "- Launch: srun --mpi=pmix under SLURM_CONF=${CLUSTER_CONF} ($(srun --version 2>/dev/null)); nodes: $(timeout 30 srun -N 2 hostname 2>/dev/null | sort | tr '\n' ' ')"
-echo "- Machine: $(nproc) cores, simulated nodes (network namespaces, veth over a bridge, one kernel); $([ "${quick}" = 1 ] && echo "quick run" || echo "full run"), ${reps} run(s) per cell"
+echo "- Machine: ${cores} cores, simulated nodes (network namespaces, veth over a bridge, one kernel); $([ "${quick}" = 1 ] && echo "quick run" || echo "full run"), ${reps} run(s) per cell"
 echo
 cat "${out}"
 if grep -q ' fail ' "${manifest}"; then
