@@ -978,7 +978,8 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
                          ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
-                                           Param{"ib", 2}, Param{"ib", 4}),
+                                           Param{"ib", 2}, Param{"ib", 4},
+                                           Param{"tcp", 2}, Param{"tcp", 4}),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return absl::StrCat(info.param.transport, "_",
                                                info.param.ranks, "ranks");
