@@ -5,6 +5,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -221,10 +223,13 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
       state.free_ops.push_back(op);
     }
   }
+  progress_thread_ = std::thread([this] { ProgressLoop(); });
   return absl::OkStatus();
 }
 
 TcpTransport::~TcpTransport() {
+  stop_progress_.store(true, std::memory_order_relaxed);
+  if (progress_thread_.joinable()) progress_thread_.join();
   if (vcis_ != nullptr) {
     for (int v = 0; v < num_vcis_; ++v) {
       Vci& state = vcis_[v];
@@ -269,6 +274,7 @@ void TcpTransport::Die(int, const std::string& what) {
   const std::string line =
       absl::StrCat("minimpi: net/tcp: ", Who(rank_), " ", what);
   bootstrap_->Abort(1, line);
+  std::abort();  // Abort does not return; this says so to the compiler
 }
 
 void TcpTransport::DieOnSocketError(const Connection& conn, int error) {
@@ -363,10 +369,19 @@ TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
           absl::StrCat("could not connect to ", Who(peer.rank), " at ",
                        AddressText(address), ": ", std::strerror(errno)));
     }
-    conn->connecting = true;
-    conn->connect_deadline =
-        absl::Now() + absl::Milliseconds(connect_timeout_ms_);
-    ++state.connecting;
+    // Loopback and local links answer at once: skip a round through
+    // epoll when the handshake is already done.
+    pollfd ready = {conn->fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (poll(&ready, 1, 0) != 1 ||
+        getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 ||
+        error != 0) {
+      conn->connecting = true;
+      conn->connect_deadline =
+          absl::Now() + absl::Milliseconds(connect_timeout_ms_);
+      ++state.connecting;
+    }
   }
   conn->in_capacity = in_capacity_;
   conn->in = std::make_unique<char[]>(in_capacity_);
@@ -453,12 +468,19 @@ bool TcpTransport::Flush(Connection& conn) {
   return conn.out.empty();
 }
 
+bool TcpTransport::CanPost(Connection& conn) {
+  if (conn.out.empty() && !conn.connecting) return true;
+  if (Flush(conn)) return true;
+  // A connection being made takes a few posts, as a queue pair does.
+  return conn.connecting && conn.out.size() < 64;
+}
+
 bool TcpTransport::SendOrQueue(Connection& conn, const iovec* pieces, int count,
                                int copy_count, bool retry_if_nothing) {
   if (!conn.out.empty() || conn.connecting) {
     // Order: nothing overtakes what is queued.
     if (!Flush(conn)) {
-      if (retry_if_nothing) return false;
+      if (retry_if_nothing && !CanPost(conn)) return false;
       Enqueue(conn, pieces, count, 0, copy_count);
       WatchWritable(conn, true);
       return true;
@@ -495,6 +517,7 @@ PostResult TcpTransport::Send(int vci, PeerVci peer, const void* header,
         absl::StrCat("was asked to send a ", header_length + payload_length,
                      "-byte message; the most is ", max_message_));
   }
+  std::lock_guard<std::recursive_mutex> lock(vcis_[vci].mutex);
   Connection& conn = ConnectionTo(vci, peer);
   FrameHeader frame;
   frame.type = FrameType::kMessage;
@@ -515,11 +538,10 @@ PostResult TcpTransport::SendPacked(
         absl::StrCat("was asked to send a ", header_length + payload_length,
                      "-byte message; the most is ", max_message_));
   }
+  std::lock_guard<std::recursive_mutex> lock(vcis_[vci].mutex);
   Connection& conn = ConnectionTo(vci, peer);
   // Decide before packing: the payload is written only when it will go.
-  if ((!conn.out.empty() || conn.connecting) && !Flush(conn)) {
-    return PostResult::kRetry;
-  }
+  if (!CanPost(conn)) return PostResult::kRetry;
   const size_t total = kFrameBytes + header_length + payload_length;
   if (conn.pack_capacity < total) {
     conn.pack = std::make_unique<char[]>(max_message_ + kFrameBytes);
@@ -549,10 +571,9 @@ PostResult TcpTransport::PostWrite(int vci, PeerVci peer,
                                 " segments; the most is ", max_io_segments()));
   }
   Vci& state = vcis_[vci];
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   Connection& conn = ConnectionTo(vci, peer);
-  if ((!conn.out.empty() || conn.connecting) && !Flush(conn)) {
-    return PostResult::kRetry;
-  }
+  if (!CanPost(conn)) return PostResult::kRetry;
   if (state.free_ops.empty()) return PostResult::kRetry;
   const uint32_t slot = state.free_ops.back();
   iovec pieces[kMaxIov + 1];
@@ -617,10 +638,9 @@ PostResult TcpTransport::RdmaReadv(int vci, PeerVci peer,
                      " segments; the most is ", max_io_segments()));
   }
   Vci& state = vcis_[vci];
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   Connection& conn = ConnectionTo(vci, peer);
-  if ((!conn.out.empty() || conn.connecting) && !Flush(conn)) {
-    return PostResult::kRetry;
-  }
+  if (!CanPost(conn)) return PostResult::kRetry;
   if (state.free_ops.empty()) return PostResult::kRetry;
   const uint32_t slot = state.free_ops.back();
   FrameHeader frame;
@@ -1032,27 +1052,45 @@ void TcpTransport::DrainPending(Vci& state, CompletionHandler& handler,
 int TcpTransport::Poll(int vci, CompletionHandler& handler,
                        int max_completions) {
   Vci& state = vcis_[vci];
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
+  state.polls.fetch_add(1, std::memory_order_relaxed);
+  return PollLocked(vci, &handler, max_completions);
+}
+
+// A handler that is never called: the progress thread passes it with no
+// room for completions.
+class NoHandler : public CompletionHandler {
+ public:
+  void OnCompletion(int, const Completion&) override {}
+};
+
+int TcpTransport::PollLocked(int vci, CompletionHandler* handler,
+                             int max_completions) {
+  Vci& state = vcis_[vci];
+  const bool progress_only = handler == nullptr;
+  NoHandler none;
+  CompletionHandler& to = progress_only ? none : *handler;
+  if (progress_only) max_completions = 0;
   int handled = 0;
   if (state.handoff_count.load(std::memory_order_acquire) != 0) {
     TakeHandoffs(state);
   }
-  DrainPending(state, handler, handled, max_completions);
-  if (!state.backlog.empty() && handled < max_completions) {
+  DrainPending(state, to, handled, max_completions);
+  if (!progress_only && !state.backlog.empty() && handled < max_completions) {
     std::vector<Connection*> backlog;
     backlog.swap(state.backlog);
     for (size_t i = 0; i < backlog.size(); ++i) {
       Connection& conn = *backlog[i];
       conn.in_backlog = false;
       if (handled < max_completions &&
-          Parse(conn, handler, handled, max_completions) ==
-              ParseEnd::kNeedBytes) {
+          Parse(conn, to, handled, max_completions) == ParseEnd::kNeedBytes) {
         continue;
       }
       conn.in_backlog = true;
       state.backlog.push_back(&conn);
     }
   }
-  if (handled < max_completions) {
+  if (progress_only || handled < max_completions) {
     epoll_event events[64];
     const int ready = epoll_wait(state.epoll_fd, events, 64, 0);
     for (int i = 0; i < ready; ++i) {
@@ -1068,14 +1106,38 @@ int TcpTransport::Poll(int vci, CompletionHandler& handler,
         OnWritable(conn);
       }
       if ((events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 &&
-          !conn.in_backlog && handled < max_completions) {
-        OnReadable(conn, handler, handled, max_completions);
+          !conn.in_backlog && (progress_only || handled < max_completions)) {
+        OnReadable(conn, to, handled, max_completions);
       }
     }
   }
   if (state.connecting > 0) CheckConnectTimeouts(state);
-  DrainPending(state, handler, handled, max_completions);
+  DrainPending(state, to, handled, max_completions);
   return handled;
+}
+
+void TcpTransport::ProgressLoop() {
+  while (!stop_progress_.load(std::memory_order_relaxed)) {
+    usleep(1000);
+    for (int v = 0; v < num_vcis_; ++v) {
+      Vci& state = vcis_[v];
+      if (!MayHaveWork(v)) continue;
+      // An owner that polls needs no help, and should not meet this
+      // thread on its mutex.
+      const uint64_t polls = state.polls.load(std::memory_order_relaxed);
+      if (polls != state.polls_seen) {
+        state.polls_seen = polls;
+        continue;
+      }
+      if (!state.mutex.try_lock()) continue;
+      const size_t pending_before = state.pending.size();
+      PollLocked(v, nullptr, 0);
+      const bool news =
+          state.pending.size() != pending_before || !state.backlog.empty();
+      state.mutex.unlock();
+      if (news) RingDoorbell(v);
+    }
+  }
 }
 
 uint32_t TcpTransport::ArmDoorbell(int vci) {

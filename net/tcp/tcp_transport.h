@@ -18,6 +18,17 @@
 // Only accepting and handing over sockets takes a process-wide mutex, and
 // the table of registered memory a reader lock.
 //
+// Progress without the owner: a NIC moves RDMA data while the target's
+// threads do something else (a barrier, computing); a socket needs somebody
+// to read it. So a helper thread looks at each VCI every millisecond and,
+// when the VCI's owner has not polled it since the last look, takes the
+// VCI's own (recursive, otherwise uncontended) mutex with a try-lock and
+// moves bytes: it lands writes and read responses, answers reads, flushes
+// queues and accepts, but hands out no completion (they wait for the
+// owner's Poll, and it rings the doorbell). Without it, a rank whose write
+// was acknowledged could stop polling while its peer's write to it is still
+// in flight, and the peer would wait forever.
+//
 // RDMA is emulated on the same sockets, with no staging copy: a write sends
 // its header and then the user's segments (writev); the target reads the
 // bytes straight into the registered memory (readv), then acknowledges,
@@ -38,7 +49,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -189,6 +202,12 @@ class TcpTransport final : public Transport {
   // Everything one VCI owns; only the thread holding the VCI touches it,
   // except the handoff queue (under handoff_mutex) and the atomics.
   struct Vci {
+    // Held by every call naming the VCI (the caller holds its own lock
+    // around it, so this is uncontended) and by the progress thread.
+    // Recursive: a completion handler may post on the same VCI.
+    std::recursive_mutex mutex;
+    std::atomic<uint64_t> polls{0};  // Poll calls, for the progress thread
+    uint64_t polls_seen = 0;         // the progress thread's last look
     int epoll_fd = -1;
     std::vector<std::unique_ptr<Connection>> connections;
     // Our sockets to (rank, VCI): rank * num_vcis_ + VCI; sized on first
@@ -245,6 +264,11 @@ class TcpTransport final : public Transport {
                        int local_count, RemoteBuffer remote,
                        const uint32_t* immediate, uint64_t context);
 
+  // Whether a post on `conn` may go now (its queue is empty or drained,
+  // or it is still connecting and queues a little).
+  bool CanPost(Connection& conn);
+  int PollLocked(int vci, CompletionHandler* handler, int max_completions);
+  void ProgressLoop();
   void TakeHandoffs(Vci& state);
   void Accept();
   void OnWritable(Connection& conn);
@@ -299,6 +323,9 @@ class TcpTransport final : public Transport {
   absl::flat_hash_map<uint32_t, Region> regions_
       ABSL_GUARDED_BY(regions_mutex_);
   std::atomic<uint32_t> next_key_{1};
+
+  std::atomic<bool> stop_progress_{false};
+  std::thread progress_thread_;
 };
 
 }  // namespace minimpi::net::tcp
