@@ -983,6 +983,7 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
                          ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
                                            Param{"ib", 2}, Param{"ib", 4},
+                                           Param{"tcp", 2}, Param{"tcp", 4},
                                            // auto across pretend nodes: shm
                                            // inside each, tcp between them
                                            Param{"auto", 4, {0, 0, 1, 1}},
