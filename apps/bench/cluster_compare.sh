@@ -62,8 +62,8 @@
 # its own trials), the two libraries interleaved run by run; the
 # partitioned runs report medians over their rounds and run once. A cell
 # reads fail when every run of it failed (its stderr is shown as it
-# happens), n/a when the library has no such mode, "-" when a ratio lacks a
-# number.
+# happens), hang when a run of it was killed at --timeout, n/a when the
+# library has no such mode, "-" when a ratio lacks a number.
 #
 #   usage: apps/bench/cluster_compare.sh [--quick] [--reps R]
 #                                        [--tables LIST] [--threads T]
@@ -75,7 +75,8 @@
 #     --tables   which tables, comma separated, from pingpong, rate, coll,
 #                part, dslash (default all)
 #     --threads  OpenMP threads per rank for Dslash (default 4)
-#     --timeout  limit for one job in seconds (default 300; quick 90)
+#     --timeout  limit for one job in seconds (default 150; quick 90); a job
+#                killed at it reads hang, and its case is not run again
 #     --prefix   an existing minimpi installation (bin/mpicc) instead of
 #                installing one
 #     --raw      keep every job's output (TABLE_LIB_CASE_rN.txt/.err) and the
@@ -135,7 +136,7 @@ if [ "${quick}" = 1 ]; then
   part_args=(--quick --partitions 8 --bytes "1K,64K,1M")
   dslash_args=(--lattice 8x8x8x16 --iters 3 --warmup 1)
 else
-  : "${reps:=3}" "${timeout_s:=300}"
+  : "${reps:=3}" "${timeout_s:=150}"
   pp_max=$((8 << 20)) pp_iterations=2000
   rate_args=(--sizes "8,512,4096,65536")
   coll_max=$((1 << 20)) coll_sizes="8 1024 65536 1048576"
@@ -263,6 +264,11 @@ job() {
     echo "${table} ${lib} ${case_name} ${rep} fail ${out}" >>"${manifest}"
     return 1
   fi
+  # A case that hung once is not run again: its later runs would only hang.
+  if grep -q "^${table} ${lib} ${case_name} [0-9]* hang " "${manifest}"; then
+    note "${table}: ${lib} ${case_name}: skipped (it hung before)"
+    return 1
+  fi
   local attempt rc stamp
   for attempt in 1 2; do
     note "${table}: ${lib} ${case_name} (run ${rep}/${reps_of_table}, ${nodes} node(s) x ${per_node})"
@@ -285,7 +291,9 @@ job() {
   done
   if [ "${rc}" != 0 ]; then
     mv -f "${out}.txt" "${out}.failed"
-    echo "${table} ${lib} ${case_name} ${rep} fail ${out}" >>"${manifest}"
+    local outcome=fail
+    case "${rc}" in 124 | 137) outcome=hang ;; esac
+    echo "${table} ${lib} ${case_name} ${rep} ${outcome} ${out}" >>"${manifest}"
     return 1
   fi
   echo "${table} ${lib} ${case_name} ${rep} ok ${out}" >>"${manifest}"
@@ -315,7 +323,7 @@ runs() {
 # ok_jobs TABLE: "LIB CASE REP FILE" for each successful job of the table;
 # failed_cases TABLE: "LIB CASE" for each case with a failed job.
 ok_jobs() { awk -v t="$1" '$1 == t && $5 == "ok" { print $2, $3, $4, $6 }' "${manifest}"; }
-failed_cases() { awk -v t="$1" '$1 == t && $5 == "fail" { print $2, $3 }' "${manifest}" | sort -u; }
+failed_cases() { awk -v t="$1" '$1 == t && ($5 == "fail" || $5 == "hang") { print $2, $3, $5 }' "${manifest}" | sort -u; }
 
 # Shared by the table programs: human sizes, ratios, cells.
 awk_lib='
@@ -329,13 +337,17 @@ awk_lib='
   function keep_min(k, v) { if (!(k in val) || v + 0 < val[k] + 0) val[k] = v }
   function keep_max(k, v) { if (!(k in val) || v + 0 > val[k] + 0) val[k] = v }
   function get(k) { return (k in val) ? val[k] : "" }
-  # A missing cell: fail when its job failed every time, else n/a.
+  # A missing cell: hang when its job timed out, fail when it failed
+  # every time, else n/a.
   function cell(k, fmt, lib, case_name) {
     if (k in val) return sprintf(fmt, val[k])
-    return ((lib SUBSEP case_name) in failed) ? "fail" : "n/a"
+    return ((lib SUBSEP case_name) in failed) ? failed[lib, case_name] : "n/a"
   }
   function read_failed(file,    line, w) {
-    while ((getline line < file) > 0) { split(line, w, " "); failed[w[1], w[2]] = 1 }
+    while ((getline line < file) > 0) {
+      split(line, w, " ")
+      if (failed[w[1], w[2]] != "hang") failed[w[1], w[2]] = w[3]
+    }
   }
 '
 
@@ -545,7 +557,7 @@ table_dslash() {
         if (!(k in row)) {
           # Open MPI runs master and threads only (no endpoints, no MPI 4).
           if (lib == "openmpi" && m > 2) continue
-          if ((lib SUBSEP "4ranks") in failed) printf "| %s | %s | fail | fail | fail | fail | fail | - | - |\n", modes[m], lib
+          if ((lib SUBSEP "4ranks") in failed) { f = failed[lib, "4ranks"]; printf "| %s | %s | %s | %s | %s | %s | %s | - | - |\n", modes[m], lib, f, f, f, f, f }
           else printf "| %s | %s | n/a | n/a | n/a | n/a | n/a | - | - |\n", modes[m], lib
           continue
         }
@@ -597,8 +609,8 @@ echo "- Launch: srun --mpi=pmix under SLURM_CONF=${CLUSTER_CONF} ($(srun --versi
 echo "- Machine: ${cores} cores, simulated nodes (network namespaces, veth over a bridge, one kernel); $([ "${quick}" = 1 ] && echo "quick run" || echo "full run"), ${reps} run(s) per cell"
 echo
 cat "${out}"
-if grep -q ' fail ' "${manifest}"; then
-  echo "Failed jobs (their output under --raw, as .failed and .err):"
-  awk '$5 == "fail" { printf "- %s %s %s run %s\n", $1, $2, $3, $4 }' "${manifest}"
+if grep -q -E ' (fail|hang) ' "${manifest}"; then
+  echo "Failed jobs (hang: killed after ${timeout_s} s, its later runs skipped; the output under --raw, as .failed and .err):"
+  awk '$5 == "fail" || $5 == "hang" { printf "- %s %s %s run %s: %s\n", $1, $2, $3, $4, $5 }' "${manifest}"
 fi
 exit "${status}"
