@@ -23,7 +23,7 @@
 #   SLURM_CONF       default /run/minimpi-cluster/slurm.conf
 #   FAULTS_LAUNCHER  how to start 4 ranks, 2 per node (word-split; default
 #                    "srun --mpi=pmix --kill-on-bad-exit=1 -N 2
-#                    --ntasks-per-node=2 -n 4"); e.g. to check this script
+#                    --nodelist=node1,node2 --ntasks-per-node=2 -n 4"); e.g. to check this script
 #                    with Open MPI inside an allocation:
 #                    "mpirun.openmpi --allow-run-as-root --map-by ppr:2:node -np 4"
 #   FAULTS_LIMIT_S   seconds a failing job may take to end (default 30)
@@ -33,7 +33,8 @@ set -euo pipefail
 program="$(readlink -f "$1")"
 [ -x "$program" ] || { echo "faults: '$1' is not an executable" >&2; exit 2; }
 export SLURM_CONF="${SLURM_CONF:-/run/minimpi-cluster/slurm.conf}"
-launcher="${FAULTS_LAUNCHER:-srun --mpi=pmix --kill-on-bad-exit=1 -N 2 --ntasks-per-node=2 -n 4}"
+# node1 and node2 by name: on a larger cluster rank 3 is still on node2.
+launcher="${FAULTS_LAUNCHER:-srun --mpi=pmix --kill-on-bad-exit=1 -N 2 --nodelist=node1,node2 --ntasks-per-node=2 -n 4}"
 limit_s="${FAULTS_LIMIT_S:-30}"
 # After the job's end, how long its processes may take to go (Slurm's
 # KillWait in start_cluster.sh is 2 s).
