@@ -64,6 +64,9 @@ sockets() {
     awk '$0 !~ /users:\(\("slurmd"/ { print $1, $4, $5, $6 }' | sort
 }
 
+# minimpi's named shared-memory segments, sorted.
+shm_segments() { find /dev/shm -maxdepth 1 -name 'minimpi-*' -printf '%f\n' | sort; }
+
 # What of the job is left, one line per thing, in $work/left.
 leftovers() {
   : >"$work/left"
@@ -77,14 +80,14 @@ leftovers() {
     # Sockets that were not there before the job.
     sockets "$ns" | comm -13 "$work/sockets.$ns" - | sed "s/^/$ns: socket: /" >>"$work/left" || true
   done
-  comm -13 "$work/shm.before" <(ls /dev/shm | grep '^minimpi-' | sort) |
+  comm -13 "$work/shm.before" <(shm_segments) |
     sed 's/^/\/dev\/shm\//' >>"$work/left" || true
   [ ! -s "$work/left" ]
 }
 
 run_case() { # MODE
   local mode="$1"
-  ls /dev/shm | grep '^minimpi-' | sort >"$work/shm.before" || true
+  shm_segments >"$work/shm.before"
   local ns
   for ns in "${namespaces[@]}"; do sockets "$ns" >"$work/sockets.$ns"; done
   local start=$SECONDS status=0
