@@ -16,6 +16,17 @@
 # Environment: BAZEL (default bazel), BAZEL_STARTUP_OPTIONS (e.g.
 # --output_base=...), BAZEL_BUILD_OPTIONS (e.g. --config=asan),
 # SRUN_OPTIONS (extra srun options), MPI_TEST_LOG_DIR (keeps each run's log).
+#
+# Across nodes (mode srun only): SRUN_NODES=K spreads each run of R ranks
+# over min(K, R) nodes with `-N min(K,R) --ntasks-per-node=R/nodes` (when it
+# divides; else srun's block distribution, as even: 3 ranks go 2+1), so
+# with 4 ranks on 2 nodes ranks 0,1 share node1 and 2,3 share node2: some
+# pairs cross nodes and some share one. It needs a cluster of at least K
+# nodes: tools/slurm/start_cluster.sh, whose slurm.conf is used when
+# SLURM_CONF is unset (/run/minimpi-cluster/slurm.conf).
+# SRUN_ONE_NODE_CASES: an extended regex of case names that run on one node
+# even then (cases that cannot span nodes by design). Empty by default:
+# every case is expected to pass across nodes.
 set -u -o pipefail
 
 mode=${1:-}
@@ -82,6 +93,12 @@ case $mode in
   srun)
     bazel_build
     launcher="srun --mpi=pmix --overcommit --kill-on-bad-exit=1 ${SRUN_OPTIONS:-}"
+    srun_nodes=${SRUN_NODES:-1}
+    [[ $srun_nodes =~ ^[1-9][0-9]*$ ]] || { echo "run_all: SRUN_NODES must be a positive number, got '$srun_nodes'" >&2; exit 2; }
+    if [[ $srun_nodes -gt 1 && -z ${SLURM_CONF:-} ]]; then
+      export SLURM_CONF=/run/minimpi-cluster/slurm.conf
+      [[ -f $SLURM_CONF ]] || { echo "run_all: SRUN_NODES=$srun_nodes, but no simulated cluster is up ($SLURM_CONF is missing): run tools/slurm/start_cluster.sh --nodes $srun_nodes" >&2; exit 2; }
+    fi
     ;;
   mpiexec)
     bazel_build
@@ -118,7 +135,18 @@ while IFS=$'\t' read -r -a fields; do
     for entry in "${env_entries[@]}"; do env_options+=("--env=$entry"); done
   fi
   log=$log_dir/$name.log
-  if "$runner" "${env_options[@]}" --timeout="$timeout_s" "$launcher" "$ranks" "$expect" "$regex" \
+  case_launcher=$launcher
+  if [[ $mode == srun && ${srun_nodes:-1} -gt 1 ]]; then
+    # Spread over min(SRUN_NODES, ranks) nodes, the ranks in even blocks.
+    nodes=$((ranks < srun_nodes ? ranks : srun_nodes))
+    if [[ -n ${SRUN_ONE_NODE_CASES:-} && $name =~ $SRUN_ONE_NODE_CASES ]]; then nodes=1; fi
+    case_launcher="$launcher -N $nodes"
+    # srun warns and ignores --ntasks-per-node when it does not divide the
+    # ranks; its block distribution then fills nodes as evenly (3 ranks on 2
+    # nodes: 2+1, 5: 3+2, 7: 4+3; checked on the simulated cluster).
+    if ((ranks % nodes == 0)); then case_launcher+=" --ntasks-per-node=$((ranks / nodes))"; fi
+  fi
+  if "$runner" "${env_options[@]}" --timeout="$timeout_s" "$case_launcher" "$ranks" "$expect" "$regex" \
     "$program_dir/$program" "${args[@]}" </dev/null >"$log" 2>&1; then
     passed=$((passed + 1))
     echo "PASS $name ($(tail -n 1 "$log" | grep -o '[0-9.]*s)$' | tr -d ')'))"

@@ -39,6 +39,9 @@ MPI_TEST_PROGRAMS = {
     "errors_return": {"srcs": ["errors_return.c"], "threaded": False},
     "fatal_errors": {"srcs": ["fatal_errors.c"], "threaded": False},
     "rank_dies": {"srcs": ["rank_dies.c"], "threaded": False},
+    # A rank killed or aborting after a barrier (tests/cluster/faults.sh runs
+    # it across nodes).
+    "rank_fails_late": {"srcs": ["rank_fails_late.c"], "threaded": False},
     "collectives": {"srcs": ["collectives.c"], "threaded": False},
     "collectives_nonblocking": {"srcs": ["collectives_nonblocking.c"], "threaded": False},
     "collectives_threads": {"srcs": ["collectives_threads.cc"], "threaded": True},
@@ -242,6 +245,24 @@ MPI_TEST_CASES = [
         "program": "rank_dies",
         "ranks": [2, 4],
         "args": ["kill"],
+        "expect": "failure",
+        "timeout": 30,
+    },
+    # The last rank dies (or aborts) after a barrier, while the others wait in
+    # MPI_Recv and MPI_Barrier.
+    {
+        "name": "rank_killed_late",
+        "program": "rank_fails_late",
+        "ranks": [4],
+        "args": ["kill"],
+        "expect": "failure",
+        "timeout": 30,
+    },
+    {
+        "name": "rank_aborts_late",
+        "program": "rank_fails_late",
+        "ranks": [4],
+        "args": ["abort"],
         "expect": "failure",
         "timeout": 30,
     },

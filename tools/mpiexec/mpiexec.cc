@@ -8,8 +8,14 @@
 // as MPICH's and Open MPI's launchers read it) ends the same way. Its exit
 // status is the failing rank's exit code, 128+signal, the abort code, or 124
 // for the time limit; 0 when every rank succeeds.
+//
+// Inside a Slurm allocation of several nodes it starts nothing itself: it
+// execs `srun --mpi=pmix -n N ...` (its options mapped, see PlanLaunch), as
+// MPICH's Hydra hands the job to Slurm there. Outside one, asking for other
+// hosts is an error that says to use srun.
 
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -23,7 +29,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -32,6 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tools/mpiexec/launch_options.h"
 #include "tools/mpiexec/pmix_job_server.h"
@@ -377,6 +386,65 @@ class JobSupervisor {
   int running_ = 0;
 };
 
+// This node's names: its hostname and, for a qualified one, the short name
+// ("localhost" PlanLaunch knows).
+std::vector<std::string> LocalNames() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return {};
+  std::string full = name;
+  std::vector<std::string> names = {full};
+  if (size_t dot = full.find('.'); dot != std::string::npos) {
+    names.push_back(full.substr(0, dot));
+  }
+  return names;
+}
+
+// A word of the srun line as a shell would need it, for -v.
+std::string ShellQuote(const std::string& word) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                             "WXYZ0123456789-_=./,:+@%") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+// Replaces mpiexec with srun; returns only when exec fails.
+int ExecSrun(const LaunchPlan& plan, bool verbose) {
+  for (const auto& [name, value] : plan.srun_variables) {
+    setenv(name.c_str(), value.c_str(), 1);
+  }
+  if (verbose) {
+    std::vector<std::string> words;
+    for (const auto& [name, value] : plan.srun_variables) {
+      words.push_back(ShellQuote(absl::StrCat(name, "=", value)));
+    }
+    for (const std::string& word : plan.srun_command) {
+      words.push_back(ShellQuote(word));
+    }
+    const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
+    if (nodes == nullptr) nodes = std::getenv("SLURM_NNODES");
+    PrintError(absl::StrCat("in Slurm job ", std::getenv("SLURM_JOB_ID"),
+                            " (", nodes != nullptr ? nodes : "?",
+                            " nodes): ", absl::StrJoin(words, " ")));
+  }
+  std::vector<std::string> argv_strings = plan.srun_command;
+  std::vector<char*> argv = PointerArray(argv_strings);
+  execvp(argv[0], argv.data());
+  PrintError(absl::StrCat("cannot run srun to start the job across the "
+                          "allocation's nodes: ",
+                          std::strerror(errno)));
+  return 127;
+}
+
 // A namespace unique on this node: concurrent jobs name shared memory after
 // it.
 std::string MakeNamespace() {
@@ -404,6 +472,31 @@ int Run(int argc, char** argv) {
   if (options->show_help) {
     std::printf("%s", UsageText(program_name).c_str());
     return 0;
+  }
+  std::vector<std::string> hostfile_hosts;
+  if (!options->hostfile.empty()) {
+    std::ifstream file(options->hostfile);
+    if (!file) {
+      PrintError(absl::StrCat("cannot read hostfile '", options->hostfile,
+                              "': ", std::strerror(errno)));
+      return 2;
+    }
+    std::stringstream contents;
+    contents << file.rdbuf();
+    hostfile_hosts = ParseHostfile(contents.str());
+  }
+  absl::StatusOr<LaunchPlan> plan = PlanLaunch(
+      *options,
+      SlurmAllocationFrom([](const char* name) { return std::getenv(name); }),
+      hostfile_hosts, LocalNames());
+  if (!plan.ok()) {
+    PrintError(std::string(plan.status().message()));
+    return 2;
+  }
+  if (plan->use_srun) return ExecSrun(*plan, options->verbose);
+  if (options->verbose) {
+    PrintError(absl::StrCat("starting ", options->num_ranks,
+                            " ranks on this node"));
   }
   absl::StatusOr<std::string> executable = ResolveProgram(options->command[0]);
   if (!executable.ok()) {
