@@ -17,7 +17,10 @@
 #                                        (srun -N 2 --mpi=pmix), under the
 #                                        default matching engine and under
 #                                        MINIMPI_MATCH=ll; a few cases on 3
-#                                        nodes; tests/cluster/faults.sh (a
+#                                        nodes; Dslash's checksums on two
+#                                        nodes against one node's
+#                                        (tests/cluster/same_results.sh);
+#                                        tests/cluster/faults.sh (a
 #                                        killed or aborting rank on node2);
 #                                        mpiexec's handoff to srun inside
 #                                        `salloc -N 2`; then stop_cluster.sh
@@ -287,7 +290,7 @@ fi
 # these cases run in 25 s on one node over shared memory (mpiexec); across
 # nodes they go over TCP (net/tcp), so allow 10x that and cap each engine's
 # run at 600 s (the whole step is meant to stay under 8 minutes).
-cluster_cases='^(ring_4|pingpong_2|pingpong_4|wildcard_4|probe_4|ssend_4|persistent_3|isendrecv_4|waitany_4|cancel_send_2|comm_4'
+cluster_cases='^(nodes_4|nodes_split_4|communicators_4|ring_4|pingpong_2|pingpong_4|wildcard_4|probe_4|ssend_4|persistent_3|isendrecv_4|waitany_4|cancel_send_2|comm_4'
 cluster_cases+='|collectives_4|collectives_5|collectives_nonblocking_4|collectives_allreduce_ring_5|collectives_alltoall_bruck_3|collectives_datatypes_3'
 cluster_cases+='|partitioned_2|partitioned_quick_3|partitioned_errors_3|partitioned_threads_one_vci_2'
 cluster_cases+='|endpoints_4|endpoints_collectives_4|endpoints_comms_3|endpoints_varying_3|dslash_4|dslash_three_threads_2'
@@ -318,6 +321,9 @@ if timeout 120 tools/slurm/start_cluster.sh --nodes 3 >"${logs}/cluster.log" 2>&
   step "Slurm across nodes: srun -N 3"
   SLURM_CONF="${cluster_conf}" SRUN_NODES=3 run_all "cluster 3 nodes" 300 srun "${cluster_cases_3}"
 
+  step "Slurm across nodes: the same results as on one node"
+  check "cluster: Dslash checksums on 2 nodes equal one node's; MiniAMR-like on 2 nodes" \
+    env SLURM_CONF="${cluster_conf}" tests/cluster/same_results.sh bazel-bin
   step "Slurm across nodes: faults (tests/cluster/faults.sh)"
   SLURM_CONF="${cluster_conf}" run_counted "cluster faults" 180 \
     tests/cluster/faults.sh bazel-bin/tests/rank_fails_late
