@@ -980,19 +980,18 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
-                         ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
-                                           Param{"ib", 2}, Param{"ib", 4},
-                                           // auto across pretend nodes: shm
-                                           // inside each, tcp between them
-                                           Param{"auto", 4, {0, 0, 1, 1}},
-                                           Param{"auto", 3, {0, 1, 1}}),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return absl::StrCat(
-                               info.param.transport, "_", info.param.ranks,
-                               "ranks",
-                               info.param.nodes.empty() ? "" : "_2nodes");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Transports, TransportConformanceTest,
+    ::testing::Values(Param{"shm", 2}, Param{"shm", 4}, Param{"ib", 2},
+                      Param{"ib", 4}, Param{"tcp", 2}, Param{"tcp", 4},
+                      // auto across pretend nodes: shm
+                      // inside each, tcp between them
+                      Param{"auto", 4, {0, 0, 1, 1}},
+                      Param{"auto", 3, {0, 1, 1}}),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      return absl::StrCat(info.param.transport, "_", info.param.ranks, "ranks",
+                          info.param.nodes.empty() ? "" : "_2nodes");
+    });
 
 // Selection: shared memory cannot reach another node, and says so; auto
 // gives each pair its own transport.

@@ -1,0 +1,499 @@
+// Tests of net/tcp beyond the conformance suite: large RDMA in place,
+// back-pressure, a peer that dies, remote access errors, one connection
+// per pair of VCIs, and a ping-pong that prints latency and bandwidth.
+// Each test forks a job (FakeJob) whose ranks sit on pretend nodes.
+#include "net/tcp/tcp_transport.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "net/testing/fake_bootstrap.h"
+#include "net/transport.h"
+#include "runtime/settings.h"
+
+namespace minimpi::net::tcp {
+namespace {
+
+using runtime::Bootstrap;
+using runtime::Settings;
+using testing::FakeJobOptions;
+using testing::RunRanks;
+
+// In a forked rank gtest assertions do not reach the parent: checks return
+// a status naming the line instead.
+#define RETURN_IF_FALSE(condition, ...)                           \
+  do {                                                            \
+    if (!(condition)) {                                           \
+      return absl::InternalError(                                 \
+          absl::StrCat(__FILE__, ":", __LINE__, ": ", #condition, \
+                       " failed. " __VA_OPT__(, ) __VA_ARGS__));  \
+    }                                                             \
+  } while (0)
+
+#define RETURN_IF_ERROR(expression)      \
+  do {                                   \
+    absl::Status status_ = (expression); \
+    if (!status_.ok()) return status_;   \
+  } while (0)
+
+class FunctionHandler : public CompletionHandler {
+ public:
+  explicit FunctionHandler(std::function<void(int, const Completion&)> f)
+      : function_(std::move(f)) {}
+  void OnCompletion(int vci, const Completion& completion) override {
+    function_(vci, completion);
+  }
+
+ private:
+  std::function<void(int, const Completion&)> function_;
+};
+
+uint8_t PatternByte(uint64_t seed, size_t i) {
+  uint64_t x = seed ^ (i / 8) * 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL;
+  return static_cast<uint8_t>((x ^ (x >> 29)) >> ((i % 8) * 8));
+}
+
+void Fill(uint64_t seed, uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) data[i] = PatternByte(seed, i);
+}
+
+int64_t FirstMismatch(uint64_t seed, const uint8_t* data, size_t length) {
+  for (size_t i = 0; i < length; ++i) {
+    if (data[i] != PatternByte(seed, i)) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// Every rank publishes a registered buffer; returns rank `from`'s.
+absl::StatusOr<RemoteBuffer> Exchange(Bootstrap& bootstrap,
+                                      const std::string& key,
+                                      const void* address,
+                                      const MemoryRegion& region, int from) {
+  RETURN_IF_ERROR(
+      bootstrap.Put(key, absl::StrCat(reinterpret_cast<uint64_t>(address), " ",
+                                      region.remote_key)));
+  RETURN_IF_ERROR(bootstrap.Commit());
+  RETURN_IF_ERROR(bootstrap.Fence());
+  absl::StatusOr<std::string> text = bootstrap.Get(from, key);
+  if (!text.ok()) return text.status();
+  unsigned long long remote_address = 0;
+  unsigned remote_key = 0;
+  RETURN_IF_FALSE(
+      std::sscanf(text->c_str(), "%llu %u", &remote_address, &remote_key) == 2);
+  return RemoteBuffer{remote_address, remote_key};
+}
+
+// Runs `body` on every rank of a job whose ranks are on nodes of their own.
+absl::Status RunJob(
+    int size, const Settings& settings,
+    const std::function<absl::Status(TcpTransport&, Bootstrap&)>& body) {
+  FakeJobOptions options;
+  options.size = size;
+  options.timeout = absl::Seconds(120);
+  for (int rank = 0; rank < size; ++rank) options.node_of_rank.push_back(rank);
+  return RunRanks(options, [&](Bootstrap& bootstrap) -> absl::Status {
+    absl::StatusOr<std::unique_ptr<TcpTransport>> transport =
+        TcpTransport::Create(bootstrap, settings);
+    if (!transport.ok()) return transport.status();
+    RETURN_IF_ERROR(body(**transport, bootstrap));
+    return bootstrap.Fence();
+  });
+}
+
+// What the ranks of a job wrote to stderr (Abort's line goes there).
+class CaptureStderr {
+ public:
+  CaptureStderr() {
+    std::fflush(stderr);
+    path_ = absl::StrCat(::testing::TempDir(), "/stderr-", getpid(), "-",
+                         absl::ToUnixNanos(absl::Now()));
+    saved_ = dup(2);
+    const int fd = open(path_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    dup2(fd, 2);
+    close(fd);
+  }
+  std::string Finish() {
+    std::fflush(stderr);
+    dup2(saved_, 2);
+    close(saved_);
+    std::string text;
+    if (FILE* file = std::fopen(path_.c_str(), "r")) {
+      char buffer[4096];
+      size_t n;
+      while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) {
+        text.append(buffer, n);
+      }
+      std::fclose(file);
+    }
+    std::remove(path_.c_str());
+    std::fputs(text.c_str(), stderr);  // still visible in the test log
+    return text;
+  }
+
+ private:
+  std::string path_;
+  int saved_ = -1;
+};
+
+// (a) A 64 MiB write with immediate lands byte for byte while the target
+// polls, and a 64 MiB read brings the source back byte for byte.
+TEST(TcpTransportTest, LargeRdmaWriteAndReadLandInPlace) {
+  constexpr size_t kBytes = 64u << 20;
+  absl::Status status =
+      RunJob(2, Settings{}, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        std::vector<uint8_t> buffer(kBytes + 2, 0xEE);
+        if (me == 0) Fill(42, buffer.data() + 1, kBytes);
+        absl::StatusOr<MemoryRegion> region =
+            transport.RegisterMemory(buffer.data(), buffer.size());
+        RETURN_IF_FALSE(region.ok());
+        absl::StatusOr<RemoteBuffer> peer =
+            Exchange(bootstrap, "buffer", buffer.data() + 1, *region, 1 - me);
+        RETURN_IF_FALSE(peer.ok());
+        bool landed = false, done = false, finished = false;
+        uint32_t immediate = 0;
+        FunctionHandler handler([&](int, const Completion& c) {
+          if (c.type == CompletionType::kWriteImmediate) {
+            landed = c.length == kBytes;
+            immediate = c.immediate;
+          } else if (c.type == CompletionType::kLocalDone) {
+            done = true;
+          } else {
+            finished = true;
+          }
+        });
+        if (me == 0) {
+          while (transport.RdmaWriteImmediate(0, {1, 0}, buffer.data() + 1,
+                                              *region, *peer, kBytes, 77,
+                                              5) == PostResult::kRetry) {
+            transport.Poll(0, handler, 8);
+          }
+          while (!done || !finished) transport.Poll(0, handler, 8);
+          return absl::OkStatus();
+        }
+        while (!landed) transport.Poll(0, handler, 8);
+        RETURN_IF_FALSE(immediate == 77);
+        int64_t bad = FirstMismatch(42, buffer.data() + 1, kBytes);
+        RETURN_IF_FALSE(bad < 0, "write: byte ", bad);
+        RETURN_IF_FALSE(buffer[0] == 0xEE && buffer[kBytes + 1] == 0xEE);
+        // Now read it back from rank 0 into a fresh buffer.
+        std::vector<uint8_t> fetched(kBytes, 0);
+        absl::StatusOr<MemoryRegion> fetched_region =
+            transport.RegisterMemory(fetched.data(), fetched.size());
+        RETURN_IF_FALSE(fetched_region.ok());
+        while (transport.RdmaRead(0, {0, 0}, fetched.data(), *fetched_region,
+                                  *peer, kBytes, 9) == PostResult::kRetry) {
+          transport.Poll(0, handler, 8);
+        }
+        while (!done) transport.Poll(0, handler, 8);
+        bad = FirstMismatch(42, fetched.data(), kBytes);
+        RETURN_IF_FALSE(bad < 0, "read: byte ", bad);
+        const char bye = 1;
+        while (transport.Send(0, {0, 0}, &bye, 1, nullptr, 0) !=
+               PostResult::kOk) {
+          transport.Poll(0, handler, 8);
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// (b) A sender floods a peer that does not poll until the socket pushes
+// back (kRetry); then everything arrives, in order, intact.
+TEST(TcpTransportTest, FloodUntilRetryThenEverythingArrivesInOrder) {
+  Settings settings;
+  settings.num_vcis = 1;
+  settings.endpoint_vcis = 0;
+  absl::Status status =
+      RunJob(2, settings, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        const size_t max = transport.max_message_size();
+        std::vector<uint8_t> message(max);
+        uint64_t sent = 0;
+        auto send = [&]() {
+          const size_t length = 8 + sent * 7919 % (max - 8);
+          std::memcpy(message.data(), &sent, 8);
+          Fill(sent, message.data() + 8, length - 8);
+          return transport.Send(0, {1, 0}, message.data(), 8,
+                                message.data() + 8, length - 8);
+        };
+        if (me == 0) {
+          while (send() == PostResult::kOk) ++sent;
+          RETURN_IF_FALSE(sent > 0);
+          std::printf("flood: kRetry after %llu messages\n",
+                      static_cast<unsigned long long>(sent));
+          RETURN_IF_ERROR(bootstrap.Put("total", absl::StrCat(sent + 20000)));
+          RETURN_IF_ERROR(bootstrap.Commit());
+        }
+        RETURN_IF_ERROR(bootstrap.Fence());  // rank 1 polls only now
+        if (me == 0) {
+          FunctionHandler none([](int, const Completion&) {});
+          const uint64_t total = sent + 20000;
+          while (sent < total) {
+            if (send() == PostResult::kOk) {
+              ++sent;
+            } else {
+              transport.Poll(0, none, 8);
+            }
+          }
+          return absl::OkStatus();
+        }
+        uint64_t received = 0;
+        std::string error;
+        FunctionHandler handler([&](int, const Completion& c) {
+          uint64_t seq = ~0ull;
+          if (c.length >= 8) std::memcpy(&seq, c.data, 8);
+          const size_t length = 8 + received * 7919 % (max - 8);
+          if (error.empty() &&
+              (seq != received || c.length != length ||
+               FirstMismatch(seq, static_cast<const uint8_t*>(c.data) + 8,
+                             c.length - 8) >= 0)) {
+            error = absl::StrCat("message ", received, " wrong (seq ", seq,
+                                 ", ", c.length, " bytes)");
+          }
+          ++received;
+        });
+        absl::StatusOr<std::string> total = bootstrap.Get(0, "total");
+        RETURN_IF_FALSE(total.ok());
+        while (std::to_string(received) != *total && error.empty()) {
+          transport.Poll(0, handler, 16);
+        }
+        RETURN_IF_FALSE(error.empty(), error);
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// (c) A peer that dies in the middle of a large write: the survivor ends
+// the job with one line naming both ranks and their nodes.
+TEST(TcpTransportTest, PeerDeathEndsTheJobWithOneLine) {
+  CaptureStderr capture;
+  absl::Status status =
+      RunJob(2, Settings{}, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        std::vector<uint8_t> buffer(64u << 20, 1);
+        absl::StatusOr<MemoryRegion> region =
+            transport.RegisterMemory(buffer.data(), buffer.size());
+        RETURN_IF_FALSE(region.ok());
+        absl::StatusOr<RemoteBuffer> peer =
+            Exchange(bootstrap, "buffer", buffer.data(), *region, 1 - me);
+        RETURN_IF_FALSE(peer.ok());
+        FunctionHandler none([](int, const Completion&) {});
+        if (me == 1) {
+          while (transport.RdmaWrite(0, {0, 0}, buffer.data(), *region, *peer,
+                                     buffer.size(), 1) == PostResult::kRetry) {
+          }
+          _exit(0);  // dies with most of the write still queued
+        }
+        const absl::Time deadline = absl::Now() + absl::Seconds(30);
+        while (absl::Now() < deadline) transport.Poll(0, none, 8);
+        return absl::InternalError("rank 0 survived its peer's death");
+      });
+  const std::string text = capture.Finish();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(text.find("minimpi: net/tcp: rank 0 (node0) lost its connection "
+                      "to rank 1 (node1) in the middle of a message: "),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("survived"), std::string::npos) << text;
+}
+
+// (d) Writes under a bad key, or past the end of a region, end the target
+// with a remote access error.
+TEST(TcpTransportTest, BadRemoteWriteEndsTheTarget) {
+  for (bool bad_key : {true, false}) {
+    CaptureStderr capture;
+    absl::Status status = RunJob(
+        2, Settings{}, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+          const int me = bootstrap.rank();
+          std::vector<uint8_t> buffer(4096, 1);
+          absl::StatusOr<MemoryRegion> region =
+              transport.RegisterMemory(buffer.data(), buffer.size());
+          RETURN_IF_FALSE(region.ok());
+          absl::StatusOr<RemoteBuffer> peer =
+              Exchange(bootstrap, "buffer", buffer.data(), *region, 1 - me);
+          RETURN_IF_FALSE(peer.ok());
+          FunctionHandler none([](int, const Completion&) {});
+          if (me == 0) {
+            RemoteBuffer target = *peer;
+            if (bad_key) {
+              target.remote_key += 1000;
+            } else {
+              target.address += 100;  // 4096 bytes from here overrun it
+            }
+            while (transport.RdmaWrite(0, {1, 0}, buffer.data(), *region,
+                                       target, buffer.size(),
+                                       1) == PostResult::kRetry) {
+            }
+          }
+          const absl::Time deadline = absl::Now() + absl::Seconds(30);
+          while (absl::Now() < deadline) transport.Poll(0, none, 8);
+          return absl::InternalError("nobody noticed the bad write");
+        });
+    const std::string text = capture.Finish();
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(text.find("minimpi: net/tcp: rank 1 (node1) got an RDMA write "
+                        "from rank 0 (node0) of 4096 bytes"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("remote access error"), std::string::npos) << text;
+  }
+}
+
+// (e) Two VCIs talking to two VCIs of a peer use distinct connections: one
+// each, and a flood that fills one does not push back on the other.
+TEST(TcpTransportTest, EachPairOfVcisHasItsOwnConnection) {
+  Settings settings;
+  settings.num_vcis = 2;
+  settings.endpoint_vcis = 0;
+  absl::Status status =
+      RunJob(2, settings, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        RETURN_IF_FALSE(transport.ConnectionCountForTesting(0) == 0);
+        std::vector<uint8_t> message(transport.max_message_size(), 3);
+        int received[2] = {0, 0};
+        FunctionHandler handler(
+            [&](int vci, const Completion&) { ++received[vci]; });
+        int flood = 0;
+        if (me == 0) {
+          while (transport.Send(0, {1, 0}, message.data(), message.size(),
+                                nullptr, 0) == PostResult::kOk) {
+            ++flood;
+          }
+          // VCI 0's socket is full; VCI 1's is another socket.
+          RETURN_IF_FALSE(transport.Send(1, {1, 1}, message.data(), 8, nullptr,
+                                         0) == PostResult::kOk);
+          RETURN_IF_FALSE(transport.ConnectionCountForTesting(0) == 1);
+          RETURN_IF_FALSE(transport.ConnectionCountForTesting(1) == 1);
+          RETURN_IF_ERROR(bootstrap.Put("flood", absl::StrCat(flood)));
+          RETURN_IF_ERROR(bootstrap.Commit());
+        }
+        RETURN_IF_ERROR(bootstrap.Fence());
+        if (me == 1) {
+          absl::StatusOr<std::string> text = bootstrap.Get(0, "flood");
+          RETURN_IF_FALSE(text.ok());
+          const int expected = std::stoi(*text);
+          while (received[1] < 1) transport.Poll(1, handler, 8);
+          while (received[0] < expected) transport.Poll(0, handler, 8);
+          // One accepted socket each, handed to the VCI its hello named.
+          RETURN_IF_FALSE(transport.ConnectionCountForTesting(0) == 1);
+          RETURN_IF_FALSE(transport.ConnectionCountForTesting(1) == 1);
+        } else {
+          // Rank 0's queue drains as rank 1 reads.
+          FunctionHandler none([](int, const Completion&) {});
+          for (int i = 0; i < 100; ++i) transport.Poll(0, none, 8);
+        }
+        RETURN_IF_ERROR(bootstrap.Fence());
+        if (me == 0) {
+          // Keep flushing until the queue is gone (the receiver counted).
+          FunctionHandler none([](int, const Completion&) {});
+          transport.Poll(0, none, 8);
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// Latency and bandwidth over loopback between two forked ranks: prints,
+// asserts nothing about time.
+TEST(TcpTransportTest, PingPongPrintsLatencyAndBandwidth) {
+  constexpr int kSmallRounds = 10000;
+  constexpr int kLargeRounds = 200;
+  constexpr size_t kLarge = 1u << 20;
+  absl::Status status =
+      RunJob(2, Settings{}, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        const int peer = 1 - me;
+        std::vector<uint8_t> source(kLarge, uint8_t(me)), landing(kLarge, 0);
+        absl::StatusOr<MemoryRegion> source_region =
+            transport.RegisterMemory(source.data(), source.size());
+        absl::StatusOr<MemoryRegion> landing_region =
+            transport.RegisterMemory(landing.data(), landing.size());
+        RETURN_IF_FALSE(source_region.ok() && landing_region.ok());
+        absl::StatusOr<RemoteBuffer> remote = Exchange(
+            bootstrap, "landing", landing.data(), *landing_region, peer);
+        RETURN_IF_FALSE(remote.ok());
+        int arrivals = 0;
+        FunctionHandler handler([&](int, const Completion& c) {
+          if (c.type != CompletionType::kLocalDone) ++arrivals;
+        });
+        uint64_t word = 0;
+        auto ping = [&] {
+          while (transport.Send(0, {peer, 0}, &word, 8, nullptr, 0) !=
+                 PostResult::kOk) {
+            transport.Poll(0, handler, 16);
+          }
+        };
+        auto wait = [&](int count) {
+          while (arrivals < count) transport.Poll(0, handler, 16);
+        };
+        // Warm up the connections first.
+        if (me == 0) ping();
+        wait(1);
+        if (me == 1) ping();
+        if (me == 0) wait(1);
+        arrivals = 0;
+        absl::Time start = absl::Now();
+        for (int i = 0; i < kSmallRounds; ++i) {
+          if (me == 0) {
+            ping();
+            wait(i + 1);
+          } else {
+            wait(i + 1);
+            ping();
+          }
+        }
+        const absl::Duration small = absl::Now() - start;
+        arrivals = 0;
+        start = absl::Now();
+        for (int i = 0; i < kLargeRounds; ++i) {
+          auto write = [&] {
+            while (transport.RdmaWriteImmediate(0, {peer, 0}, source.data(),
+                                                *source_region, *remote, kLarge,
+                                                i, i) != PostResult::kOk) {
+              transport.Poll(0, handler, 16);
+            }
+          };
+          if (me == 0) {
+            write();
+            wait(i + 1);
+          } else {
+            wait(i + 1);
+            write();
+          }
+        }
+        const absl::Duration large = absl::Now() - start;
+        RETURN_IF_FALSE(landing[0] == uint8_t(peer) &&
+                        landing[kLarge - 1] == uint8_t(peer));
+        if (me == 0) {
+          const double small_us =
+              absl::ToDoubleMicroseconds(small) / kSmallRounds;
+          const double large_us =
+              absl::ToDoubleMicroseconds(large) / kLargeRounds;
+          std::printf(
+              "tcp ping-pong over loopback: 8 B round trip %.1f us (half "
+              "%.1f us); 1 MiB round trip %.1f us (%.0f MB/s each way)\n",
+              small_us, small_us / 2, large_us, 2.0 * kLarge / large_us);
+          std::fflush(stdout);
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace minimpi::net::tcp
