@@ -872,7 +872,7 @@ TEST_P(TransportConformanceTest, DoorbellWakesSleepersForEveryArrival) {
     // arming; false when a sleep ran into its timeout (a lost wakeup).
     auto sleep_until = [&](int vci, int sleep_vci, auto done) {
       while (true) {
-        const uint32_t token = transport.ArmDoorbell(sleep_vci);
+        const uint64_t token = transport.ArmDoorbell(sleep_vci);
         transport.Poll(vci, handler, 64);
         if (done()) return true;
         const auto start = absl::Now();
@@ -961,7 +961,7 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
     for (int vci : {0, 1, 2}) {
       for (int round = 0; round < 50; ++round) {
         std::atomic<bool> rung{false};
-        const uint32_t token = (*transport)->ArmDoorbell(vci);
+        const uint64_t token = (*transport)->ArmDoorbell(vci);
         std::thread ringer([&] {
           rung.store(true, std::memory_order_seq_cst);
           (*transport)->RingDoorbell(vci);

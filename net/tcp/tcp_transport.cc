@@ -750,6 +750,9 @@ void TcpTransport::Accept() {
     event.data.ptr = raw;
     epoll_ctl(target.epoll_fd, EPOLL_CTL_ADD, fd, &event);
     RingDoorbell(target_vci);
+    if (Transport* other = also_ring_.load(std::memory_order_acquire)) {
+      other->RingDoorbell(target_vci);
+    }
   }
   accept_mutex_.Unlock();
 }
@@ -1119,6 +1122,11 @@ int TcpTransport::PollLocked(int vci, CompletionHandler* handler,
 void TcpTransport::ProgressLoop() {
   while (!stop_progress_.load(std::memory_order_relaxed)) {
     usleep(1000);
+    // A connection to a VCI that has never carried tcp traffic waits here:
+    // nobody polls that VCI's sockets (callers skip a VCI that
+    // MayHaveWork says is idle), so this thread hands it over, which makes
+    // it busy and rings its doorbell.
+    Accept();
     for (int v = 0; v < num_vcis_; ++v) {
       Vci& state = vcis_[v];
       if (!MayHaveWork(v)) continue;
@@ -1140,7 +1148,7 @@ void TcpTransport::ProgressLoop() {
   }
 }
 
-uint32_t TcpTransport::ArmDoorbell(int vci) {
+uint64_t TcpTransport::ArmDoorbell(int vci) {
   Vci& bell = vcis_[DoorbellOf(vci)];
   bell.armed.store(true, std::memory_order_seq_cst);
   // A ring from before this arming may still sit in the eventfd; nobody
@@ -1154,17 +1162,26 @@ uint32_t TcpTransport::ArmDoorbell(int vci) {
   return bell.rings.load(std::memory_order_seq_cst);
 }
 
-void TcpTransport::SleepOnDoorbell(int vci, uint32_t token,
+void TcpTransport::SleepOnDoorbell(int vci, uint64_t token,
                                    int64_t timeout_ns) {
   Vci& bell = vcis_[DoorbellOf(vci)];
   bell.sleepers.fetch_add(1, std::memory_order_seq_cst);
   if (bell.rings.load(std::memory_order_seq_cst) == token) {
-    const int64_t ms = std::min<int64_t>(
-        INT_MAX, timeout_ns <= 0 ? 0 : (timeout_ns + 999'999) / 1'000'000);
     // Level-triggered and consuming nothing: a socket with bytes, an
     // unaccepted connection or a ring ends it, and Poll does the work.
+    // epoll_pwait2 takes the timeout in nanoseconds (a VCI that also has
+    // shared-memory peers sleeps in slices of tens of microseconds);
+    // epoll_wait's milliseconds are the fallback for older kernels.
     epoll_event events[8];
-    epoll_wait(bell.doorbell_fd, events, 8, static_cast<int>(ms));
+    const int64_t wait_ns = std::max<int64_t>(timeout_ns, 0);
+    const timespec timeout = {static_cast<time_t>(wait_ns / 1'000'000'000),
+                              static_cast<long>(wait_ns % 1'000'000'000)};
+    if (epoll_pwait2(bell.doorbell_fd, events, 8, &timeout, nullptr) < 0 &&
+        errno == ENOSYS) {
+      const int64_t ms =
+          std::min<int64_t>(INT_MAX, (wait_ns + 999'999) / 1'000'000);
+      epoll_wait(bell.doorbell_fd, events, 8, static_cast<int>(ms));
+    }
   }
   bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }

@@ -132,8 +132,9 @@ class TcpTransport final : public Transport {
   int DoorbellOf(int vci) const override {
     return vci < shared_vcis_ ? 0 : vci;
   }
-  uint32_t ArmDoorbell(int vci) override;
-  void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
+  void AlsoRingOnFirstContact(Transport* other) override { also_ring_ = other; }
+  uint64_t ArmDoorbell(int vci) override;
+  void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* /*move_away*/) override { return false; }
@@ -325,6 +326,10 @@ class TcpTransport final : public Transport {
   std::atomic<uint32_t> next_key_{1};
 
   std::atomic<bool> stop_progress_{false};
+  // RoutedTransport's node transport, rung beside our own doorbell when a
+  // VCI gets its first connection (AlsoRingOnFirstContact).
+  // Atomic: set after the progress thread started.
+  std::atomic<Transport*> also_ring_{nullptr};
   std::thread progress_thread_;
 };
 
