@@ -273,6 +273,10 @@ std::string TcpTransport::Who(int rank) const {
 void TcpTransport::Die(int, const std::string& what) {
   const std::string line =
       absl::StrCat("minimpi: net/tcp: ", Who(rank_), " ", what);
+  // Printed here as well: Slurm's PMIx plugin does not print the message
+  // of an abort (minimpi's mpiexec does, as its reason for ending the job).
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
   bootstrap_->Abort(1, line);
   std::abort();  // Abort does not return; this says so to the compiler
 }
