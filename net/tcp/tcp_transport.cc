@@ -107,6 +107,7 @@ TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
       shared_vcis_(settings.num_vcis),
       max_message_(kMaxHeaderBytes + settings.eager_max),
       connect_timeout_ms_(settings.tcp_connect_timeout_ms),
+      progress_interval_us_(settings.tcp_progress_us),
       // Room for many small frames per read, and always for the largest
       // message or read request after the unparsed rest of the last read.
       in_capacity_(std::max<size_t>(
@@ -223,7 +224,9 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
       state.free_ops.push_back(op);
     }
   }
-  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  if (progress_interval_us_ > 0) {
+    progress_thread_ = std::thread([this] { ProgressLoop(); });
+  }
   return absl::OkStatus();
 }
 
@@ -1125,7 +1128,7 @@ int TcpTransport::PollLocked(int vci, CompletionHandler* handler,
 
 void TcpTransport::ProgressLoop() {
   while (!stop_progress_.load(std::memory_order_relaxed)) {
-    usleep(1000);
+    usleep(progress_interval_us_);
     // A connection to a VCI that has never carried tcp traffic waits here:
     // nobody polls that VCI's sockets (callers skip a VCI that
     // MayHaveWork says is idle), so this thread hands it over, which makes

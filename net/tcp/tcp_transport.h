@@ -20,7 +20,8 @@
 //
 // Progress without the owner: a NIC moves RDMA data while the target's
 // threads do something else (a barrier, computing); a socket needs somebody
-// to read it. So a helper thread looks at each VCI every millisecond and,
+// to read it. So a helper thread looks at each VCI every
+// MINIMPI_TCP_PROGRESS_US (a millisecond by default; 0: no thread) and,
 // when the VCI's owner has not polled it since the last look, takes the
 // VCI's own (recursive, otherwise uncontended) mutex with a try-lock and
 // moves bytes: it lands writes and read responses, answers reads, flushes
@@ -330,6 +331,7 @@ class TcpTransport final : public Transport {
   // VCI gets its first connection (AlsoRingOnFirstContact).
   // Atomic: set after the progress thread started.
   std::atomic<Transport*> also_ring_{nullptr};
+  const int progress_interval_us_;  // Settings::tcp_progress_us
   std::thread progress_thread_;
 };
 
