@@ -262,7 +262,7 @@ TcpTransport::~TcpTransport() {
     }
   }
   {
-    absl::MutexLock lock(&accept_mutex_);
+    std::lock_guard<std::mutex> lock(accept_mutex_);
     for (auto& [fd, unidentified] : unidentified_) close(fd);
   }
   if (accept_epoll_fd_ >= 0) close(accept_epoll_fd_);
@@ -306,7 +306,7 @@ absl::StatusOr<MemoryRegion> TcpTransport::RegisterMemory(void* address,
                                                           size_t length) {
   const uint32_t key = next_key_.fetch_add(1, std::memory_order_relaxed);
   {
-    absl::MutexLock lock(&regions_mutex_);
+    std::unique_lock<std::shared_mutex> lock(regions_mutex_);
     regions_[key] = Region{reinterpret_cast<uint64_t>(address), length};
   }
   MemoryRegion region;
@@ -318,7 +318,7 @@ absl::StatusOr<MemoryRegion> TcpTransport::RegisterMemory(void* address,
 }
 
 void TcpTransport::DeregisterMemory(const MemoryRegion& region) {
-  absl::MutexLock lock(&regions_mutex_);
+  std::unique_lock<std::shared_mutex> lock(regions_mutex_);
   regions_.erase(region.remote_key);
 }
 
@@ -326,7 +326,7 @@ void TcpTransport::CheckRemoteAccess(const Connection& conn,
                                      const char* operation, uint32_t key,
                                      uint64_t address, uint64_t length) {
   {
-    absl::ReaderMutexLock lock(&regions_mutex_);
+    std::shared_lock<std::shared_mutex> lock(regions_mutex_);
     auto it = regions_.find(key);
     if (it != regions_.end() &&
         (length == 0 ||
@@ -684,7 +684,7 @@ PostResult TcpTransport::RdmaRead(int vci, PeerVci peer, void* local,
 }
 
 void TcpTransport::TakeHandoffs(Vci& state) {
-  absl::MutexLock lock(&state.handoff_mutex);
+  std::lock_guard<std::mutex> lock(state.handoff_mutex);
   for (auto& conn : state.handoff) {
     conn->adopted = true;
     state.connections.push_back(std::move(conn));
@@ -695,7 +695,7 @@ void TcpTransport::TakeHandoffs(Vci& state) {
 
 void TcpTransport::Accept() {
   // Whichever VCI gets here first accepts for all; the others move on.
-  if (!accept_mutex_.TryLock()) return;
+  if (!accept_mutex_.try_lock()) return;
   epoll_event events[32];
   const int ready = epoll_wait(accept_epoll_fd_, events, 32, 0);
   for (int i = 0; i < ready; ++i) {
@@ -747,7 +747,7 @@ void TcpTransport::Accept() {
     const int target_vci = hello.target_vci;
     unidentified_.erase(it);
     {
-      absl::MutexLock lock(&target.handoff_mutex);
+      std::lock_guard<std::mutex> lock(target.handoff_mutex);
       target.handoff.push_back(std::move(conn));
       target.handoff_count.fetch_add(1, std::memory_order_release);
     }
@@ -761,7 +761,7 @@ void TcpTransport::Accept() {
       other->RingDoorbell(target_vci);
     }
   }
-  accept_mutex_.Unlock();
+  accept_mutex_.unlock();
 }
 
 void TcpTransport::CompleteOp(Connection& conn, uint64_t cookie,
@@ -1210,7 +1210,9 @@ bool TcpTransport::MayHaveWork(int vci) const {
 }
 
 int TcpTransport::ConnectionCountForTesting(int vci) const {
-  const Vci& state = vcis_[vci];
+  Vci& state = vcis_[vci];
+  // The helper thread may be adopting connections right now.
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   return static_cast<int>(state.connections.size()) +
          state.handoff_count.load(std::memory_order_acquire);
 }

@@ -51,6 +51,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,7 +59,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "net/tcp/wire.h"
 #include "net/transport.h"
@@ -221,9 +221,9 @@ class TcpTransport final : public Transport {
     std::vector<uint32_t> free_ops;
     int connecting = 0;
 
-    absl::Mutex handoff_mutex;
-    std::vector<std::unique_ptr<Connection>> handoff
-        ABSL_GUARDED_BY(handoff_mutex);
+    std::mutex handoff_mutex;
+    // Guarded by handoff_mutex.
+    std::vector<std::unique_ptr<Connection>> handoff;
     std::atomic<int> handoff_count{0};
     std::atomic<bool> touched{false};
 
@@ -312,18 +312,18 @@ class TcpTransport final : public Transport {
   // Accepting: a process-wide epoll set (in every VCI's) with the listener
   // and the sockets whose hello is incomplete.
   int accept_epoll_fd_ = -1;
-  absl::Mutex accept_mutex_;
-  absl::flat_hash_map<int, Unidentified> unidentified_
-      ABSL_GUARDED_BY(accept_mutex_);
+  std::mutex accept_mutex_;
+  // Guarded by accept_mutex_.
+  absl::flat_hash_map<int, Unidentified> unidentified_;
 
   // Registered memory, by remote key. Keys are never reused.
   struct Region {
     uint64_t address = 0;
     uint64_t length = 0;
   };
-  mutable absl::Mutex regions_mutex_;
-  absl::flat_hash_map<uint32_t, Region> regions_
-      ABSL_GUARDED_BY(regions_mutex_);
+  mutable std::shared_mutex regions_mutex_;
+  // Guarded by regions_mutex_.
+  absl::flat_hash_map<uint32_t, Region> regions_;
   std::atomic<uint32_t> next_key_{1};
 
   std::atomic<bool> stop_progress_{false};

@@ -305,8 +305,11 @@ TEST(TcpTransportTest, PeerDeathEndsTheJobWithOneLine) {
       });
   const std::string text = capture.Finish();
   EXPECT_FALSE(status.ok());
+  // "in the middle of a message" when some of the write had left rank 1
+  // before it died; a slow machine may see it die before its connection
+  // carried a byte.
   EXPECT_NE(text.find("minimpi: net/tcp: rank 0 (node0) lost its connection "
-                      "to rank 1 (node1) in the middle of a message: "),
+                      "to rank 1 (node1)"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("survived"), std::string::npos) << text;
