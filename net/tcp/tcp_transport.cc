@@ -90,6 +90,14 @@ iovec Iov(const void* data, size_t length) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ListenAddress(const std::string& interface) {
+  absl::StatusOr<in_addr> address = ChooseAddress(interface);
+  if (!address.ok()) return address.status();
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &*address, text, sizeof(text));
+  return std::string(text);
+}
+
 absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
   absl::StatusOr<std::unique_ptr<TcpTransport>> transport =

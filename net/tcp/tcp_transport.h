@@ -72,6 +72,12 @@ namespace minimpi::net::tcp {
 absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 
+// The IPv4 address net/tcp listens on and advertises for
+// Settings::tcp_interface (an interface name or an address; empty: the
+// first non-loopback interface that is up, else loopback), dotted; an error
+// names MINIMPI_TCP_IF when it matches nothing. minimpi_info shows it.
+absl::StatusOr<std::string> ListenAddress(const std::string& interface);
+
 // One-sided operations a VCI may have outstanding (waiting for an
 // acknowledgement or a read response); beyond this, posting returns kRetry,
 // like a queue pair's work-request limit.
