@@ -40,7 +40,7 @@ absl::Status Instance::Setup() {
   world_rank_ = bootstrap_->rank();
 
   if (settings_.bind_to == "core") {
-    absl::Status bound = runtime::BindToCore(bootstrap_->local_rank());
+    absl::Status bound = runtime::BindToCore(bootstrap_->core_slot());
     if (!bound.ok()) return bound;
   }
 
@@ -54,7 +54,7 @@ absl::Status Instance::Setup() {
   const bool bound = settings_.bind_to == "core";
   const p2p::WaitPolicy wait_policy = p2p::WaitPolicy::Choose(
       settings_, bound ? 1 : runtime::NumCores(),
-      bound ? 1 : static_cast<int>(bootstrap_->local_ranks().size()),
+      bound ? 1 : bootstrap_->ranks_sharing_cores(),
       p2p::ThreadsPerRankFromEnvironment(), transport_->has_doorbell());
   auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_, wait_policy,
                                        bootstrap_->size());

@@ -19,6 +19,7 @@ RoutedTransport::RoutedTransport(std::unique_ptr<Transport> node,
           std::min(node_->max_io_segments(), network_->max_io_segments())),
       has_doorbell_(node_->has_doorbell() && network_->has_doorbell()),
       network_first_(new uint8_t[node_->num_vcis()]()) {
+  network_->AlsoRingOnFirstContact(node_.get());
   route_.reserve(on_node.size());
   for (bool local : on_node) {
     route_.push_back(local ? node_.get() : network_.get());
@@ -51,17 +52,20 @@ bool RoutedTransport::DoorbellMayHaveWork(const Transport& transport,
   return false;
 }
 
-uint32_t RoutedTransport::ArmDoorbell(int vci) {
-  // The network's epoll-style doorbell needs no token; the node's futex
-  // word does.
-  network_->ArmDoorbell(vci);
-  return node_->ArmDoorbell(vci);
+uint64_t RoutedTransport::ArmDoorbell(int vci) {
+  // Both doorbells are armed; the token carries both tokens, the network's
+  // in the high half.
+  const uint64_t network = network_->ArmDoorbell(vci);
+  const uint64_t node = node_->ArmDoorbell(vci);
+  return (network << 32) | (node & 0xffffffffu);
 }
 
-void RoutedTransport::SleepOnDoorbell(int vci, uint32_t token,
+void RoutedTransport::SleepOnDoorbell(int vci, uint64_t token,
                                       int64_t timeout_ns) {
+  const uint64_t node_token = token & 0xffffffffu;
+  const uint64_t network_token = token >> 32;
   if (!DoorbellMayHaveWork(*network_, vci)) {
-    node_->SleepOnDoorbell(vci, token, timeout_ns);
+    node_->SleepOnDoorbell(vci, node_token, timeout_ns);
     return;
   }
   // Shared memory counts only when a node peer talks to this VCI: a VCI
@@ -69,7 +73,7 @@ void RoutedTransport::SleepOnDoorbell(int vci, uint32_t token,
   // RingDoorbell reaches the network's doorbell too.
   const bool node_traffic = DoorbellMayHaveWork(*node_, vci);
   network_->SleepOnDoorbell(
-      vci, 0,
+      vci, network_token,
       node_traffic ? std::min(timeout_ns, kMixedSleepSliceNs) : timeout_ns);
 }
 

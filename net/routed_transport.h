@@ -102,8 +102,8 @@ class RoutedTransport final : public Transport {
 
   bool has_doorbell() const override { return has_doorbell_; }
   int DoorbellOf(int vci) const override { return node_->DoorbellOf(vci); }
-  uint32_t ArmDoorbell(int vci) override;
-  void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
+  uint64_t ArmDoorbell(int vci) override;
+  void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override {
     return node_->MayHaveWork(vci) || network_->MayHaveWork(vci);

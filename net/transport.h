@@ -196,11 +196,13 @@ class Transport {
   // VCIs may share a doorbell (DoorbellOf): a ring then wakes the sleepers
   // of all of them, and a sleeper must poll all of them when it wakes.
   // Transports without doorbells return false from has_doorbell(); the
-  // other calls then do nothing and callers must not sleep on them.
+  // other calls then do nothing and callers must not sleep on them. The
+  // token is opaque (64 bits, so that a transport made of two can carry
+  // both of theirs).
   virtual bool has_doorbell() const { return false; }
   virtual int DoorbellOf(int vci) const { return vci; }
-  virtual uint32_t ArmDoorbell(int /*vci*/) { return 0; }
-  virtual void SleepOnDoorbell(int /*vci*/, uint32_t /*token*/,
+  virtual uint64_t ArmDoorbell(int /*vci*/) { return 0; }
+  virtual void SleepOnDoorbell(int /*vci*/, uint64_t /*token*/,
                                int64_t /*timeout_ns*/) {}
   // Wakes whoever sleeps on `vci`'s doorbell in this process; one load when
   // nobody is armed. Any thread, holding any lock or none.
@@ -216,6 +218,13 @@ class Transport {
   // this very core and should keep it (a tie broken by rank): the caller
   // may then move to another core instead.
   virtual bool PeerMayShareCore(bool* /*move_away*/) { return false; }
+
+  // For a transport combined with another (net/routed_transport.h): this
+  // one then also rings `other`'s doorbell of a VCI whenever it gives that
+  // VCI work it had none of before (a peer's first connection to it), so a
+  // thread asleep on `other`'s doorbell alone, since this transport had
+  // nothing for it, wakes up and looks here too. Called once, at setup.
+  virtual void AlsoRingOnFirstContact(Transport* /*other*/) {}
 
   // False only when `vci` has never carried anything (no connection to or
   // from it, nothing posted on it), so polling it would find nothing: a

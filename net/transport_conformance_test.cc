@@ -872,7 +872,7 @@ TEST_P(TransportConformanceTest, DoorbellWakesSleepersForEveryArrival) {
     // arming; false when a sleep ran into its timeout (a lost wakeup).
     auto sleep_until = [&](int vci, int sleep_vci, auto done) {
       while (true) {
-        const uint32_t token = transport.ArmDoorbell(sleep_vci);
+        const uint64_t token = transport.ArmDoorbell(sleep_vci);
         transport.Poll(vci, handler, 64);
         if (done()) return true;
         const auto start = absl::Now();
@@ -961,7 +961,7 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
     for (int vci : {0, 1, 2}) {
       for (int round = 0; round < 50; ++round) {
         std::atomic<bool> rung{false};
-        const uint32_t token = (*transport)->ArmDoorbell(vci);
+        const uint64_t token = (*transport)->ArmDoorbell(vci);
         std::thread ringer([&] {
           rung.store(true, std::memory_order_seq_cst);
           (*transport)->RingDoorbell(vci);
@@ -980,20 +980,18 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
-                         ::testing::Values(Param{"shm", 2}, Param{"shm", 4},
-                                           Param{"ib", 2}, Param{"ib", 4},
-                                           Param{"tcp", 2}, Param{"tcp", 4},
-                                           // auto across pretend nodes: shm
-                                           // inside each, tcp between them
-                                           Param{"auto", 4, {0, 0, 1, 1}},
-                                           Param{"auto", 3, {0, 1, 1}}),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return absl::StrCat(
-                               info.param.transport, "_", info.param.ranks,
-                               "ranks",
-                               info.param.nodes.empty() ? "" : "_2nodes");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Transports, TransportConformanceTest,
+    ::testing::Values(Param{"shm", 2}, Param{"shm", 4}, Param{"ib", 2},
+                      Param{"ib", 4}, Param{"tcp", 2}, Param{"tcp", 4},
+                      // auto across pretend nodes: shm
+                      // inside each, tcp between them
+                      Param{"auto", 4, {0, 0, 1, 1}},
+                      Param{"auto", 3, {0, 1, 1}}),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      return absl::StrCat(info.param.transport, "_", info.param.ranks, "ranks",
+                          info.param.nodes.empty() ? "" : "_2nodes");
+    });
 
 // Selection: shared memory cannot reach another node, and says so; auto
 // gives each pair its own transport.

@@ -283,6 +283,7 @@ class PmixBootstrap final : public Bootstrap {
           absl::StrCat("PMIx rank ", rank_, " outside job size ", size_));
     }
     std::string node_name = LauncherHostname();
+    set_cores(local_rank_, static_cast<int>(local_ranks_.size()));
     if (node_split > 1) {
       // Contiguous blocks of the node's local ranks become pretend nodes;
       // a node with fewer ranks than pretend nodes gives one rank each.

@@ -45,6 +45,13 @@ class Bootstrap {
     return node_names_[node_of_rank_[rank]];
   }
   const std::string& hostname() const { return node_name(rank()); }
+  // This rank's position among the ranks of the launcher's node before any
+  // MINIMPI_NODE_SPLIT (pretend nodes share the real node's cores), for
+  // binding ranks to distinct cores.
+  int core_slot() const { return core_slot_; }
+  // How many ranks share this rank's cores: its launcher node's, before any
+  // split.
+  int ranks_sharing_cores() const { return ranks_sharing_cores_; }
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -81,8 +88,14 @@ class Bootstrap {
   // rank of its node (a name no two nodes share) and the node's name, then
   // one Fence. Collective; a job of one rank needs no exchange.
   absl::Status ExchangeNodes(std::string_view my_node_name);
+  void set_cores(int slot, int sharing) {
+    core_slot_ = slot;
+    ranks_sharing_cores_ = sharing;
+  }
 
  private:
+  int core_slot_ = 0;
+  int ranks_sharing_cores_ = 1;
   std::vector<int> node_of_rank_;
   std::vector<std::string> node_names_;
 };

@@ -74,6 +74,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   }
   status.Update(ReadInt("MINIMPI_TCP_CONNECT_TIMEOUT_MS", 1, 3'600'000,
                         s.tcp_connect_timeout_ms));
+  status.Update(
+      ReadInt("MINIMPI_TCP_PROGRESS_US", 0, 10'000'000, s.tcp_progress_us));
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
   status.Update(ReadInt("MINIMPI_EP_VCIS", 0, 960, s.endpoint_vcis));
   status.Update(ReadChoice("MINIMPI_EP_PROGRESS", {"own", "process"},
@@ -160,6 +162,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(s.tcp_connect_timeout_ms),
        absl::StrCat(d.tcp_connect_timeout_ms),
        "net/tcp: milliseconds a connection may take before the job ends"},
+      {"MINIMPI_TCP_PROGRESS_US", absl::StrCat(s.tcp_progress_us),
+       absl::StrCat(d.tcp_progress_us),
+       "net/tcp: a helper thread moves RDMA data for VCIs not polled for "
+       "this many microseconds (as a NIC would); 0: no helper thread"},
       {"MINIMPI_NUM_VCIS", absl::StrCat(s.num_vcis), absl::StrCat(d.num_vcis),
        "virtual communication interfaces per process (1-64); communicators "
        "are spread over them"},

@@ -31,6 +31,11 @@ struct Settings {
   // net/tcp: a connection not established within this many milliseconds
   // ends the job.
   int tcp_connect_timeout_ms = 10000;
+  // net/tcp: a helper thread moves RDMA data (lands writes, answers reads)
+  // on VCIs whose owner has not polled for this many microseconds, as a
+  // NIC would without the target's CPU; 0: no helper thread (RDMA to a rank
+  // then moves only while it polls).
+  int tcp_progress_us = 1000;
   // Virtual communication interfaces per process; communicators are spread
   // over them so threads on different communicators never share a lock.
   int num_vcis = 4;

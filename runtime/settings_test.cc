@@ -54,6 +54,38 @@ TEST(SettingsTest, ReadsTheWaitingSettingsAndAuto) {
             std::string::npos);
 }
 
+TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
+  setenv("MINIMPI_TRANSPORT", "tcp", 1);
+  setenv("MINIMPI_NODE_SPLIT", "3", 1);
+  setenv("MINIMPI_TCP_IF", "eth7", 1);
+  setenv("MINIMPI_TCP_CONNECT_TIMEOUT_MS", "2500", 1);
+  setenv("MINIMPI_TCP_PROGRESS_US", "0", 1);
+  auto settings = Settings::FromEnvironment();
+  setenv("MINIMPI_TRANSPORT", "udp", 1);
+  auto bad_transport = Settings::FromEnvironment();
+  setenv("MINIMPI_TRANSPORT", "auto", 1);
+  setenv("MINIMPI_NODE_SPLIT", "0", 1);
+  auto bad_split = Settings::FromEnvironment();
+  for (const char* name :
+       {"MINIMPI_TRANSPORT", "MINIMPI_NODE_SPLIT", "MINIMPI_TCP_IF",
+        "MINIMPI_TCP_CONNECT_TIMEOUT_MS", "MINIMPI_TCP_PROGRESS_US"}) {
+    unsetenv(name);
+  }
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(settings->transport, "tcp");
+  EXPECT_EQ(settings->node_split, 3);
+  EXPECT_EQ(settings->tcp_interface, "eth7");
+  EXPECT_EQ(settings->tcp_connect_timeout_ms, 2500);
+  EXPECT_EQ(settings->tcp_progress_us, 0);
+  ASSERT_FALSE(bad_transport.ok());
+  EXPECT_NE(bad_transport.status().message().find("auto, shm, tcp, ib"),
+            std::string::npos)
+      << bad_transport.status();
+  ASSERT_FALSE(bad_split.ok());
+  EXPECT_NE(bad_split.status().message().find("MINIMPI_NODE_SPLIT"),
+            std::string::npos);
+}
+
 TEST(SettingsTest, RejectsOutOfRangeAndNamesTheVariable) {
   setenv("MINIMPI_NUM_VCIS", "0", 1);
   auto settings = Settings::FromEnvironment();

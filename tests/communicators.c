@@ -247,22 +247,59 @@ static inline int info_value(MPI_Info info, const char* key, char* value) {
   return flag;
 }
 
+/* Which world ranks share this rank's node, by processor name (the
+ * launcher's node name: on a cluster, or with pretend nodes, the job spans
+ * several): node_mates[r] is 1 for each. Returns how many. */
+static int find_node_mates(int* node_mates) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {0};
+  int length = 0;
+  MPI_CHECK(MPI_Get_processor_name(name, &length));
+  char* names = malloc((size_t)g_size * MPI_MAX_PROCESSOR_NAME);
+  CHECK(names != NULL, "out of memory");
+  MPI_CHECK(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names,
+                          MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD));
+  int count = 0;
+  for (int r = 0; r < g_size; ++r) {
+    node_mates[r] = strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME, name) == 0;
+    count += node_mates[r];
+  }
+  free(names);
+  return count;
+}
+
 static void check_split_type(void) {
+  int* mates = malloc(sizeof(int) * (size_t)g_size);
+  CHECK(mates != NULL, "out of memory");
+  const int on_node = find_node_mates(mates);
+  /* Keys reverse the world order: my rank there is the number of node
+   * mates above me, and rank 0 is the highest world rank on the node. */
+  int mates_above = 0, highest_mate = g_rank, even_mates = 0;
+  for (int r = 0; r < g_size; ++r) {
+    if (!mates[r]) continue;
+    if (r > g_rank) ++mates_above;
+    if (r > highest_mate) highest_mate = r;
+    if (r % 2 == 0) ++even_mates;
+  }
   MPI_Comm shared;
   MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED,
                                 g_size - g_rank, MPI_INFO_NULL, &shared));
   int rank = -1, size = -1;
   MPI_CHECK(MPI_Comm_rank(shared, &rank));
   MPI_CHECK(MPI_Comm_size(shared, &size));
-  /* The tests run on one node: everyone shares it, in reverse order. */
-  CHECK(size == g_size && rank == g_size - 1 - g_rank,
-        "MPI_COMM_TYPE_SHARED: rank %d of %d, expected %d of %d", rank, size,
-        g_size - 1 - g_rank, g_size);
+  CHECK(size == on_node && rank == mates_above,
+        "MPI_COMM_TYPE_SHARED: rank %d of %d, expected %d of %d (the ranks "
+        "with this processor name)",
+        rank, size, mates_above, on_node);
+  /* The node's ranks in world order, for the splits made with key 0. */
+  MPI_Comm node_in_order;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                                MPI_INFO_NULL, &node_in_order));
   int world_rank_of_zero = -1;
   if (rank == 0) world_rank_of_zero = g_rank;
   MPI_CHECK(MPI_Bcast(&world_rank_of_zero, 1, MPI_INT, 0, shared));
-  CHECK(world_rank_of_zero == g_size - 1, "shared rank 0 is world rank %d",
-        world_rank_of_zero);
+  CHECK(world_rank_of_zero == highest_mate,
+        "shared rank 0 is world rank %d, expected %d", world_rank_of_zero,
+        highest_mate);
   MPI_Comm undefined;
   MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL,
                                 &undefined));
@@ -277,8 +314,9 @@ static void check_split_type(void) {
     CHECK(some == MPI_COMM_NULL, "MPI_UNDEFINED rank got a communicator");
   } else {
     MPI_CHECK(MPI_Comm_size(some, &size));
-    CHECK(size == (g_size + 1) / 2,
-          "even ranks' shared communicator has size %d", size);
+    CHECK(size == even_mates,
+          "even ranks' shared communicator has size %d, expected %d", size,
+          even_mates);
     MPI_CHECK(MPI_Comm_free(&some));
   }
 #if MPI_VERSION >= 4
@@ -292,7 +330,7 @@ static void check_split_type(void) {
                                 info, &guided));
   CHECK(guided != MPI_COMM_NULL,
         "HW_GUIDED mpi_shared_memory gave MPI_COMM_NULL");
-  check_same_group(guided, MPI_COMM_WORLD, "HW_GUIDED mpi_shared_memory");
+  check_same_group(guided, node_in_order, "HW_GUIDED mpi_shared_memory");
 #if MINIMPI_ONLY
   MPI_Info used;
   MPI_CHECK(MPI_Comm_get_info(guided, &used));
@@ -311,10 +349,18 @@ static void check_split_type(void) {
   MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0,
                                 info, &other));
   CHECK(other == MPI_COMM_NULL, "HW_GUIDED NUMANode gave a communicator");
-  /* A one-node job has no split finer than the node. */
+  /* The node is the finest split minimpi knows: a job on one node has
+   * none to offer, one across nodes splits by node. */
   MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0,
                                 MPI_INFO_NULL, &other));
-  CHECK(other == MPI_COMM_NULL, "HW_UNGUIDED on one node gave a communicator");
+  if (on_node == g_size) {
+    CHECK(other == MPI_COMM_NULL,
+          "HW_UNGUIDED on one node gave a communicator");
+  } else {
+    CHECK(other != MPI_COMM_NULL, "HW_UNGUIDED across nodes gave none");
+    check_same_group(other, node_in_order, "HW_UNGUIDED across nodes");
+    MPI_CHECK(MPI_Comm_free(&other));
+  }
 #endif
   MPI_CHECK(MPI_Info_delete(info, "mpi_hw_resource_type"));
   MPI_Comm missing;
@@ -329,7 +375,9 @@ static void check_split_type(void) {
   MPI_CHECK(MPI_Info_free(&info));
   MPI_CHECK(MPI_Comm_free(&guided));
 #endif
+  MPI_CHECK(MPI_Comm_free(&node_in_order));
   MPI_CHECK(MPI_Comm_free(&shared));
+  free(mates);
 }
 
 static void expect_name(MPI_Comm comm, const char* expected, const char* what) {

@@ -39,11 +39,15 @@ MPI_TEST_PROGRAMS = {
     "errors_return": {"srcs": ["errors_return.c"], "threaded": False},
     "fatal_errors": {"srcs": ["fatal_errors.c"], "threaded": False},
     "rank_dies": {"srcs": ["rank_dies.c"], "threaded": False},
+    # A rank killed or aborting after a barrier (tests/cluster/faults.sh runs
+    # it across nodes).
+    "rank_fails_late": {"srcs": ["rank_fails_late.c"], "threaded": False},
     "collectives": {"srcs": ["collectives.c"], "threaded": False},
     "collectives_nonblocking": {"srcs": ["collectives_nonblocking.c"], "threaded": False},
     "collectives_threads": {"srcs": ["collectives_threads.cc"], "threaded": True},
     "collectives_errors": {"srcs": ["collectives_errors.c"], "threaded": False},
     "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
+    "nodes": {"srcs": ["nodes.c"], "threaded": False},
     # The matching benchmark's own source (exported by apps/bench), so the
     # benchmark and its correctness run never drift apart.
     "match_hotspot": {"srcs": ["//apps/bench:match_hotspot.c"], "threaded": False},
@@ -241,6 +245,24 @@ MPI_TEST_CASES = [
         "program": "rank_dies",
         "ranks": [2, 4],
         "args": ["kill"],
+        "expect": "failure",
+        "timeout": 30,
+    },
+    # The last rank dies (or aborts) after a barrier, while the others wait in
+    # MPI_Recv and MPI_Barrier.
+    {
+        "name": "rank_killed_late",
+        "program": "rank_fails_late",
+        "ranks": [4],
+        "args": ["kill"],
+        "expect": "failure",
+        "timeout": 30,
+    },
+    {
+        "name": "rank_aborts_late",
+        "program": "rank_fails_late",
+        "ranks": [4],
+        "args": ["abort"],
         "expect": "failure",
         "timeout": 30,
     },
@@ -686,6 +708,31 @@ MPI_TEST_CASES = [
     {"name": "wait_sleep_generalized_requests", "program": "generalized_requests", "ranks": [2], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
     {"name": "wait_sleep_bsend", "program": "bsend", "ranks": [2], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
     {"name": "wait_sleep_collectives_nonblocking", "program": "collectives_nonblocking", "ranks": [3], "env": ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
+    # Across nodes (issue 21). MINIMPI_NODE_SPLIT=2 splits this node's ranks
+    # into two pretend nodes, so plain mpiexec takes the cross-node paths
+    # (shm inside each pretend node, tcp between them); MINIMPI_TRANSPORT=tcp
+    # puts every pair, self included, on tcp. The same programs run on a
+    # real (simulated) two-node Slurm cluster in tools/test.sh.
+    {"name": "nodes", "program": "nodes", "ranks": [1, 2, 4], "args": ["1"]},
+    {"name": "nodes_split", "program": "nodes", "ranks": [2, 3, 4], "args": ["2"], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "nodes_split_four", "program": "nodes", "ranks": [5], "args": ["4"], "env": ["MINIMPI_NODE_SPLIT=4"]},
+    {"name": "nodes_tcp", "program": "nodes", "ranks": [1, 3], "args": ["1"], "env": ["MINIMPI_TRANSPORT=tcp"]},
+    {"name": "communicators_split_nodes", "program": "communicators", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "pingpong_split_nodes", "program": "pingpong", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "pingpong_tcp", "program": "pingpong", "ranks": [2], "env": ["MINIMPI_TRANSPORT=tcp"]},
+    {"name": "probe_split_nodes", "program": "probe", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "wildcard_split_nodes", "program": "wildcard", "ranks": [3], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "collectives_split_nodes", "program": "collectives", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 300},
+    {"name": "collectives_nonblocking_split_nodes", "program": "collectives_nonblocking", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "partitioned_split_nodes", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    {"name": "partitioned_threads_tcp", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "4", "--rounds", "20"], "env": ["MINIMPI_TRANSPORT=tcp"], "timeout": 180},
+    {"name": "partitioned_random_split_nodes", "program": "partitioned_random", "ranks": [2], "args": ["20", "5"], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "endpoints_split_nodes", "program": "endpoints", "ranks": [2, 4], "args": ["--endpoints", "2", "--quick"], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "endpoints_collectives_tcp", "program": "endpoints_collectives", "ranks": [2], "args": ["--endpoints", "2", "--quick"], "env": ["MINIMPI_TRANSPORT=tcp"], "timeout": 180},
+    {"name": "dslash_split_nodes", "program": "dslash", "ranks": [4], "args": ["--mode", "all", "--lattice", "8x8x8x16", "--iters", "3"], "env": ["OMP_NUM_THREADS=4", "MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "miniamr_like_split_nodes", "program": "miniamr_like", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "wait_sleep_pingpong_split_nodes", "program": "pingpong", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
+    {"name": "wait_sleep_endpoints_tcp", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_TRANSPORT=tcp", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},
     # The other policies by name still work.
     {"name": "wait_spin_threads", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_WAIT_POLICY=spin"], "timeout": 120},
     {"name": "wait_yield_threads", "program": "threads", "ranks": [2], "args": ["4", "100"], "env": ["MINIMPI_WAIT_POLICY=yield"], "timeout": 120},

@@ -10,7 +10,22 @@
 #                                        CMake, pkg-config and autoconf find it
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun
-#   4b. every matching engine            tests/run_all.sh mpiexec once per
+#   4b. Slurm across nodes               tools/slurm/start_cluster.sh --nodes 3
+#                                        (a simulated cluster: a network
+#                                        namespace per node); a representative
+#                                        part of the suite with SRUN_NODES=2
+#                                        (srun -N 2 --mpi=pmix), under the
+#                                        default matching engine and under
+#                                        MINIMPI_MATCH=ll; a few cases on 3
+#                                        nodes; Dslash's checksums on two
+#                                        nodes against one node's
+#                                        (tests/cluster/same_results.sh);
+#                                        tests/cluster/faults.sh (a
+#                                        killed or aborting rank on node2);
+#                                        mpiexec's handoff to srun inside
+#                                        `salloc -N 2`; then stop_cluster.sh
+#                                        (also on exit, so nothing is left)
+#   4c. every matching engine            tests/run_all.sh mpiexec once per
 #                                        non-default MINIMPI_MATCH engine
 #   5. bazel test --config=asan          unit tests (not tagged multirank)
 #   6. bazel test --config=tsan          unit tests tagged threaded
@@ -20,7 +35,7 @@
 # goes to log files in one directory whose path is printed first and last.
 # The output ends with the failing names and exactly one line
 # "N passed, N failed" (Bazel test targets, srun cases and the checks of
-# step 3); the exit status is non-zero when anything failed.
+# steps 3 and 4b); the exit status is non-zero when anything failed.
 #
 #   BAZEL             the bazel command (default: bazel), e.g. to add
 #                     startup options
@@ -219,19 +234,31 @@ done
 # added to the totals and its failing cases listed under NAME.
 run_all() {
   local name="$1" limit="$2"; shift 2
-  local log="${logs}/${name//[^a-z0-9]/_}.log"
-  echo "  running every multi-rank case (log: ${log})"
+  echo "  running multi-rank cases: tests/run_all.sh $*"
   # run_all.sh builds the test programs with ${BAZEL}; the same limits apply.
   BAZEL_BUILD_OPTIONS="${BAZEL_BUILD_OPTIONS:---local_cpu_resources=2 --jobs=2}" \
     MPI_TEST_LOG_DIR="${logs}/${name//[^a-z0-9]/_}" \
-    timeout "${limit}" tests/run_all.sh "$@" >"${log}" 2>&1
+    run_counted "${name}" "${limit}" tests/run_all.sh "$@"
+}
+
+# run_counted NAME TIMEOUT COMMAND...: runs a script that prints "PASS ..."
+# / "FAIL ..." lines and ends with "N passed, N failed" (tests/run_all.sh,
+# tests/cluster/faults.sh); adds its counts to the totals and lists its
+# failures under NAME.
+run_counted() {
+  local name="$1" limit="$2"; shift 2
+  local log="${logs}/${name//[^a-z0-9]/_}.log"
+  echo "  (log: ${log})"
+  local begun=${SECONDS}
+  timeout "${limit}" "$@" >"${log}" 2>&1
   local summary
   summary="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "${log}" | tail -n 1)"
   if [ -z "${summary}" ]; then
     tail -n 20 "${log}" | sed 's/^/  /'
-    fail "${name}: tests/run_all.sh printed no 'N passed, N failed' line"
+    fail "${name}: ${1##*/} printed no 'N passed, N failed' line"
     return
   fi
+  summary="${summary} ($((SECONDS - begun))s)"
   echo "  ${summary}"
   local run_passed run_failed
   read -r run_passed _ run_failed _ <<<"${summary}"
@@ -254,6 +281,86 @@ else
 fi
 
 # --- 4b ----------------------------------------------------------------------
+# A simulated cluster of 3 nodes on this machine (tools/slurm/start_cluster.sh;
+# it runs beside step 4's one-node Slurm: own ports, munged and /run dir).
+# Not the whole suite: a representative part, each case spread over 2 nodes
+# in even blocks (4 ranks: 0,1 on one node, 2,3 on the other), so pairs
+# cross nodes and share them: point-to-point basics, probes, collectives,
+# partitioned, endpoints, Dslash, fatal errors and dying ranks. On 2 cores
+# these cases run in 25 s on one node over shared memory (mpiexec); across
+# nodes they go over TCP (net/tcp), so allow 10x that and cap each engine's
+# run at 600 s (the whole step is meant to stay under 8 minutes).
+cluster_cases='^(nodes_4|nodes_split_4|communicators_4|ring_4|pingpong_2|pingpong_4|wildcard_4|probe_4|ssend_4|persistent_3|isendrecv_4|waitany_4|cancel_send_2|comm_4'
+cluster_cases+='|collectives_4|collectives_5|collectives_nonblocking_4|collectives_allreduce_ring_5|collectives_alltoall_bruck_3|collectives_datatypes_3'
+cluster_cases+='|partitioned_2|partitioned_quick_3|partitioned_errors_3|partitioned_threads_one_vci_2'
+cluster_cases+='|endpoints_4|endpoints_collectives_4|endpoints_comms_3|endpoints_varying_3|dslash_4|dslash_three_threads_2'
+cluster_cases+='|abort_4|rank_killed_4|rank_exits_4|rank_killed_late_4|rank_aborts_late_4|fatal_send_bad_rank_4|fatal_bcast_bad_root_3|collectives_errors_mismatch_4)$'
+# On all 3 nodes: 6 ranks 2+2+2, 4 ranks 2+1+1, 5 ranks 2+2+1.
+cluster_cases_3='^(collectives_5|collectives_allgather_recursive_doubling_6|topology_6|endpoints_4|endpoints_collectives_4|ring_8|rank_killed_late_4)$'
+cluster_conf=/run/minimpi-cluster/slurm.conf
+
+step "Slurm across nodes: tools/slurm/start_cluster.sh --nodes 3"
+# Whatever happens below, leave no cluster behind (a failed or interrupted CI
+# run included: INT and TERM exit through the EXIT trap).
+trap 'tools/slurm/stop_cluster.sh >/dev/null 2>&1; rm -rf "${work}"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+cluster_started=${SECONDS}
+if timeout 120 tools/slurm/start_cluster.sh --nodes 3 >"${logs}/cluster.log" 2>&1; then
+  head -n 1 "${logs}/cluster.log" | sed 's/^/  /'
+  pass "cluster: start 3 nodes ($((SECONDS - cluster_started))s)"
+  for engine in default ll; do
+    step "Slurm across nodes: srun -N 2, MINIMPI_MATCH=${engine}"
+    if [ "${engine}" = default ]; then
+      SLURM_CONF="${cluster_conf}" SRUN_NODES=2 run_all "cluster 2 nodes" 600 srun "${cluster_cases}"
+    else
+      MINIMPI_MATCH="${engine}" SLURM_CONF="${cluster_conf}" SRUN_NODES=2 \
+        run_all "cluster 2 nodes ${engine}" 600 srun "${cluster_cases}"
+    fi
+  done
+  step "Slurm across nodes: srun -N 3"
+  SLURM_CONF="${cluster_conf}" SRUN_NODES=3 run_all "cluster 3 nodes" 300 srun "${cluster_cases_3}"
+
+  step "Slurm across nodes: the same results as on one node"
+  check "cluster: Dslash checksums on 2 nodes equal one node's; MiniAMR-like on 2 nodes" \
+    env SLURM_CONF="${cluster_conf}" tests/cluster/same_results.sh bazel-bin
+  step "Slurm across nodes: faults (tests/cluster/faults.sh)"
+  SLURM_CONF="${cluster_conf}" run_counted "cluster faults" 180 \
+    tests/cluster/faults.sh bazel-bin/tests/rank_fails_late
+
+  step "Slurm across nodes: mpiexec inside salloc -N 2"
+  # mpiexec hands the job to srun (printed under -v); every node runs ranks.
+  check "cluster: salloc -N 2 mpiexec -v -n 4 hostname runs on both nodes" bash -c '
+    out="$(SLURM_CONF="$1" salloc -N 2 "$2" -v -n 4 hostname 2>&1)"; rc=$?; echo "$out"
+    [ "$rc" -eq 0 ] &&
+    grep -q "^mpiexec: in Slurm job [0-9]* (2 nodes): srun --mpi=pmix .* -n 4 hostname$" <<<"$out" &&
+    [ "$(grep -cx node1 <<<"$out")" -eq 2 ] && [ "$(grep -cx node2 <<<"$out")" -eq 2 ]' \
+    _ "${cluster_conf}" bazel-bin/tools/mpiexec/mpiexec
+  check "cluster: salloc -N 2 mpiexec -n 4 ring (an MPI job across nodes)" bash -c '
+    SLURM_CONF="$1" salloc -N 2 "$2" -n 4 "$3"' \
+    _ "${cluster_conf}" bazel-bin/tools/mpiexec/mpiexec bazel-bin/tests/ring
+  # Outside an allocation, another host is refused with advice naming srun.
+  check "cluster: mpiexec -host node2 outside an allocation names srun" bash -c '
+    ! out="$(env -u SLURM_JOB_ID "$1" -host node2 -n 2 hostname 2>&1)" && echo "$out" &&
+    grep -q "^mpiexec: -host node2: .*use srun --mpi=pmix inside a Slurm allocation" <<<"$out"' \
+    _ bazel-bin/tools/mpiexec/mpiexec
+
+  step "Slurm across nodes: tools/slurm/stop_cluster.sh"
+  check "cluster: stop leaves no namespace, bridge, daemon or directory" bash -c '
+    tools/slurm/stop_cluster.sh &&
+    ! ip netns list | grep -q "^minimpi-node" &&
+    ! ip link show minimpi-br0 >/dev/null 2>&1 &&
+    ! [ -e /run/minimpi-cluster ] &&
+    ! pgrep -f "[/]run/minimpi-cluster/slurm.conf"'
+else
+  tail -n 20 "${logs}/cluster.log" | sed 's/^/  /'
+  fail "cluster: start (log: ${logs}/cluster.log)"
+  tools/slurm/stop_cluster.sh >>"${logs}/cluster.log" 2>&1 || true
+fi
+trap 'rm -rf "${work}"' EXIT
+trap - INT TERM
+
+# --- 4c ----------------------------------------------------------------------
 # Step 2 ran every multi-rank test on the default matching engine (colpnp);
 # run them again on each other engine, so all five pass the whole suite.
 for engine in ll perpeer col+ll ll+pnp; do

@@ -289,7 +289,7 @@ bool PointToPoint::SleepUntilRung(int vci, absl::FunctionRef<bool()> done) {
   }
   // A wait on every VCI (vci < 0) sleeps on the shared VCIs' doorbell.
   const int bell = vci < 0 ? 0 : vci;
-  const uint32_t token = transport_->ArmDoorbell(bell);
+  const uint64_t token = transport_->ArmDoorbell(bell);
   // The last look, after arming: at every VCI whose arrivals ring this
   // doorbell. Whatever arrives after it rings. Only a look under each
   // VCI's lock proves there is nothing; when another thread holds one

@@ -532,7 +532,7 @@ std::atomic<uint32_t>* ShmTransport::OwnDoorbell(int vci) const {
                        InboxOffset(DoorbellOf(vci)));
 }
 
-uint32_t ShmTransport::ArmDoorbell(int vci) {
+uint64_t ShmTransport::ArmDoorbell(int vci) {
   std::atomic<uint32_t>* doorbell = OwnDoorbell(vci);
   const uint32_t token =
       doorbell->fetch_or(kArmed, std::memory_order_seq_cst) | kArmed;
@@ -541,14 +541,14 @@ uint32_t ShmTransport::ArmDoorbell(int vci) {
   return token;
 }
 
-void ShmTransport::SleepOnDoorbell(int vci, uint32_t token,
+void ShmTransport::SleepOnDoorbell(int vci, uint64_t token,
                                    int64_t timeout_ns) {
   const timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),
                             static_cast<long>(timeout_ns % 1'000'000'000)};
   Presence* presence = PresenceOf(my_local_index_);
   presence->asleep.store(1, std::memory_order_relaxed);
   // Returns at once when a ring already changed the word.
-  Futex(OwnDoorbell(vci), FUTEX_WAIT, token, &timeout);
+  Futex(OwnDoorbell(vci), FUTEX_WAIT, static_cast<uint32_t>(token), &timeout);
   presence->asleep.store(0, std::memory_order_relaxed);
   const int cpu = sched_getcpu();
   if (presence->cpu.load(std::memory_order_relaxed) != cpu) {

@@ -112,8 +112,8 @@ class ShmTransport final : public Transport {
   int DoorbellOf(int vci) const override {
     return vci < shared_vcis_ ? 0 : vci;
   }
-  uint32_t ArmDoorbell(int vci) override;
-  void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
+  uint64_t ArmDoorbell(int vci) override;
+  void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* move_away) override;

@@ -90,6 +90,14 @@ iovec Iov(const void* data, size_t length) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ListenAddress(const std::string& interface) {
+  absl::StatusOr<in_addr> address = ChooseAddress(interface);
+  if (!address.ok()) return address.status();
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &*address, text, sizeof(text));
+  return std::string(text);
+}
+
 absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
   absl::StatusOr<std::unique_ptr<TcpTransport>> transport =
@@ -107,6 +115,7 @@ TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
       shared_vcis_(settings.num_vcis),
       max_message_(kMaxHeaderBytes + settings.eager_max),
       connect_timeout_ms_(settings.tcp_connect_timeout_ms),
+      progress_interval_us_(settings.tcp_progress_us),
       // Room for many small frames per read, and always for the largest
       // message or read request after the unparsed rest of the last read.
       in_capacity_(std::max<size_t>(
@@ -223,7 +232,9 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
       state.free_ops.push_back(op);
     }
   }
-  progress_thread_ = std::thread([this] { ProgressLoop(); });
+  if (progress_interval_us_ > 0) {
+    progress_thread_ = std::thread([this] { ProgressLoop(); });
+  }
   return absl::OkStatus();
 }
 
@@ -259,7 +270,7 @@ TcpTransport::~TcpTransport() {
     }
   }
   {
-    absl::MutexLock lock(&accept_mutex_);
+    std::lock_guard<std::mutex> lock(accept_mutex_);
     for (auto& [fd, unidentified] : unidentified_) close(fd);
   }
   if (accept_epoll_fd_ >= 0) close(accept_epoll_fd_);
@@ -273,6 +284,10 @@ std::string TcpTransport::Who(int rank) const {
 void TcpTransport::Die(int, const std::string& what) {
   const std::string line =
       absl::StrCat("minimpi: net/tcp: ", Who(rank_), " ", what);
+  // Printed here as well: Slurm's PMIx plugin does not print the message
+  // of an abort (minimpi's mpiexec does, as its reason for ending the job).
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
   bootstrap_->Abort(1, line);
   std::abort();  // Abort does not return; this says so to the compiler
 }
@@ -299,7 +314,7 @@ absl::StatusOr<MemoryRegion> TcpTransport::RegisterMemory(void* address,
                                                           size_t length) {
   const uint32_t key = next_key_.fetch_add(1, std::memory_order_relaxed);
   {
-    absl::MutexLock lock(&regions_mutex_);
+    std::unique_lock<std::shared_mutex> lock(regions_mutex_);
     regions_[key] = Region{reinterpret_cast<uint64_t>(address), length};
   }
   MemoryRegion region;
@@ -311,7 +326,7 @@ absl::StatusOr<MemoryRegion> TcpTransport::RegisterMemory(void* address,
 }
 
 void TcpTransport::DeregisterMemory(const MemoryRegion& region) {
-  absl::MutexLock lock(&regions_mutex_);
+  std::unique_lock<std::shared_mutex> lock(regions_mutex_);
   regions_.erase(region.remote_key);
 }
 
@@ -319,7 +334,7 @@ void TcpTransport::CheckRemoteAccess(const Connection& conn,
                                      const char* operation, uint32_t key,
                                      uint64_t address, uint64_t length) {
   {
-    absl::ReaderMutexLock lock(&regions_mutex_);
+    std::shared_lock<std::shared_mutex> lock(regions_mutex_);
     auto it = regions_.find(key);
     if (it != regions_.end() &&
         (length == 0 ||
@@ -677,7 +692,7 @@ PostResult TcpTransport::RdmaRead(int vci, PeerVci peer, void* local,
 }
 
 void TcpTransport::TakeHandoffs(Vci& state) {
-  absl::MutexLock lock(&state.handoff_mutex);
+  std::lock_guard<std::mutex> lock(state.handoff_mutex);
   for (auto& conn : state.handoff) {
     conn->adopted = true;
     state.connections.push_back(std::move(conn));
@@ -688,7 +703,7 @@ void TcpTransport::TakeHandoffs(Vci& state) {
 
 void TcpTransport::Accept() {
   // Whichever VCI gets here first accepts for all; the others move on.
-  if (!accept_mutex_.TryLock()) return;
+  if (!accept_mutex_.try_lock()) return;
   epoll_event events[32];
   const int ready = epoll_wait(accept_epoll_fd_, events, 32, 0);
   for (int i = 0; i < ready; ++i) {
@@ -740,7 +755,7 @@ void TcpTransport::Accept() {
     const int target_vci = hello.target_vci;
     unidentified_.erase(it);
     {
-      absl::MutexLock lock(&target.handoff_mutex);
+      std::lock_guard<std::mutex> lock(target.handoff_mutex);
       target.handoff.push_back(std::move(conn));
       target.handoff_count.fetch_add(1, std::memory_order_release);
     }
@@ -750,8 +765,11 @@ void TcpTransport::Accept() {
     event.data.ptr = raw;
     epoll_ctl(target.epoll_fd, EPOLL_CTL_ADD, fd, &event);
     RingDoorbell(target_vci);
+    if (Transport* other = also_ring_.load(std::memory_order_acquire)) {
+      other->RingDoorbell(target_vci);
+    }
   }
-  accept_mutex_.Unlock();
+  accept_mutex_.unlock();
 }
 
 void TcpTransport::CompleteOp(Connection& conn, uint64_t cookie,
@@ -1118,7 +1136,12 @@ int TcpTransport::PollLocked(int vci, CompletionHandler* handler,
 
 void TcpTransport::ProgressLoop() {
   while (!stop_progress_.load(std::memory_order_relaxed)) {
-    usleep(1000);
+    usleep(progress_interval_us_);
+    // A connection to a VCI that has never carried tcp traffic waits here:
+    // nobody polls that VCI's sockets (callers skip a VCI that
+    // MayHaveWork says is idle), so this thread hands it over, which makes
+    // it busy and rings its doorbell.
+    Accept();
     for (int v = 0; v < num_vcis_; ++v) {
       Vci& state = vcis_[v];
       if (!MayHaveWork(v)) continue;
@@ -1140,7 +1163,7 @@ void TcpTransport::ProgressLoop() {
   }
 }
 
-uint32_t TcpTransport::ArmDoorbell(int vci) {
+uint64_t TcpTransport::ArmDoorbell(int vci) {
   Vci& bell = vcis_[DoorbellOf(vci)];
   bell.armed.store(true, std::memory_order_seq_cst);
   // A ring from before this arming may still sit in the eventfd; nobody
@@ -1154,17 +1177,26 @@ uint32_t TcpTransport::ArmDoorbell(int vci) {
   return bell.rings.load(std::memory_order_seq_cst);
 }
 
-void TcpTransport::SleepOnDoorbell(int vci, uint32_t token,
+void TcpTransport::SleepOnDoorbell(int vci, uint64_t token,
                                    int64_t timeout_ns) {
   Vci& bell = vcis_[DoorbellOf(vci)];
   bell.sleepers.fetch_add(1, std::memory_order_seq_cst);
   if (bell.rings.load(std::memory_order_seq_cst) == token) {
-    const int64_t ms = std::min<int64_t>(
-        INT_MAX, timeout_ns <= 0 ? 0 : (timeout_ns + 999'999) / 1'000'000);
     // Level-triggered and consuming nothing: a socket with bytes, an
     // unaccepted connection or a ring ends it, and Poll does the work.
+    // epoll_pwait2 takes the timeout in nanoseconds (a VCI that also has
+    // shared-memory peers sleeps in slices of tens of microseconds);
+    // epoll_wait's milliseconds are the fallback for older kernels.
     epoll_event events[8];
-    epoll_wait(bell.doorbell_fd, events, 8, static_cast<int>(ms));
+    const int64_t wait_ns = std::max<int64_t>(timeout_ns, 0);
+    const timespec timeout = {static_cast<time_t>(wait_ns / 1'000'000'000),
+                              static_cast<long>(wait_ns % 1'000'000'000)};
+    if (epoll_pwait2(bell.doorbell_fd, events, 8, &timeout, nullptr) < 0 &&
+        errno == ENOSYS) {
+      const int64_t ms =
+          std::min<int64_t>(INT_MAX, (wait_ns + 999'999) / 1'000'000);
+      epoll_wait(bell.doorbell_fd, events, 8, static_cast<int>(ms));
+    }
   }
   bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -1186,7 +1218,9 @@ bool TcpTransport::MayHaveWork(int vci) const {
 }
 
 int TcpTransport::ConnectionCountForTesting(int vci) const {
-  const Vci& state = vcis_[vci];
+  Vci& state = vcis_[vci];
+  // The helper thread may be adopting connections right now.
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   return static_cast<int>(state.connections.size()) +
          state.handoff_count.load(std::memory_order_acquire);
 }

@@ -20,7 +20,8 @@
 //
 // Progress without the owner: a NIC moves RDMA data while the target's
 // threads do something else (a barrier, computing); a socket needs somebody
-// to read it. So a helper thread looks at each VCI every millisecond and,
+// to read it. So a helper thread looks at each VCI every
+// MINIMPI_TCP_PROGRESS_US (a millisecond by default; 0: no thread) and,
 // when the VCI's owner has not polled it since the last look, takes the
 // VCI's own (recursive, otherwise uncontended) mutex with a try-lock and
 // moves bytes: it lands writes and read responses, answers reads, flushes
@@ -50,6 +51,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,7 +59,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "net/tcp/wire.h"
 #include "net/transport.h"
@@ -70,6 +71,12 @@ namespace minimpi::net::tcp {
 // transport reaches every rank, itself included.
 absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+
+// The IPv4 address net/tcp listens on and advertises for
+// Settings::tcp_interface (an interface name or an address; empty: the
+// first non-loopback interface that is up, else loopback), dotted; an error
+// names MINIMPI_TCP_IF when it matches nothing. minimpi_info shows it.
+absl::StatusOr<std::string> ListenAddress(const std::string& interface);
 
 // One-sided operations a VCI may have outstanding (waiting for an
 // acknowledgement or a read response); beyond this, posting returns kRetry,
@@ -132,8 +139,9 @@ class TcpTransport final : public Transport {
   int DoorbellOf(int vci) const override {
     return vci < shared_vcis_ ? 0 : vci;
   }
-  uint32_t ArmDoorbell(int vci) override;
-  void SleepOnDoorbell(int vci, uint32_t token, int64_t timeout_ns) override;
+  void AlsoRingOnFirstContact(Transport* other) override { also_ring_ = other; }
+  uint64_t ArmDoorbell(int vci) override;
+  void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* /*move_away*/) override { return false; }
@@ -219,9 +227,9 @@ class TcpTransport final : public Transport {
     std::vector<uint32_t> free_ops;
     int connecting = 0;
 
-    absl::Mutex handoff_mutex;
-    std::vector<std::unique_ptr<Connection>> handoff
-        ABSL_GUARDED_BY(handoff_mutex);
+    std::mutex handoff_mutex;
+    // Guarded by handoff_mutex.
+    std::vector<std::unique_ptr<Connection>> handoff;
     std::atomic<int> handoff_count{0};
     std::atomic<bool> touched{false};
 
@@ -310,21 +318,26 @@ class TcpTransport final : public Transport {
   // Accepting: a process-wide epoll set (in every VCI's) with the listener
   // and the sockets whose hello is incomplete.
   int accept_epoll_fd_ = -1;
-  absl::Mutex accept_mutex_;
-  absl::flat_hash_map<int, Unidentified> unidentified_
-      ABSL_GUARDED_BY(accept_mutex_);
+  std::mutex accept_mutex_;
+  // Guarded by accept_mutex_.
+  absl::flat_hash_map<int, Unidentified> unidentified_;
 
   // Registered memory, by remote key. Keys are never reused.
   struct Region {
     uint64_t address = 0;
     uint64_t length = 0;
   };
-  mutable absl::Mutex regions_mutex_;
-  absl::flat_hash_map<uint32_t, Region> regions_
-      ABSL_GUARDED_BY(regions_mutex_);
+  mutable std::shared_mutex regions_mutex_;
+  // Guarded by regions_mutex_.
+  absl::flat_hash_map<uint32_t, Region> regions_;
   std::atomic<uint32_t> next_key_{1};
 
   std::atomic<bool> stop_progress_{false};
+  // RoutedTransport's node transport, rung beside our own doorbell when a
+  // VCI gets its first connection (AlsoRingOnFirstContact).
+  // Atomic: set after the progress thread started.
+  std::atomic<Transport*> also_ring_{nullptr};
+  const int progress_interval_us_;  // Settings::tcp_progress_us
   std::thread progress_thread_;
 };
 

@@ -90,6 +90,7 @@ class FakeBootstrap final : public runtime::Bootstrap {
       node_of_rank.push_back(it->second);
     }
     SetNodes(std::move(node_of_rank), std::move(names));
+    set_cores(local_rank_, static_cast<int>(local_ranks_.size()));
   }
 
   int rank() const override { return rank_; }

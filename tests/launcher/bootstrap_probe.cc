@@ -4,7 +4,11 @@
 // failed and exits 1.
 //
 // Usage: bootstrap_probe [--expect-size N] [--expect-env NAME=VALUE]...
-//                        [--expect-bound]
+//                        [--expect-bound] [--expect-nodes N] [--split K]
+//
+// --expect-nodes N: the launcher placed the ranks on N nodes (default 1);
+// --split K: Bootstrap::Init(K) (MINIMPI_NODE_SPLIT's pretend nodes), and the
+// node count expected is multiplied by K.
 
 #include <sched.h>
 
@@ -47,12 +51,18 @@ std::string ValueFor(int rank, int round) {
 int main(int argc, char** argv) {
   int expected_size = -1;
   bool expect_bound = false;
+  int expected_nodes = 1;
+  int split = 1;
   std::vector<std::string> expected_env;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--expect-size") == 0 && i + 1 < argc) {
       expected_size = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--expect-env") == 0 && i + 1 < argc) {
       expected_env.push_back(argv[++i]);
+    } else if (std::strcmp(argv[i], "--expect-nodes") == 0 && i + 1 < argc) {
+      expected_nodes = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--split") == 0 && i + 1 < argc) {
+      split = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--expect-bound") == 0) {
       expect_bound = true;
     } else {
@@ -61,7 +71,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  auto bootstrap_or = Bootstrap::Init();
+  auto bootstrap_or = Bootstrap::Init(split);
   if (!bootstrap_or.ok()) {
     std::fprintf(stderr, "bootstrap_probe: Init failed: %s\n",
                  bootstrap_or.status().ToString().c_str());
@@ -82,11 +92,32 @@ int main(int argc, char** argv) {
   }
   if (bootstrap.job_id().empty()) Fail("empty job_id");
 
-  // Locality: every launcher we test puts all ranks on this one node.
+  // Locality: local_ranks are exactly the ranks the node map puts on this
+  // rank's node; nodes are numbered in the order of their lowest rank.
   const std::vector<int>& local = bootstrap.local_ranks();
-  std::vector<int> all(size);
-  for (int r = 0; r < size; ++r) all[r] = r;
-  if (local != all) Fail("local_ranks is not 0.." + std::to_string(size - 1));
+  std::vector<int> same_node;
+  int next_node = 0;
+  for (int r = 0; r < size; ++r) {
+    const int node = bootstrap.node_of(r);
+    if (node > next_node || node < 0) {
+      Fail("rank " + std::to_string(r) + " is on node " + std::to_string(node) +
+           ", but nodes are numbered by their lowest rank (next new: " +
+           std::to_string(next_node) + ")");
+    }
+    if (node == next_node) ++next_node;
+    if (node == bootstrap.node_of(my_rank)) same_node.push_back(r);
+    if (bootstrap.node_name(r).empty()) Fail("empty node name");
+  }
+  if (local != same_node) Fail("local_ranks disagree with the node map");
+  if (bootstrap.num_nodes() != expected_nodes * split) {
+    Fail("num_nodes " + std::to_string(bootstrap.num_nodes()) + ", expected " +
+         std::to_string(expected_nodes * split));
+  }
+  if (size > 1 && expected_nodes == 1 && split == 1 &&
+      static_cast<int>(local.size()) != size) {
+    Fail("one node, but local_ranks hold " + std::to_string(local.size()) +
+         " of " + std::to_string(size) + " ranks");
+  }
   if (bootstrap.local_rank() < 0 ||
       bootstrap.local_rank() >= static_cast<int>(local.size()) ||
       local[bootstrap.local_rank()] != my_rank) {

@@ -42,6 +42,10 @@ for n in 1 2 4 8; do
   run_job "np${n}" "$n" -- "$mpiexec" -n "$n" "$probe" --expect-size "$n"
 done
 
+# Pretend nodes: 4 ranks split in two, 5 ranks in three (blocks of 2, 2, 1).
+run_job "split2" 4 -- "$mpiexec" -n 4 "$probe" --expect-size 4 --split 2
+run_job "split3" 5 -- "$mpiexec" -n 5 "$probe" --expect-size 5 --split 3
+
 # Every rank of a job reports the same job id, different from other jobs'.
 for n in 4; do
   "$mpiexec" -n "$n" "$probe" >"${scratch}/ids1" 2>&1

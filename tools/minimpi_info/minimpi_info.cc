@@ -22,6 +22,7 @@
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
 #include "net/ib/ib_devices.h"
+#include "net/tcp/tcp_transport.h"
 #include "runtime/settings.h"
 #include "runtime/topology.h"
 
@@ -115,11 +116,21 @@ void PrintTransports() {
       "  shm  usable   ranks of one node: shared-memory rings, single copy "
       "with\n"
       "                process_vm_readv/writev; auto: pairs on one node\n");
-  std::printf(
-      "  tcp  usable   any ranks over TCP/IP (one connection per pair of "
-      "VCIs,\n"
-      "                made on first use); auto: pairs on different nodes; "
-      "tcp: every pair\n");
+  std::map<std::string, InvalidSetting> invalid;
+  const Settings settings = ReadSettings(invalid);
+  const absl::StatusOr<std::string> address =
+      minimpi::net::tcp::ListenAddress(settings.tcp_interface);
+  if (address.ok()) {
+    std::printf(
+        "  tcp  usable   any ranks over TCP/IP (one connection per pair of "
+        "VCIs,\n"
+        "                made on first use), listening on %s here; auto: "
+        "pairs on\n                different nodes; tcp: every pair\n",
+        address->c_str());
+  } else {
+    std::printf("  tcp  no       %s\n",
+                std::string(address.status().message()).c_str());
+  }
   std::vector<std::string> devices = minimpi::net::ib::ListRdmaDevices();
   if (devices.empty()) {
     std::printf("  ib   no       no RDMA device on this node; auto: never\n");

@@ -1,7 +1,7 @@
 # Names shared by start_cluster.sh and stop_cluster.sh (sourced, not run):
 # everything the simulated cluster creates is named here, so stop_cluster.sh
 # removes exactly that and nothing of the machine's or the one-node Slurm's.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the variables are for the sourcing scripts
 
 # Configuration, state, spool, logs, munge key and socket, per-node TmpFS.
 # Under /run: a tmpfs, so a reboot leaves nothing either.
