@@ -70,7 +70,7 @@
 #                                        [--timeout S] [--prefix DIR]
 #                                        [--raw DIR]
 #     --quick    every table from tiny runs (1 rep, few sizes, few rounds):
-#                checks that it all works, measures little (about 2 min)
+#                checks that it all works, measures little (under a minute)
 #     --reps     runs per cell for tables 1, 2, 3 and 5 (default 3; quick 1)
 #     --tables   which tables, comma separated, from pingpong, rate, coll,
 #                part, dslash (default all)
@@ -86,7 +86,7 @@
 # otherwise started with tools/slurm/start_cluster.sh (as root) and, if
 # this script started it, stopped at the end. A job that fails is run once
 # more after the cluster answers again (the cluster may be restarted by
-# someone else meanwhile). About 8 minutes on 2 cores (--quick: about 2).
+# someone else meanwhile). About 3 to 4 minutes on 2 cores (--quick: under a minute), plus --timeout for each case that hangs.
 # The nodes are network namespaces on one kernel: across-node traffic is
 # veth over a bridge, every rank shares the same cores, so the numbers say
 # how the libraries' TCP paths and waiting compare, not what a real network
