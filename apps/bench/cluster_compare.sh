@@ -84,9 +84,10 @@
 #   BAZEL        the bazel command (default: bazel)
 # The cluster: used as it is when `srun -N 2 --mpi=pmix true` works;
 # otherwise started with tools/slurm/start_cluster.sh (as root) and, if
-# this script started it, stopped at the end. A job that fails is run once
-# more after the cluster answers again (the cluster may be restarted by
-# someone else meanwhile). About 3 to 4 minutes on 2 cores (--quick: under a minute), plus --timeout for each case that hangs.
+# this script started it, stopped at the end. A job that fails while the
+# cluster went away or was restarted (by someone else) is run once more
+# when the cluster answers again. About 3 to 4 minutes on 2 cores
+# (--quick: under a minute), plus --timeout for each case that hangs.
 # The nodes are network namespaces on one kernel: across-node traffic is
 # veth over a bridge, every rank shares the same cores, so the numbers say
 # how the libraries' TCP paths and waiting compare, not what a real network
