@@ -730,6 +730,10 @@ MPI_TEST_CASES = [
     {"name": "endpoints_split_nodes", "program": "endpoints", "ranks": [2, 4], "args": ["--endpoints", "2", "--quick"], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 180},
     {"name": "endpoints_collectives_tcp", "program": "endpoints_collectives", "ranks": [2], "args": ["--endpoints", "2", "--quick"], "env": ["MINIMPI_TRANSPORT=tcp"], "timeout": 180},
     {"name": "dslash_split_nodes", "program": "dslash", "ranks": [4], "args": ["--mode", "all", "--lattice", "8x8x8x16", "--iters", "3"], "env": ["OMP_NUM_THREADS=4", "MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    # No tcp helper thread: RDMA and first connections move only while
+    # ranks poll.
+    {"name": "collectives_split_nodes_no_tcp_helper", "program": "collectives", "ranks": [4], "args": ["allreduce"], "env": ["MINIMPI_NODE_SPLIT=2", "MINIMPI_TCP_PROGRESS_US=0"], "timeout": 240},
+    {"name": "endpoints_split_nodes_no_tcp_helper", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "2", "--quick"], "env": ["MINIMPI_NODE_SPLIT=2", "MINIMPI_TCP_PROGRESS_US=0"], "timeout": 180},
     {"name": "miniamr_like_split_nodes", "program": "miniamr_like", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
     {"name": "wait_sleep_pingpong_split_nodes", "program": "pingpong", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
     {"name": "wait_sleep_endpoints_tcp", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "3", "--quick"], "env": ["MINIMPI_TRANSPORT=tcp", "MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 180},

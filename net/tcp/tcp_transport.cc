@@ -1212,6 +1212,10 @@ void TcpTransport::RingDoorbell(int vci) {
 }
 
 bool TcpTransport::MayHaveWork(int vci) const {
+  // A peer's first connection to a VCI waits in the listener until some
+  // poll accepts it: the helper thread does, every interval; without it,
+  // every VCI must be polled, since any may be the first to hear.
+  if (progress_interval_us_ == 0) return true;
   const Vci& state = vcis_[vci];
   return state.touched.load(std::memory_order_relaxed) ||
          state.handoff_count.load(std::memory_order_relaxed) != 0;
