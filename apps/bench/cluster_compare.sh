@@ -14,7 +14,11 @@
 #             than the machine has cores, as mpirun.openmpi --oversubscribe
 #             sets it on one node (each simulated node claims 8 CPUs, so
 #             Open MPI cannot tell; without it, 4 spinning ranks on 2 cores
-#             make a 4-rank barrier take milliseconds)
+#             make a 4-rank barrier take milliseconds); minimpi likewise gets
+#             MINIMPI_WAIT_SPIN_US=0 MINIMPI_WAIT_YIELD_US=50 for such jobs,
+#             what its auto policy picks when it sees ranks outnumber cores
+#             (it takes its node's ranks from the launcher, so the simulated
+#             nodes hide the sharing from it too)
 # Every job is `srun -N NODES --ntasks-per-node=K --mpi=pmix` under
 # SLURM_CONF=/run/minimpi-cluster/slurm.conf (Open MPI 4.1.4 starts under
 # Slurm 22.05's pmix plugin directly; no mpirun, no ssh). The programs are
@@ -252,14 +256,22 @@ job() {
   shift
   local program="$1"; shift
   local out="${raw_dir}/${table}_${lib}_${case_name}_r${rep}"
+  # Ranks that outnumber the machine's cores must not spin while they wait.
+  # Neither library can see it here: each takes its node's ranks from the
+  # launcher, and the simulated nodes share this machine's cores. So both
+  # get, for such jobs, what they choose themselves when they can see it:
+  # Open MPI what mpirun.openmpi --oversubscribe sets (yield when idle),
+  # minimpi what MINIMPI_WAIT_POLICY=auto picks when ranks outnumber cores
+  # (no spin, 50 us of yields, then sleep until the doorbell).
+  local oversubscribed=0
+  [ $((nodes * per_node)) -gt "${cores}" ] && oversubscribed=1
   if [ "${lib}" = openmpi ]; then
     env_vars+=("${ompi_env[@]}")
-    # What mpirun.openmpi --oversubscribe does on one node: ranks that
-    # outnumber the cores yield while they wait. Open MPI cannot see it
-    # here (each simulated node claims 8 CPUs); minimpi sees the cores.
-    if [ $((nodes * per_node)) -gt "${cores}" ] && [ -z "${OMPI_MCA_mpi_yield_when_idle+set}" ]; then
+    if [ "${oversubscribed}" = 1 ] && [ -z "${OMPI_MCA_mpi_yield_when_idle+set}" ]; then
       env_vars+=(OMPI_MCA_mpi_yield_when_idle=1)
     fi
+  elif [ "${oversubscribed}" = 1 ] && [ -z "${MINIMPI_WAIT_SPIN_US+set}" ]; then
+    env_vars+=(MINIMPI_WAIT_SPIN_US=0 MINIMPI_WAIT_YIELD_US=50)
   fi
   if [ ! -x "${work}/bin/${program}_${lib}" ]; then
     echo "${table} ${lib} ${case_name} ${rep} fail ${out}" >>"${manifest}"
@@ -606,6 +618,7 @@ done
 minimpi_vars="$(env | grep '^MINIMPI_' | tr '\n' ' ')"
 echo "- minimpi settings: ${minimpi_vars:-none (transport auto: shm inside a node, tcp between nodes)}"
 echo "- Open MPI settings: ${ompi_env[*]}; OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1} for jobs of more than ${cores} ranks"
+echo "- minimpi, for jobs of more than ${cores} ranks: MINIMPI_WAIT_SPIN_US=${MINIMPI_WAIT_SPIN_US:-0} MINIMPI_WAIT_YIELD_US=${MINIMPI_WAIT_YIELD_US:-50} (what auto picks when it sees ranks outnumber cores; the simulated nodes hide it)"
 echo "- Launch: srun --mpi=pmix under SLURM_CONF=${CLUSTER_CONF} ($(srun --version 2>/dev/null)); nodes: $(timeout 30 srun -N 2 hostname 2>/dev/null | sort | tr '\n' ' ')"
 echo "- Machine: ${cores} cores, simulated nodes (network namespaces, veth over a bridge, one kernel); $([ "${quick}" = 1 ] && echo "quick run" || echo "full run"), ${reps} run(s) per cell"
 echo
