@@ -981,6 +981,7 @@ void TcpTransport::OnReadable(Connection& conn, CompletionHandler& handler,
       conn.in_begin = 0;
     }
     ssize_t got;
+    size_t asked = 0;
     if (conn.body != Body::kNone && conn.body_left > 0) {
       // The body straight into place, and whatever follows it into the
       // buffer, in one call.
@@ -992,6 +993,7 @@ void TcpTransport::OnReadable(Connection& conn, CompletionHandler& handler,
       }
       pieces[count++] =
           Iov(conn.in.get() + conn.in_end, conn.in_capacity - conn.in_end);
+      for (int i = 0; i < count; ++i) asked += pieces[i].iov_len;
       got = readv(conn.fd, pieces, count);
       if (got > 0) {
         const size_t in_place = std::min<size_t>(got, conn.body_left);
@@ -1000,8 +1002,8 @@ void TcpTransport::OnReadable(Connection& conn, CompletionHandler& handler,
         conn.in_end += got - in_place;
       }
     } else {
-      got = recv(conn.fd, conn.in.get() + conn.in_end,
-                 conn.in_capacity - conn.in_end, MSG_DONTWAIT);
+      asked = conn.in_capacity - conn.in_end;
+      got = recv(conn.fd, conn.in.get() + conn.in_end, asked, MSG_DONTWAIT);
       if (got > 0) conn.in_end += got;
     }
     if (got == 0) {
@@ -1024,6 +1026,9 @@ void TcpTransport::OnReadable(Connection& conn, CompletionHandler& handler,
       }
       return;
     }
+    // A short read emptied the socket: asking again would only cost a
+    // system call to hear EAGAIN (epoll reports the next bytes).
+    if (static_cast<size_t>(got) < asked) return;
   }
 }
 
