@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "net/ib/ib_devices.h"
 #include "net/testing/fake_bootstrap.h"
+#include "net/testing/transport_checks.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
 
@@ -27,64 +28,14 @@ namespace {
 
 using runtime::Bootstrap;
 using runtime::Settings;
+using testing::ExchangeBuffer;
 using testing::FakeJobOptions;
+using testing::FillPattern;
+using testing::FirstMismatch;
+using testing::FunctionHandler;
+using testing::Mix;
+using testing::PatternByte;
 using testing::RunRanks;
-
-// In a forked rank, gtest assertions would not reach the parent: checks
-// return a status that names the line instead.
-#define RETURN_IF_FALSE(condition, ...)                           \
-  do {                                                            \
-    if (!(condition)) {                                           \
-      return absl::InternalError(                                 \
-          absl::StrCat(__FILE__, ":", __LINE__, ": ", #condition, \
-                       " failed. " __VA_OPT__(, ) __VA_ARGS__));  \
-    }                                                             \
-  } while (0)
-
-#define RETURN_IF_ERROR(expression)      \
-  do {                                   \
-    absl::Status status_ = (expression); \
-    if (!status_.ok()) return status_;   \
-  } while (0)
-
-// Calls `function` for each completion Poll hands out.
-class FunctionHandler : public CompletionHandler {
- public:
-  explicit FunctionHandler(std::function<void(int, const Completion&)> f)
-      : function_(std::move(f)) {}
-  void OnCompletion(int vci, const Completion& completion) override {
-    function_(vci, completion);
-  }
-
- private:
-  std::function<void(int, const Completion&)> function_;
-};
-
-uint64_t Mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-// Byte i of a message or buffer identified by `seed`: every 8-byte block
-// differs, so shifted, swapped, torn or stale data is caught.
-uint8_t PatternByte(uint64_t seed, size_t i) {
-  return static_cast<uint8_t>(Mix(seed ^ (i / 8) * 0x100000001B3ULL) >>
-                              ((i % 8) * 8));
-}
-
-void FillPattern(uint64_t seed, uint8_t* data, size_t length) {
-  for (size_t i = 0; i < length; ++i) data[i] = PatternByte(seed, i);
-}
-
-// Offset of the first wrong byte, or -1.
-int64_t FirstMismatch(uint64_t seed, const uint8_t* data, size_t length) {
-  for (size_t i = 0; i < length; ++i) {
-    if (data[i] != PatternByte(seed, i)) return static_cast<int64_t>(i);
-  }
-  return -1;
-}
 
 uint64_t MessageSeed(int sender, int receiver, int vci, uint64_t seq) {
   return Mix((uint64_t(sender) << 48) ^ (uint64_t(receiver) << 32) ^
@@ -155,30 +106,6 @@ std::string CheckPatterned(const Transport& transport, const Completion& c,
                         vci, " differs at byte ", bad);
   }
   return "";
-}
-
-// Every rank publishes a registered buffer under `key` (collective: a
-// fence); returns where rank `from`'s is.
-absl::StatusOr<RemoteBuffer> ExchangeBuffer(Bootstrap& bootstrap,
-                                            const std::string& key,
-                                            const void* address,
-                                            const MemoryRegion& region,
-                                            int from) {
-  absl::Status status =
-      bootstrap.Put(key, absl::StrCat(reinterpret_cast<uint64_t>(address), " ",
-                                      region.remote_key));
-  if (status.ok()) status = bootstrap.Commit();
-  if (status.ok()) status = bootstrap.Fence();
-  if (!status.ok()) return status;
-  absl::StatusOr<std::string> text = bootstrap.Get(from, key);
-  if (!text.ok()) return text.status();
-  unsigned long long remote_address = 0;
-  unsigned remote_key = 0;
-  if (std::sscanf(text->c_str(), "%llu %u", &remote_address, &remote_key) !=
-      2) {
-    return absl::InternalError(absl::StrCat("malformed buffer '", *text, "'"));
-  }
-  return RemoteBuffer{remote_address, remote_key};
 }
 
 struct Param {

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "net/testing/fake_bootstrap.h"
+#include "net/testing/transport_checks.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
 
@@ -29,73 +30,12 @@ namespace {
 
 using runtime::Bootstrap;
 using runtime::Settings;
+using testing::ExchangeBuffer;
 using testing::FakeJobOptions;
+using testing::FillPattern;
+using testing::FirstMismatch;
+using testing::FunctionHandler;
 using testing::RunRanks;
-
-// In a forked rank gtest assertions do not reach the parent: checks return
-// a status naming the line instead.
-#define RETURN_IF_FALSE(condition, ...)                           \
-  do {                                                            \
-    if (!(condition)) {                                           \
-      return absl::InternalError(                                 \
-          absl::StrCat(__FILE__, ":", __LINE__, ": ", #condition, \
-                       " failed. " __VA_OPT__(, ) __VA_ARGS__));  \
-    }                                                             \
-  } while (0)
-
-#define RETURN_IF_ERROR(expression)      \
-  do {                                   \
-    absl::Status status_ = (expression); \
-    if (!status_.ok()) return status_;   \
-  } while (0)
-
-class FunctionHandler : public CompletionHandler {
- public:
-  explicit FunctionHandler(std::function<void(int, const Completion&)> f)
-      : function_(std::move(f)) {}
-  void OnCompletion(int vci, const Completion& completion) override {
-    function_(vci, completion);
-  }
-
- private:
-  std::function<void(int, const Completion&)> function_;
-};
-
-uint8_t PatternByte(uint64_t seed, size_t i) {
-  uint64_t x = seed ^ (i / 8) * 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 31)) * 0xBF58476D1CE4E5B9ULL;
-  return static_cast<uint8_t>((x ^ (x >> 29)) >> ((i % 8) * 8));
-}
-
-void Fill(uint64_t seed, uint8_t* data, size_t length) {
-  for (size_t i = 0; i < length; ++i) data[i] = PatternByte(seed, i);
-}
-
-int64_t FirstMismatch(uint64_t seed, const uint8_t* data, size_t length) {
-  for (size_t i = 0; i < length; ++i) {
-    if (data[i] != PatternByte(seed, i)) return static_cast<int64_t>(i);
-  }
-  return -1;
-}
-
-// Every rank publishes a registered buffer; returns rank `from`'s.
-absl::StatusOr<RemoteBuffer> Exchange(Bootstrap& bootstrap,
-                                      const std::string& key,
-                                      const void* address,
-                                      const MemoryRegion& region, int from) {
-  RETURN_IF_ERROR(
-      bootstrap.Put(key, absl::StrCat(reinterpret_cast<uint64_t>(address), " ",
-                                      region.remote_key)));
-  RETURN_IF_ERROR(bootstrap.Commit());
-  RETURN_IF_ERROR(bootstrap.Fence());
-  absl::StatusOr<std::string> text = bootstrap.Get(from, key);
-  if (!text.ok()) return text.status();
-  unsigned long long remote_address = 0;
-  unsigned remote_key = 0;
-  RETURN_IF_FALSE(
-      std::sscanf(text->c_str(), "%llu %u", &remote_address, &remote_key) == 2);
-  return RemoteBuffer{remote_address, remote_key};
-}
 
 // Runs `body` on every rank of a job whose ranks are on nodes of their own.
 absl::Status RunJob(
@@ -157,12 +97,12 @@ TEST(TcpTransportTest, LargeRdmaWriteAndReadLandInPlace) {
       RunJob(2, Settings{}, [&](TcpTransport& transport, Bootstrap& bootstrap) {
         const int me = bootstrap.rank();
         std::vector<uint8_t> buffer(kBytes + 2, 0xEE);
-        if (me == 0) Fill(42, buffer.data() + 1, kBytes);
+        if (me == 0) FillPattern(42, buffer.data() + 1, kBytes);
         absl::StatusOr<MemoryRegion> region =
             transport.RegisterMemory(buffer.data(), buffer.size());
         RETURN_IF_FALSE(region.ok());
-        absl::StatusOr<RemoteBuffer> peer =
-            Exchange(bootstrap, "buffer", buffer.data() + 1, *region, 1 - me);
+        absl::StatusOr<RemoteBuffer> peer = ExchangeBuffer(
+            bootstrap, "buffer", buffer.data() + 1, *region, 1 - me);
         RETURN_IF_FALSE(peer.ok());
         bool landed = false, done = false, finished = false;
         uint32_t immediate = 0;
@@ -227,7 +167,7 @@ TEST(TcpTransportTest, FloodUntilRetryThenEverythingArrivesInOrder) {
         auto send = [&]() {
           const size_t length = 8 + sent * 7919 % (max - 8);
           std::memcpy(message.data(), &sent, 8);
-          Fill(sent, message.data() + 8, length - 8);
+          FillPattern(sent, message.data() + 8, length - 8);
           return transport.Send(0, {1, 0}, message.data(), 8,
                                 message.data() + 8, length - 8);
         };
@@ -290,7 +230,7 @@ TEST(TcpTransportTest, PeerDeathEndsTheJobWithOneLine) {
             transport.RegisterMemory(buffer.data(), buffer.size());
         RETURN_IF_FALSE(region.ok());
         absl::StatusOr<RemoteBuffer> peer =
-            Exchange(bootstrap, "buffer", buffer.data(), *region, 1 - me);
+            ExchangeBuffer(bootstrap, "buffer", buffer.data(), *region, 1 - me);
         RETURN_IF_FALSE(peer.ok());
         FunctionHandler none([](int, const Completion&) {});
         if (me == 1) {
@@ -327,8 +267,8 @@ TEST(TcpTransportTest, BadRemoteWriteEndsTheTarget) {
           absl::StatusOr<MemoryRegion> region =
               transport.RegisterMemory(buffer.data(), buffer.size());
           RETURN_IF_FALSE(region.ok());
-          absl::StatusOr<RemoteBuffer> peer =
-              Exchange(bootstrap, "buffer", buffer.data(), *region, 1 - me);
+          absl::StatusOr<RemoteBuffer> peer = ExchangeBuffer(
+              bootstrap, "buffer", buffer.data(), *region, 1 - me);
           RETURN_IF_FALSE(peer.ok());
           FunctionHandler none([](int, const Completion&) {});
           if (me == 0) {
@@ -427,7 +367,7 @@ TEST(TcpTransportTest, PingPongPrintsLatencyAndBandwidth) {
         absl::StatusOr<MemoryRegion> landing_region =
             transport.RegisterMemory(landing.data(), landing.size());
         RETURN_IF_FALSE(source_region.ok() && landing_region.ok());
-        absl::StatusOr<RemoteBuffer> remote = Exchange(
+        absl::StatusOr<RemoteBuffer> remote = ExchangeBuffer(
             bootstrap, "landing", landing.data(), *landing_region, peer);
         RETURN_IF_FALSE(remote.ok());
         int arrivals = 0;
