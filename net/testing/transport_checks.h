@@ -38,10 +38,9 @@
     if (!status_.ok()) return status_;   \
   } while (0)
 
-// Calls `function` for each completion Poll hands out.
 namespace minimpi::net::testing {
 
-// (The macros above are global, as macros are.)
+// Calls `function` for each completion Poll hands out.
 class FunctionHandler : public CompletionHandler {
  public:
   explicit FunctionHandler(std::function<void(int, const Completion&)> f)
@@ -54,6 +53,7 @@ class FunctionHandler : public CompletionHandler {
   std::function<void(int, const Completion&)> function_;
 };
 
+// A 64-bit mixer (splitmix64's finalizer), for seeds and patterns.
 inline uint64_t Mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
