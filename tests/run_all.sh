@@ -15,7 +15,8 @@
 #
 # Environment: BAZEL (default bazel), BAZEL_STARTUP_OPTIONS (e.g.
 # --output_base=...), BAZEL_BUILD_OPTIONS (e.g. --config=asan),
-# SRUN_OPTIONS (extra srun options), MPI_TEST_LOG_DIR (keeps each run's log).
+# SRUN_OPTIONS (extra srun options), MPI_TEST_LOG_DIR (keeps each run's log),
+# MPI_TEST_EXCLUDE (an extended regex: runs whose name matches are skipped).
 #
 # Across nodes (mode srun only): SRUN_NODES=K spreads each run of R ranks
 # over min(K, R) nodes with `-N min(K,R) --ntasks-per-node=R/nodes` (when it
@@ -129,6 +130,7 @@ while IFS=$'\t' read -r -a fields; do
   regex=${fields[4]} program=${fields[5]} env_list=${fields[6]}
   args=("${fields[@]:7}")
   [[ $name =~ $filter ]] || continue
+  if [[ -n ${MPI_TEST_EXCLUDE:-} && $name =~ $MPI_TEST_EXCLUDE ]]; then continue; fi
   env_options=()
   if [[ $env_list != "-" ]]; then
     IFS=, read -r -a env_entries <<<"$env_list"
