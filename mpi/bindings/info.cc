@@ -44,9 +44,15 @@ int CheckInfoHandle(const char* call, MPI_Info handle, Info** info) {
                                 "created)");
   }
   if (handle == MPI_INFO_ENV &&
-      Instance::state() == LibraryState::kInitialized &&
-      !(*info)->Get("maxprocs").has_value()) {
-    (*info)->Set("maxprocs", std::to_string(Instance::Get().world()->size));
+      Instance::state() == LibraryState::kInitialized) {
+    // What only an initialized MPI knows: the job size, and the node's name
+    // as the launcher gave it (MPI_Get_processor_name's), which may differ
+    // from the OS's hostname read before MPI_Init.
+    if (!(*info)->Get("maxprocs").has_value()) {
+      (*info)->Set("maxprocs", std::to_string(Instance::Get().world()->size));
+    }
+    const std::string& host = Instance::Get().bootstrap().hostname();
+    if ((*info)->Get("host") != host) (*info)->Set("host", host);
   }
   return MPI_SUCCESS;
 }
