@@ -3,12 +3,12 @@
 // net/ib can depend on transport.h without depending on each other.
 #include "net/transport.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "net/ib/ib_devices.h"
 #include "net/ib/ib_transport.h"
 #include "net/routed_transport.h"
 #include "net/shm/shm_transport.h"
@@ -17,12 +17,43 @@
 namespace minimpi::net {
 namespace {
 
+constexpr char kIbUsableKey[] = "minimpi.ib_usable";
+
 absl::StatusOr<std::unique_ptr<Transport>> CreateShm(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
   absl::StatusOr<std::unique_ptr<shm::ShmTransport>> transport =
       shm::ShmTransport::Create(bootstrap, settings);
   if (!transport.ok()) return transport.status();
   return std::unique_ptr<Transport>(std::move(*transport));
+}
+
+// Whether net/ib can carry the traffic between nodes: every rank must be
+// able to open a device, so the ranks agree through one exchange. Says why
+// not under MINIMPI_VERBOSE.
+absl::StatusOr<bool> EveryRankCanUseIb(runtime::Bootstrap& bootstrap,
+                                       const runtime::Settings& settings) {
+  std::string why;
+  const bool usable = ib::IbUsable(settings, &why);
+  absl::Status status = bootstrap.Put(kIbUsableKey, usable ? "1" : why);
+  if (status.ok()) status = bootstrap.Commit();
+  if (status.ok()) status = bootstrap.Fence();
+  if (!status.ok()) return status;
+  for (int rank = 0; rank < bootstrap.size(); ++rank) {
+    absl::StatusOr<std::string> answer = bootstrap.Get(rank, kIbUsableKey);
+    if (!answer.ok()) return answer.status();
+    if (*answer == "1") continue;
+    if (settings.verbose && bootstrap.rank() == 0) {
+      std::fprintf(stderr,
+                   "minimpi: net: RDMA between nodes is not available (rank "
+                   "%d on %s: %s); using tcp\n",
+                   rank, bootstrap.node_name(rank).c_str(), answer->c_str());
+    }
+    return false;
+  }
+  if (settings.verbose && bootstrap.rank() == 0) {
+    std::fprintf(stderr, "minimpi: net: using ib between nodes\n");
+  }
+  return true;
 }
 
 }  // namespace
@@ -56,12 +87,16 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
                      "' (expected auto, shm, tcp or ib)"));
   }
   if (!spans_nodes) return CreateShm(bootstrap, settings);
-  // Across nodes: shared memory inside this node, the network between.
+  // Across nodes: shared memory inside this node, the network between:
+  // RDMA when every rank can open a device, else TCP.
+  absl::StatusOr<bool> use_ib = EveryRankCanUseIb(bootstrap, settings);
+  if (!use_ib.ok()) return use_ib.status();
   absl::StatusOr<std::unique_ptr<Transport>> node =
       CreateShm(bootstrap, settings);
   if (!node.ok()) return node.status();
   absl::StatusOr<std::unique_ptr<Transport>> network =
-      tcp::CreateTcpTransport(bootstrap, settings);
+      *use_ib ? ib::CreateIbTransport(bootstrap, settings)
+              : tcp::CreateTcpTransport(bootstrap, settings);
   if (!network.ok()) return network.status();
   std::vector<bool> on_node(bootstrap.size(), false);
   for (int rank : bootstrap.local_ranks()) on_node[rank] = true;

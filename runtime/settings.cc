@@ -76,6 +76,18 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                         s.tcp_connect_timeout_ms));
   status.Update(
       ReadInt("MINIMPI_TCP_PROGRESS_US", 0, 10'000'000, s.tcp_progress_us));
+  if (const char* device = Env("MINIMPI_IB_DEVICE")) s.ib_device = device;
+  status.Update(ReadInt("MINIMPI_IB_PORT", 0, 255, s.ib_port));
+  status.Update(ReadIntOrAuto("MINIMPI_IB_GID_INDEX", 0, 1 << 16,
+                              s.ib_gid_index));
+  status.Update(ReadInt("MINIMPI_IB_CREDITS", 1, 4096, s.ib_credits));
+  status.Update(ReadInt("MINIMPI_IB_SEND_QUEUE", 4, 1 << 16, s.ib_send_queue));
+  if (const char* library = Env("MINIMPI_IB_TEST_DEVICE")) {
+    s.ib_test_device = library;
+  }
+  std::string verbose = s.verbose ? "1" : "0";
+  status.Update(ReadChoice("MINIMPI_VERBOSE", {"0", "1"}, verbose));
+  s.verbose = verbose == "1";
   status.Update(ReadInt("MINIMPI_NUM_VCIS", 1, 64, s.num_vcis));
   status.Update(ReadInt("MINIMPI_EP_VCIS", 0, 960, s.endpoint_vcis));
   status.Update(ReadChoice("MINIMPI_EP_PROGRESS", {"own", "process"},
@@ -166,6 +178,29 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.tcp_progress_us),
        "net/tcp: a helper thread moves RDMA data for VCIs not polled for "
        "this many microseconds (as a NIC would); 0: no helper thread"},
+      {"MINIMPI_IB_DEVICE", s.ib_device.empty() ? "auto" : s.ib_device,
+       "auto",
+       "net/ib: RDMA device by name (e.g. mlx5_0); auto: the first with an "
+       "active port"},
+      {"MINIMPI_IB_PORT", absl::StrCat(s.ib_port), absl::StrCat(d.ib_port),
+       "net/ib: port number; 0: the device's first active port"},
+      {"MINIMPI_IB_GID_INDEX", SpinText(s.ib_gid_index), "auto",
+       "net/ib: GID table index (RoCE); auto: RoCE v2 with an IPv4 "
+       "address, else RoCE v2, else the first valid entry"},
+      {"MINIMPI_IB_CREDITS", absl::StrCat(s.ib_credits),
+       absl::StrCat(d.ib_credits),
+       "net/ib: receive buffers per connection: messages a peer may have in "
+       "flight before it waits for credits"},
+      {"MINIMPI_IB_SEND_QUEUE", absl::StrCat(s.ib_send_queue),
+       absl::StrCat(d.ib_send_queue),
+       "net/ib: work requests a queue pair may have outstanding"},
+      {"MINIMPI_IB_TEST_DEVICE",
+       s.ib_test_device.empty() ? "none" : s.ib_test_device, "none",
+       "net/ib: for tests, a shared library implementing verbs in software "
+       "(libminimpi_softib.so) instead of libibverbs"},
+      {"MINIMPI_VERBOSE", s.verbose ? "1" : "0", "0",
+       "1: rank 0 says what setup decided (a transport falling back); "
+       "mpiexec -v sets it"},
       {"MINIMPI_NUM_VCIS", absl::StrCat(s.num_vcis), absl::StrCat(d.num_vcis),
        "virtual communication interfaces per process (1-64); communicators "
        "are spread over them"},

@@ -36,6 +36,28 @@ struct Settings {
   // NIC would without the target's CPU; 0: no helper thread (RDMA to a rank
   // then moves only while it polls).
   int tcp_progress_us = 1000;
+  // net/ib: the RDMA device to use by name (e.g. "mlx5_0"); "" picks the
+  // first device that has an active port.
+  std::string ib_device;
+  // net/ib: the port (1-based); 0 picks the device's first active port.
+  int ib_port = 0;
+  // net/ib: the GID table index for RoCE (and global routes on
+  // InfiniBand); -1 picks a RoCE v2 IPv4-mapped entry, else RoCE v2, else
+  // the first valid one.
+  int ib_gid_index = -1;
+  // net/ib: receive buffers each connection gets in its VCI's shared
+  // receive queue, which are the messages (and writes with immediate) a
+  // peer may have in flight to it before it must wait for credits.
+  int ib_credits = 16;
+  // net/ib: work requests each queue pair may have outstanding; beyond
+  // them posting answers kRetry.
+  int ib_send_queue = 128;
+  // net/ib: a shared library implementing the verbs layer in software
+  // (net/ib/testing), used instead of libibverbs; for tests only.
+  std::string ib_test_device;
+  // Setup decisions a user may want to know (a transport falling back to
+  // another) are printed on stderr by rank 0; mpiexec -v sets it.
+  bool verbose = false;
   // Virtual communication interfaces per process; communicators are spread
   // over them so threads on different communicators never share a lock.
   int num_vcis = 4;

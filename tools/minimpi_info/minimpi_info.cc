@@ -21,7 +21,8 @@
 #include "mpi/p2p/wait_policy.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
-#include "net/ib/ib_devices.h"
+#include "net/ib/ib_transport.h"
+#include "absl/strings/str_cat.h"
 #include "net/tcp/tcp_transport.h"
 #include "runtime/settings.h"
 #include "runtime/topology.h"
@@ -131,18 +132,29 @@ void PrintTransports() {
     std::printf("  tcp  no       %s\n",
                 std::string(address.status().message()).c_str());
   }
-  std::vector<std::string> devices = minimpi::net::ib::ListRdmaDevices();
-  if (devices.empty()) {
-    std::printf("  ib   no       no RDMA device on this node; auto: never\n");
-  } else {
+  std::string why;
+  if (minimpi::net::ib::IbUsable(settings, &why)) {
+    absl::StatusOr<std::unique_ptr<minimpi::net::ib::Verbs>> verbs =
+        minimpi::net::ib::LoadVerbs(settings);
+    absl::StatusOr<minimpi::net::ib::PortChoice> port =
+        minimpi::net::ib::ChoosePort(**verbs, settings);
     std::printf(
-        "  ib   no       RDMA devices found (%s), but net/ib carries no data "
-        "yet;\n                auto: never\n",
-        absl::StrJoin(devices, ", ").c_str());
+        "  ib   usable   RDMA (RC queue pairs per pair of VCIs, made on first "
+        "use)\n                on %s port %d (%s%s)%s; auto: pairs on "
+        "different nodes\n",
+        port->device.c_str(), int{port->port},
+        port->ethernet ? "RoCE, GID index " : "InfiniBand, LID ",
+        absl::StrCat(port->ethernet ? port->gid_index : port->lid).c_str(),
+        settings.ib_test_device.empty() ? "" : " [software test device]");
+    std::printf(
+        "  Here: a job on one node uses shm; a job across nodes (srun -N 2) "
+        "uses shm\n  inside each node and ib between them.\n");
+  } else {
+    std::printf("  ib   no       %s; auto: tcp instead\n", why.c_str());
+    std::printf(
+        "  Here: a job on one node uses shm; a job across nodes (srun -N 2) "
+        "uses shm\n  inside each node and tcp between them.\n");
   }
-  std::printf(
-      "  Here: a job on one node uses shm; a job across nodes (srun -N 2) "
-      "uses shm\n  inside each node and tcp between them.\n");
 }
 
 // The waiting policy MPI_Init would choose here (mpi/p2p/wait_policy.h),

@@ -158,6 +158,8 @@ std::vector<std::string> BaseRankEnvironment(const LaunchOptions& options) {
     overrides[name] = value;
   }
   if (options.bind_to == "core") overrides["MINIMPI_BIND_TO"] = "core";
+  // -v: the library too says what it decided (a transport falling back).
+  if (options.verbose) overrides["MINIMPI_VERBOSE"] = "1";
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     std::string item(*entry);
@@ -422,6 +424,8 @@ int ExecSrun(const LaunchPlan& plan, bool verbose) {
   for (const auto& [name, value] : plan.srun_variables) {
     setenv(name.c_str(), value.c_str(), 1);
   }
+  // srun passes our environment on to every rank.
+  if (verbose) setenv("MINIMPI_VERBOSE", "1", 1);
   if (verbose) {
     std::vector<std::string> words;
     for (const auto& [name, value] : plan.srun_variables) {
