@@ -65,9 +65,8 @@ std::string SpinText(int spin_us) {
 absl::StatusOr<Settings> Settings::FromEnvironment() {
   Settings s;
   absl::Status status;
-  status.Update(
-      ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "tcp", "ib"},
-                 s.transport));
+  status.Update(ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "tcp", "ib"},
+                           s.transport));
   status.Update(ReadInt("MINIMPI_NODE_SPLIT", 1, 1 << 16, s.node_split));
   if (const char* interface = Env("MINIMPI_TCP_IF")) {
     s.tcp_interface = interface;
@@ -78,8 +77,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_TCP_PROGRESS_US", 0, 10'000'000, s.tcp_progress_us));
   if (const char* device = Env("MINIMPI_IB_DEVICE")) s.ib_device = device;
   status.Update(ReadInt("MINIMPI_IB_PORT", 0, 255, s.ib_port));
-  status.Update(ReadIntOrAuto("MINIMPI_IB_GID_INDEX", 0, 1 << 16,
-                              s.ib_gid_index));
+  status.Update(
+      ReadIntOrAuto("MINIMPI_IB_GID_INDEX", 0, 1 << 16, s.ib_gid_index));
   status.Update(ReadInt("MINIMPI_IB_CREDITS", 1, 4096, s.ib_credits));
   status.Update(ReadInt("MINIMPI_IB_SEND_QUEUE", 4, 1 << 16, s.ib_send_queue));
   if (const char* library = Env("MINIMPI_IB_TEST_DEVICE")) {
@@ -170,16 +169,14 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "auto",
        "net/tcp: interface name or IPv4 address to listen on; auto: the "
        "first non-loopback interface that is up"},
-      {"MINIMPI_TCP_CONNECT_TIMEOUT_MS",
-       absl::StrCat(s.tcp_connect_timeout_ms),
+      {"MINIMPI_TCP_CONNECT_TIMEOUT_MS", absl::StrCat(s.tcp_connect_timeout_ms),
        absl::StrCat(d.tcp_connect_timeout_ms),
        "net/tcp: milliseconds a connection may take before the job ends"},
       {"MINIMPI_TCP_PROGRESS_US", absl::StrCat(s.tcp_progress_us),
        absl::StrCat(d.tcp_progress_us),
        "net/tcp: a helper thread moves RDMA data for VCIs not polled for "
        "this many microseconds (as a NIC would); 0: no helper thread"},
-      {"MINIMPI_IB_DEVICE", s.ib_device.empty() ? "auto" : s.ib_device,
-       "auto",
+      {"MINIMPI_IB_DEVICE", s.ib_device.empty() ? "auto" : s.ib_device, "auto",
        "net/ib: RDMA device by name (e.g. mlx5_0); auto: the first with an "
        "active port"},
       {"MINIMPI_IB_PORT", absl::StrCat(s.ib_port), absl::StrCat(d.ib_port),

@@ -11,6 +11,7 @@ load("@rules_cc//cc:defs.bzl", "cc_binary")
 
 _LAUNCHER = "//tools/mpiexec"
 _RUNNER = "//tests:run_mpi_test.sh"
+_SOFT_VERBS = "//net/ib/testing:libminimpi_softib.so"
 _DEFAULT_TIMEOUT_S = 120
 
 def mpi_program(name, srcs, threaded = False, openmp = False, deps = []):
@@ -73,7 +74,11 @@ def mpi_test_runs(
                 _quote(stderr) if stderr else "-",
                 "$(location %s)" % program,
             ] + args,
-            data = [_LAUNCHER, program],
+            # The software verbs device, for cases that set
+            # MINIMPI_IB_TEST_DEVICE (run_mpi_test.sh resolves its path).
+            data = [_LAUNCHER, program] + (
+                [_SOFT_VERBS] if [e for e in env if e.startswith("MINIMPI_IB_TEST_DEVICE=")] else []
+            ),
             # Oversubscribed ranks on few cores: give Bazel's own timeout room
             # beyond the runner's hang guard.
             size = "medium" if timeout <= 240 else "large",

@@ -42,13 +42,16 @@ bazel_build() {
   # shellcheck disable=SC2086  # option lists are deliberately word-split
   (cd "$repo_root" &&
     $bazel ${BAZEL_STARTUP_OPTIONS:-} build ${BAZEL_BUILD_OPTIONS:-} \
-      //tests:multirank_programs //tests:multirank_manifest //tools/mpiexec >&2) || {
+      //tests:multirank_programs //tests:multirank_manifest //tools/mpiexec \
+      //net/ib/testing:libminimpi_softib.so >&2) || {
     echo "run_all: bazel build failed" >&2
     exit 1
   }
   # shellcheck disable=SC2086
   bin_dir=$(cd "$repo_root" && $bazel ${BAZEL_STARTUP_OPTIONS:-} info ${BAZEL_BUILD_OPTIONS:-} bazel-bin)
   manifest=$bin_dir/tests/multirank_manifest.txt
+  # For MINIMPI_IB_TEST_DEVICE=net/ib/testing/libminimpi_softib.so.
+  export MPI_TEST_BIN_DIR=$bin_dir
   program_dir=$bin_dir/tests
 }
 

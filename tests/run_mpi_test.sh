@@ -21,6 +21,17 @@ while [[ $# -gt 0 && $1 == --env=* ]]; do
   export "${1#--env=}"
   shift
 done
+# The software verbs device (net/ib/testing) may be named relative to the
+# runfiles (Bazel) or to the build's output (tests/run_all.sh sets
+# MPI_TEST_BIN_DIR); every rank needs the absolute path.
+if [[ -n ${MINIMPI_IB_TEST_DEVICE:-} && ${MINIMPI_IB_TEST_DEVICE} != /* ]]; then
+  for base in "$PWD" "${MPI_TEST_BIN_DIR:-}"; do
+    if [[ -n $base && -f $base/$MINIMPI_IB_TEST_DEVICE ]]; then
+      export MINIMPI_IB_TEST_DEVICE=$base/$MINIMPI_IB_TEST_DEVICE
+      break
+    fi
+  done
+fi
 if [[ $# -gt 0 && $1 == --timeout=* ]]; then
   timeout_s=${1#--timeout=}
   shift

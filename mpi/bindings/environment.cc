@@ -152,12 +152,13 @@ int PMPI_Get_version(int* version, int* subversion) {
 }
 
 int PMPI_Get_library_version(char* version, int* resultlen) {
-  CopyString(absl::StrCat("minimpi ", MINIMPI_VERSION, " (MPI ", MPI_VERSION,
-                          ".", MPI_SUBVERSION,
-                          " subset; PMIx bootstrap; shm inside a node with "
-                          "single-copy rendezvous, tcp between nodes; "
-                          "MPI_THREAD_MULTIPLE)"),
-             version, MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
+  CopyString(
+      absl::StrCat("minimpi ", MINIMPI_VERSION, " (MPI ", MPI_VERSION, ".",
+                   MPI_SUBVERSION,
+                   " subset; PMIx bootstrap; shm inside a node with "
+                   "single-copy rendezvous, ib (verbs) or tcp between nodes; "
+                   "MPI_THREAD_MULTIPLE)"),
+      version, MPI_MAX_LIBRARY_VERSION_STRING, resultlen);
   return MPI_SUCCESS;
 }
 

@@ -160,9 +160,8 @@ int ConnectionManager::SocketTo(int rank) {
   const sockaddr_in& address = peers_[rank];
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int error = fd < 0 ? errno : 0;
-  if (fd >= 0 &&
-      connect(fd, reinterpret_cast<const sockaddr*>(&address),
-              sizeof(address)) != 0) {
+  if (fd >= 0 && connect(fd, reinterpret_cast<const sockaddr*>(&address),
+                         sizeof(address)) != 0) {
     error = errno;
     if (error == EINPROGRESS) {
       pollfd wait = {fd, POLLOUT, 0};
@@ -216,8 +215,8 @@ void ConnectionManager::SendQueued() {
 
 void ConnectionManager::Accept() {
   while (true) {
-    const int fd = accept4(listen_fd_, nullptr, nullptr,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd =
+        accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     auto incoming = std::make_unique<Incoming>();
     incoming->fd = fd;
@@ -232,8 +231,8 @@ void ConnectionManager::Accept() {
 void ConnectionManager::Read(Incoming& incoming) {
   while (true) {
     char* into = reinterpret_cast<char*>(&incoming.message) + incoming.received;
-    ssize_t got = recv(incoming.fd, into,
-                       sizeof(ConnectMessage) - incoming.received, 0);
+    ssize_t got =
+        recv(incoming.fd, into, sizeof(ConnectMessage) - incoming.received, 0);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (got <= 0) {

@@ -98,7 +98,7 @@ class ConnectionManager {
   std::deque<std::pair<int, ConnectMessage>> queue_;
 
   // The manager thread's own.
-  absl::flat_hash_map<int, int> out_sockets_;  // rank -> fd
+  absl::flat_hash_map<int, int> out_sockets_;                     // rank -> fd
   absl::flat_hash_map<int, std::unique_ptr<Incoming>> incoming_;  // by fd
 
   std::atomic<bool> stop_{false};

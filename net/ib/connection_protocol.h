@@ -46,17 +46,17 @@ enum class ConnectType : uint8_t { kRequest = 1, kAccept = 2, kReady = 3 };
 struct ConnectMessage {
   uint32_t magic = kConnectMagic;
   ConnectType type = ConnectType::kRequest;
-  uint8_t mtu = 0;        // enum ibv_mtu of the sender's port
-  uint16_t lid = 0;       // InfiniBand: the sender's port LID
+  uint8_t mtu = 0;   // enum ibv_mtu of the sender's port
+  uint16_t lid = 0;  // InfiniBand: the sender's port LID
   int32_t from_rank = -1;
   int32_t from_vci = 0;
   int32_t to_vci = 0;
   uint32_t qp_num = 0;
-  uint32_t psn = 0;       // the sender's first send PSN
-  uint8_t gid[16] = {};   // RoCE (and global routes): the sender's GID
-  uint8_t global = 0;     // 1: address by GID (RoCE), 0: by LID
+  uint32_t psn = 0;      // the sender's first send PSN
+  uint8_t gid[16] = {};  // RoCE (and global routes): the sender's GID
+  uint8_t global = 0;    // 1: address by GID (RoCE), 0: by LID
   uint8_t padding[3] = {};
-  uint32_t credits = 0;   // receive buffers the sender gives the receiver
+  uint32_t credits = 0;         // receive buffers the sender gives the receiver
   uint64_t credit_address = 0;  // where the receiver returns credits to
   uint32_t credit_rkey = 0;
   uint32_t padding2 = 0;

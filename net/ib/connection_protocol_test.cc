@@ -22,8 +22,9 @@ TEST(ConnectionProtocolTest, RequestDecisionsFollowTheOrderOfVcis) {
   EXPECT_EQ(DecideOnRequest(PairState::kRequested, small, large),
             RequestAction::kIgnore);
   // Same rank, VCIs decide.
-  EXPECT_EQ(DecideOnRequest(PairState::kRequested, PeerVci{2, 3}, PeerVci{2, 1}),
-            RequestAction::kAcceptWithOurs);
+  EXPECT_EQ(
+      DecideOnRequest(PairState::kRequested, PeerVci{2, 3}, PeerVci{2, 1}),
+      RequestAction::kAcceptWithOurs);
   for (PairState done : {PairState::kAccepted, PairState::kConnected}) {
     EXPECT_EQ(DecideOnRequest(done, large, small), RequestAction::kIgnore);
     EXPECT_EQ(DecideOnRequest(done, small, large), RequestAction::kIgnore);
@@ -43,8 +44,8 @@ struct Side {
   PeerVci me;
   PairState state = PairState::kNone;
   int qps_created = 0;
-  int my_qp = -1;             // id of our QP
-  int connected_to = -1;      // id of the peer QP ours is connected to
+  int my_qp = -1;         // id of our QP
+  int connected_to = -1;  // id of the peer QP ours is connected to
 };
 
 struct Message {
@@ -101,8 +102,8 @@ TEST(ConnectionProtocolTest, HandshakeModelEndsWithOnePairOfQps) {
     for (int step = 0; step < 100; ++step) {
       std::vector<int> choices;
       for (int i = 0; i < 2; ++i) {
-        if (wants[i] && !asked[i]) choices.push_back(i);      // i asks
-        if (!wire[i].empty()) choices.push_back(2 + i);       // i receives
+        if (wants[i] && !asked[i]) choices.push_back(i);  // i asks
+        if (!wire[i].empty()) choices.push_back(2 + i);   // i receives
       }
       if (choices.empty()) break;
       const int choice = choices[random() % choices.size()];

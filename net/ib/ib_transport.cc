@@ -77,8 +77,8 @@ int SplitRead(const IoSegment* local, int local_count, const IoSegment* remote,
         const size_t take =
             std::min(local[li].length - local_used, remote_left);
         if (take > 0) {
-          sges.push_back({local[li].address + local_used,
-                          static_cast<uint32_t>(take), 0});
+          sges.push_back(
+              {local[li].address + local_used, static_cast<uint32_t>(take), 0});
         }
         local_used += take;
         remote_left -= take;
@@ -151,16 +151,16 @@ absl::StatusOr<std::unique_ptr<Verbs>> LoadVerbs(
   void* library =
       dlopen(settings.ib_test_device.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "net/ib: MINIMPI_IB_TEST_DEVICE=", settings.ib_test_device,
-        " cannot be loaded: ", dlerror()));
+    return absl::NotFoundError(
+        absl::StrCat("net/ib: MINIMPI_IB_TEST_DEVICE=", settings.ib_test_device,
+                     " cannot be loaded: ", dlerror()));
   }
   auto factory = reinterpret_cast<TestDeviceFactory>(
       dlsym(library, kTestDeviceFactorySymbol));
   if (factory == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("net/ib: ", settings.ib_test_device, " has no ",
-                     kTestDeviceFactorySymbol));
+    return absl::NotFoundError(absl::StrCat("net/ib: ", settings.ib_test_device,
+                                            " has no ",
+                                            kTestDeviceFactorySymbol));
   }
   return std::unique_ptr<Verbs>(factory());
 }
@@ -169,8 +169,8 @@ absl::StatusOr<PortChoice> ChoosePort(Verbs& verbs,
                                       const runtime::Settings& settings) {
   const std::vector<std::string> devices = verbs.ListDevices();
   if (devices.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        "net/ib: no RDMA device (", verbs.provider(), " lists none)"));
+    return absl::NotFoundError(absl::StrCat("net/ib: no RDMA device (",
+                                            verbs.provider(), " lists none)"));
   }
   std::vector<std::string> candidates = devices;
   if (!settings.ib_device.empty()) {
@@ -206,7 +206,8 @@ absl::StatusOr<PortChoice> ChoosePort(Verbs& verbs,
         continue;
       }
       if (attr.state != IBV_PORT_ACTIVE) {
-        problems.push_back(absl::StrCat(name, " port ", port, " is not active"));
+        problems.push_back(
+            absl::StrCat(name, " port ", port, " is not active"));
         continue;
       }
       PortChoice choice;
@@ -334,9 +335,8 @@ absl::Status IbTransport::Setup(runtime::Bootstrap& bootstrap,
   pd_ = verbs_->AllocPd(context_);
   ibv_device_attr device{};
   if (pd_ == nullptr || verbs_->QueryDevice(context_, &device) != 0) {
-    return absl::UnavailableError(
-        absl::StrCat("net/ib: cannot set up ", port_.device, ": ",
-                     std::strerror(errno)));
+    return absl::UnavailableError(absl::StrCat(
+        "net/ib: cannot set up ", port_.device, ": ", std::strerror(errno)));
   }
   send_queue_depth_ = std::min(settings.ib_send_queue, device.max_qp_wr);
   max_send_sge_ = std::max(1, std::min(device.max_sge, 16));
@@ -371,13 +371,15 @@ absl::Status IbTransport::Setup(runtime::Bootstrap& bootstrap,
       config.send_cq = cq;
       config.recv_cq = cq;
       config.srq = srq;
-      config.capabilities.max_send_wr = static_cast<uint32_t>(send_queue_depth_);
+      config.capabilities.max_send_wr =
+          static_cast<uint32_t>(send_queue_depth_);
       config.capabilities.max_send_sge = static_cast<uint32_t>(max_send_sge_);
       config.capabilities.max_inline_data = want;
       uint32_t qp_num = 0;
       VerbsQp* qp = verbs_->CreateRcQp(pd_, config, &qp_num);
       if (qp == nullptr) continue;
-      max_inline_ = std::min<uint32_t>(config.capabilities.max_inline_data, 256);
+      max_inline_ =
+          std::min<uint32_t>(config.capabilities.max_inline_data, 256);
       verbs_->DestroyQp(qp);
       break;
     }
@@ -511,8 +513,8 @@ void IbTransport::DieOnCompletion(Vci& state, const ibv_wc& wc) {
           ? absl::StrCat(Who(connection->peer.rank), " VCI ",
                          connection->peer.vci)
           : absl::StrCat("an unknown peer (QP ", wc.qp_num, ")");
-  Die(absl::StrCat(what, " with ", peer, " failed: ",
-                   ibv_wc_status_str(wc.status), " (status ",
+  Die(absl::StrCat(what, " with ", peer,
+                   " failed: ", ibv_wc_status_str(wc.status), " (status ",
                    static_cast<int>(wc.status), ", vendor error 0x",
                    absl::Hex(wc.vendor_err), ")"));
 }
@@ -571,8 +573,8 @@ IbTransport::Vci& IbTransport::Ready(int vci) {
       }
     }
     state.cq = verbs_->CreateCq(context_, cq_entries_, channel);
-    state.srq = verbs_->CreateSrq(pd_, static_cast<uint32_t>(
-                                           receive_queue_capacity_), 1);
+    state.srq = verbs_->CreateSrq(
+        pd_, static_cast<uint32_t>(receive_queue_capacity_), 1);
     if (state.cq == nullptr || state.srq == nullptr) {
       Die(absl::StrCat("cannot create the queues of VCI ", vci, ": ",
                        std::strerror(errno)));
@@ -609,23 +611,22 @@ IbTransport::Connection* IbTransport::CreateConnectionLocked(Vci& state,
   Connection& c = *connection;
   c.vci = static_cast<int>(&state - vcis_.get());
   c.peer = peer;
-  const int room =
-      receive_queue_capacity_ - state.receive_buffers.load(std::memory_order_relaxed);
+  const int room = receive_queue_capacity_ -
+                   state.receive_buffers.load(std::memory_order_relaxed);
   const int grant = std::min(credits_, room);
   if (grant <= 0) {
-    Die(absl::StrCat("VCI ", c.vci, "'s shared receive queue is full (",
-                     receive_queue_capacity_,
-                     " buffers) and cannot take a connection to ", Who(peer.rank),
-                     "; lower MINIMPI_IB_CREDITS (", credits_, ")"));
+    Die(absl::StrCat(
+        "VCI ", c.vci, "'s shared receive queue is full (",
+        receive_queue_capacity_, " buffers) and cannot take a connection to ",
+        Who(peer.rank), "; lower MINIMPI_IB_CREDITS (", credits_, ")"));
   }
   // The connection's receive buffers, posted to the VCI's shared queue.
   const size_t stride = state.receive_stride;
   std::unique_ptr<char, FreeDeleter> chunk(
       static_cast<char*>(std::aligned_alloc(64, stride * grant)));
   VerbsMr chunk_mr;
-  if (chunk == nullptr ||
-      !verbs_->RegMr(pd_, chunk.get(), stride * grant, kReceiveAccess,
-                     &chunk_mr)) {
+  if (chunk == nullptr || !verbs_->RegMr(pd_, chunk.get(), stride * grant,
+                                         kReceiveAccess, &chunk_mr)) {
     Die(absl::StrCat("cannot register receive buffers: ",
                      std::strerror(errno)));
   }
@@ -732,15 +733,15 @@ void IbTransport::ConnectLocked(Connection& c, const ConnectMessage& m) {
   if (verbs_->ModifyQp(c.qp, &attr,
                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                           IBV_QP_MAX_DEST_RD_ATOMIC |
-                           IBV_QP_MIN_RNR_TIMER) != 0) {
+                           IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) !=
+      0) {
     Die(absl::StrCat("cannot connect the queue pair to ", Who(c.peer.rank),
                      " VCI ", c.peer.vci, " (RTR, MTU ",
                      MtuBytes(attr.path_mtu), "): ", std::strerror(errno)));
   }
   attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = 14;   // 67 ms per transport retry
+  attr.timeout = 14;  // 67 ms per transport retry
   attr.retry_cnt = 7;
   attr.rnr_retry = 7;  // never give up on a receiver that is not ready
   attr.sq_psn = c.psn;
@@ -770,9 +771,9 @@ void IbTransport::OnConnectMessage(const ConnectMessage& m) {
     std::lock_guard<std::mutex> lock(state.setup_mutex);
     auto found = state.by_peer.find(key);
     Connection* c = found == state.by_peer.end() ? nullptr : found->second;
-    const PairState now =
-        c == nullptr ? PairState::kNone
-                     : c->state.load(std::memory_order_relaxed);
+    const PairState now = c == nullptr
+                              ? PairState::kNone
+                              : c->state.load(std::memory_order_relaxed);
     switch (m.type) {
       case ConnectType::kRequest: {
         const RequestAction action = DecideOnRequest(now, mine, theirs);
@@ -902,8 +903,8 @@ bool IbTransport::PostOrRetry(Connection& connection, ibv_send_wr* wr,
   // The accounting above mirrors the send queue's; a full queue here means
   // it and the device disagree, which would lose work: say so.
   Die(absl::StrCat("posting a ", what, " to ", Who(connection.peer.rank),
-                   " VCI ", connection.peer.vci, " failed: ",
-                   std::strerror(error)));
+                   " VCI ", connection.peer.vci,
+                   " failed: ", std::strerror(error)));
 }
 
 PostResult IbTransport::PostSendMessage(
@@ -1014,10 +1015,18 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
     state.starving.store(true, std::memory_order_relaxed);
     return PostResult::kRetry;
   }
+  // Empty pieces take no scatter/gather entry (a zero-byte write has none).
+  std::vector<IoSegment> pieces;
+  pieces.reserve(local_count);
+  for (int i = 0; i < local_count; ++i) {
+    if (local[i].length > 0) pieces.push_back(local[i]);
+  }
+  local = pieces.data();
+  local_count = static_cast<int>(pieces.size());
   const int requests =
       std::max(1, (local_count + max_send_sge_ - 1) / max_send_sge_);
-  const char* what = immediate != nullptr ? "RDMA write with immediate"
-                                          : "RDMA write";
+  const char* what =
+      immediate != nullptr ? "RDMA write with immediate" : "RDMA write";
   Op* op = StartOp(state, *c, requests, OpKind::kUser, what);
   if (op == nullptr) return PostResult::kRetry;
   op->context = context;
@@ -1030,7 +1039,7 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
   uint64_t remote_address = remote.address;
   for (int r = 0; r < requests; ++r) {
     const int first = r * max_send_sge_;
-    const int count = std::min(max_send_sge_, local_count - first);
+    const int count = std::max(0, std::min(max_send_sge_, local_count - first));
     size_t bytes = 0;
     for (int i = 0; i < count; ++i) {
       sges[first + i] = {local[first + i].address,
@@ -1068,19 +1077,16 @@ PostResult IbTransport::RdmaWrite(int vci, PeerVci peer, const void* local,
                     context);
 }
 
-PostResult IbTransport::RdmaWriteImmediate(int vci, PeerVci peer,
-                                           const void* local,
-                                           const MemoryRegion& local_region,
-                                           RemoteBuffer remote, size_t length,
-                                           uint32_t immediate,
-                                           uint64_t context) {
+PostResult IbTransport::RdmaWriteImmediate(
+    int vci, PeerVci peer, const void* local, const MemoryRegion& local_region,
+    RemoteBuffer remote, size_t length, uint32_t immediate, uint64_t context) {
   const IoSegment segment = {reinterpret_cast<uint64_t>(local), length};
   return RdmaWritev(vci, peer, &segment, 1, local_region, remote, &immediate,
                     context);
 }
 
-PostResult IbTransport::RdmaReadv(int vci, PeerVci peer,
-                                  const IoSegment* local, int local_count,
+PostResult IbTransport::RdmaReadv(int vci, PeerVci peer, const IoSegment* local,
+                                  int local_count,
                                   const MemoryRegion& local_region,
                                   const IoSegment* remote, int remote_count,
                                   uint32_t remote_key, uint64_t context) {
@@ -1118,7 +1124,8 @@ PostResult IbTransport::RdmaReadv(int vci, PeerVci peer,
   for (size_t r = 0; r < wrs.size(); ++r) {
     ibv_send_wr& wr = wrs[r];
     wr.wr_id = OperationWorkId(IndexOf(state, op));
-    wr.sg_list = sge_ranges[r].second > 0 ? &sges[sge_ranges[r].first] : nullptr;
+    wr.sg_list =
+        sge_ranges[r].second > 0 ? &sges[sge_ranges[r].first] : nullptr;
     wr.num_sge = sge_ranges[r].second;
     wr.opcode = IBV_WR_RDMA_READ;
     wr.send_flags = IBV_SEND_SIGNALED;
@@ -1135,8 +1142,8 @@ PostResult IbTransport::RdmaRead(int vci, PeerVci peer, void* local,
                                  uint64_t context) {
   const IoSegment local_segment = {reinterpret_cast<uint64_t>(local), length};
   const IoSegment remote_segment = {remote.address, length};
-  return RdmaReadv(vci, peer, &local_segment, 1, local_region,
-                   &remote_segment, 1, remote.remote_key, context);
+  return RdmaReadv(vci, peer, &local_segment, 1, local_region, &remote_segment,
+                   1, remote.remote_key, context);
 }
 
 // --- Memory ----------------------------------------------------------------
@@ -1204,8 +1211,8 @@ void IbTransport::GiveBackCredits(Vci& state, Connection& c) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags =
-      IBV_SEND_SIGNALED | (max_inline_ >= sizeof(uint32_t) ? IBV_SEND_INLINE : 0);
+  wr.send_flags = IBV_SEND_SIGNALED |
+                  (max_inline_ >= sizeof(uint32_t) ? IBV_SEND_INLINE : 0);
   wr.wr.rdma.remote_addr = c.peer_credit_word.address;
   wr.wr.rdma.rkey = c.peer_credit_word.remote_key;
   ++state.credit_returns;
@@ -1230,8 +1237,8 @@ int IbTransport::Poll(int vci, CompletionHandler& handler,
   int work = 0;
   ibv_wc wcs[16];
   while (handled < max_completions) {
-    const int n = verbs_->PollCq(
-        state.cq, std::min(16, max_completions - handled), wcs);
+    const int n =
+        verbs_->PollCq(state.cq, std::min(16, max_completions - handled), wcs);
     if (n < 0) {
       Die(absl::StrCat("polling VCI ", vci,
                        "'s completion queue failed (overrun?)"));
@@ -1317,8 +1324,7 @@ uint64_t IbTransport::ArmDoorbell(int vci) {
   return bell.rings.load(std::memory_order_seq_cst);
 }
 
-void IbTransport::SleepOnDoorbell(int vci, uint64_t token,
-                                  int64_t timeout_ns) {
+void IbTransport::SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) {
   const int leader = DoorbellOf(vci);
   Vci& bell = vcis_[leader];
   const int end = leader == 0 ? shared_vcis_ : leader + 1;

@@ -151,11 +151,11 @@ class IbTransport final : public Transport {
 
   // For tests.
   struct Counters {
-    int queue_pairs = 0;          // QPs of this VCI
-    int receive_buffers = 0;      // posted in its shared receive queue
-    uint64_t credit_waits = 0;    // posts answered kRetry for credits
+    int queue_pairs = 0;            // QPs of this VCI
+    int receive_buffers = 0;        // posted in its shared receive queue
+    uint64_t credit_waits = 0;      // posts answered kRetry for credits
     uint64_t queue_full_waits = 0;  // ... for a full send queue or budget
-    uint64_t credit_returns = 0;  // RDMA writes returning credits
+    uint64_t credit_returns = 0;    // RDMA writes returning credits
   };
   Counters CountersForTesting(int vci);
   const PortChoice& port() const { return port_; }
@@ -219,8 +219,7 @@ class IbTransport final : public Transport {
   Connection* CreateConnectionLocked(Vci& state, PeerVci peer);
   // Under the setup mutex: RTR and RTS towards the peer `message` describes.
   void ConnectLocked(Connection& connection, const ConnectMessage& message);
-  ConnectMessage Describe(const Connection& connection,
-                          ConnectType type) const;
+  ConnectMessage Describe(const Connection& connection, ConnectType type) const;
   void OnConnectMessage(const ConnectMessage& message);
   void OnAsyncEvent(int fd);
 

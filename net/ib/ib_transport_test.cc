@@ -101,7 +101,8 @@ TEST_F(IbTransportTest, ConnectsLazilyWithOneQueuePairPerPair) {
       RETURN_IF_FALSE(counters.queue_pairs == 1, "VCI ", my_vci, " has ",
                       counters.queue_pairs, " queue pairs, expected 1");
       RETURN_IF_FALSE(counters.receive_buffers == Settings().ib_credits);
-      RETURN_IF_FALSE(transport.CountersForTesting(1 - my_vci).queue_pairs == 0);
+      RETURN_IF_FALSE(transport.CountersForTesting(1 - my_vci).queue_pairs ==
+                      0);
     } else {
       RETURN_IF_FALSE(transport.CountersForTesting(0).queue_pairs == 0);
       RETURN_IF_FALSE(!transport.MayHaveWork(0));
@@ -134,8 +135,8 @@ TEST_F(IbTransportTest, TinyCreditsFloodArrivesInOrderWithoutReceiverNotReady) {
       int& n = next[c.peer];
       const size_t length = 1 + (n * 131) % max;
       std::vector<uint8_t> expected(length);
-      ::minimpi::net::testing::FillPattern(c.peer * 100000 + n,
-                                           expected.data(), length);
+      ::minimpi::net::testing::FillPattern(c.peer * 100000 + n, expected.data(),
+                                           length);
       if (error.empty() &&
           (c.length != length ||
            std::memcmp(c.data, expected.data(), length) != 0)) {
@@ -162,9 +163,8 @@ TEST_F(IbTransportTest, TinyCreditsFloodArrivesInOrderWithoutReceiverNotReady) {
       }
       transport.Poll(0, handler, 16);
       RETURN_IF_FALSE(error.empty(), error);
-      RETURN_IF_FALSE(absl::Now() < deadline, "flood timed out: sent ",
-                      sent[0], "/", sent[1], " received ", next[0], "/",
-                      next[1]);
+      RETURN_IF_FALSE(absl::Now() < deadline, "flood timed out: sent ", sent[0],
+                      "/", sent[1], " received ", next[0], "/", next[1]);
     }
     const IbTransport::Counters counters = transport.CountersForTesting(0);
     RETURN_IF_FALSE(counters.credit_waits > 0, "never waited for credits");

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
@@ -22,7 +23,6 @@
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
 #include "net/ib/ib_transport.h"
-#include "absl/strings/str_cat.h"
 #include "net/tcp/tcp_transport.h"
 #include "runtime/settings.h"
 #include "runtime/topology.h"

@@ -15,8 +15,8 @@
 // hosts is an error that says to use srun.
 
 #include <fcntl.h>
-#include <limits.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -31,8 +31,8 @@
 #include <ctime>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -436,16 +436,17 @@ int ExecSrun(const LaunchPlan& plan, bool verbose) {
     }
     const char* nodes = std::getenv("SLURM_JOB_NUM_NODES");
     if (nodes == nullptr) nodes = std::getenv("SLURM_NNODES");
-    PrintError(absl::StrCat("in Slurm job ", std::getenv("SLURM_JOB_ID"),
-                            " (", nodes != nullptr ? nodes : "?",
+    PrintError(absl::StrCat("in Slurm job ", std::getenv("SLURM_JOB_ID"), " (",
+                            nodes != nullptr ? nodes : "?",
                             " nodes): ", absl::StrJoin(words, " ")));
   }
   std::vector<std::string> argv_strings = plan.srun_command;
   std::vector<char*> argv = PointerArray(argv_strings);
   execvp(argv[0], argv.data());
-  PrintError(absl::StrCat("cannot run srun to start the job across the "
-                          "allocation's nodes: ",
-                          std::strerror(errno)));
+  PrintError(
+      absl::StrCat("cannot run srun to start the job across the "
+                   "allocation's nodes: ",
+                   std::strerror(errno)));
   return 127;
 }
 
@@ -499,8 +500,8 @@ int Run(int argc, char** argv) {
   }
   if (plan->use_srun) return ExecSrun(*plan, options->verbose);
   if (options->verbose) {
-    PrintError(absl::StrCat("starting ", options->num_ranks,
-                            " ranks on this node"));
+    PrintError(
+        absl::StrCat("starting ", options->num_ranks, " ranks on this node"));
   }
   absl::StatusOr<std::string> executable = ResolveProgram(options->command[0]);
   if (!executable.ok()) {
