@@ -1,9 +1,12 @@
 #include "net/ib/testing/soft_fabric.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -11,11 +14,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -25,7 +30,7 @@ static_assert(std::is_trivially_copyable_v<Packet>);
 
 namespace {
 
-constexpr uint64_t kInboxMagic = 0x736f667469622d31ULL;  // "softib-1"
+constexpr uint64_t kInboxMagic = 0x736f667469622d32ULL;  // "softib-2"
 constexpr uint64_t kSlots = 1024;                        // a power of two
 constexpr char kShmDirectory[] = "/dev/shm/";
 
@@ -96,6 +101,7 @@ std::map<uint32_t, std::shared_ptr<Inbox>>& Cache() {
 
 struct Inbox::Header {
   std::atomic<uint64_t> magic;  // set last, once the segment is usable
+  uint64_t pid_namespace;       // `pid` means something only in this one
   int32_t pid;
   uint32_t slots;
   std::atomic<uint32_t> closed;
@@ -107,13 +113,103 @@ struct Inbox::Header {
 };
 
 namespace {
+
 constexpr size_t HeaderBytes() { return 4096; }
+
+// This process's PID namespace (its inode), 0 when unknown. Tests run in
+// sandboxes with their own PID namespaces sharing /dev/shm: a pid from
+// another namespace says nothing here.
+uint64_t PidNamespace() {
+  struct stat st;
+  return stat("/proc/self/ns/pid", &st) == 0 ? st.st_ino : 0;
+}
+
+// Whether the owner of an inbox with this header is known to be gone.
+bool OwnerGone(uint64_t pid_namespace, pid_t pid) {
+  const uint64_t ours = PidNamespace();
+  if (pid_namespace != ours || ours == 0) return false;  // cannot tell
+  return !ProcessAlive(pid);
+}
+
+// The lock files of the inboxes this process owns (see Inbox::Create). A
+// forked child must not keep them: its copies would keep a dead parent's
+// inbox looking owned.
+std::mutex lock_fds_mutex;
+std::vector<int>* owned_lock_fds = nullptr;
+
+void CloseInheritedLockFds() {
+  if (owned_lock_fds == nullptr) return;
+  for (int fd : *owned_lock_fds) close(fd);
+  owned_lock_fds->clear();
+}
+
+void AddOwnedLockFd(int fd) {
+  static std::once_flag once;
+  std::call_once(
+      once, [] { pthread_atfork(nullptr, nullptr, CloseInheritedLockFds); });
+  std::lock_guard<std::mutex> lock(lock_fds_mutex);
+  if (owned_lock_fds == nullptr) owned_lock_fds = new std::vector<int>;
+  owned_lock_fds->push_back(fd);
+}
+
+void RemoveOwnedLockFd(int fd) {
+  std::lock_guard<std::mutex> lock(lock_fds_mutex);
+  if (owned_lock_fds == nullptr) return;
+  owned_lock_fds->erase(
+      std::remove(owned_lock_fds->begin(), owned_lock_fds->end(), fd),
+      owned_lock_fds->end());
+}
+
+// Removes the inboxes of processes that died without closing their device
+// (killed ranks), so that /dev/shm does not fill up over a long test run.
+// An owner holds a shared flock on its file for as long as it lives; the
+// kernel drops it when the process dies, whatever its PID namespace (tests
+// run in sandboxes with their own, sharing /dev/shm).
+void RemoveStaleInboxes() {
+  DIR* directory = opendir(kShmDirectory);
+  if (directory == nullptr) return;
+  constexpr char kPrefix[] = "minimpi-softib-";
+  while (const dirent* entry = readdir(directory)) {
+    const char* name = entry->d_name;
+    if (std::strncmp(name, kPrefix, sizeof(kPrefix) - 1) != 0) continue;
+    const char* digits = name + sizeof(kPrefix) - 1;
+    if (*digits == '\0' ||
+        std::strspn(digits, "0123456789") != std::strlen(digits)) {
+      continue;  // the fabric file, or a temporary one
+    }
+    const std::string path = absl::StrCat(kShmDirectory, name);
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat before, now;
+    const bool stale = flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+                       fstat(fd, &before) == 0 &&
+                       stat(path.c_str(), &now) == 0 &&
+                       before.st_ino == now.st_ino;  // not replaced meanwhile
+    if (stale) unlink(path.c_str());
+    close(fd);
+  }
+  closedir(directory);
+}
+
 }  // namespace
 
 Inbox::Inbox(uint32_t id, void* base, size_t bytes, bool owner)
     : id_(id), base_(base), bytes_(bytes), owner_(owner) {}
 
-Inbox::~Inbox() { munmap(base_, bytes_); }
+Inbox::~Inbox() {
+  ReleaseOwnership();
+  munmap(base_, bytes_);
+}
+
+void Inbox::ReleaseOwnership() {
+  // After fork the child's copy of the descriptor is gone (and its number
+  // may be another file's): only the process that took it closes it.
+  if (lock_fd_ >= 0 && lock_owner_ == getpid()) {
+    RemoveOwnedLockFd(lock_fd_);
+    close(lock_fd_);
+  }
+  lock_fd_ = -1;
+}
 
 Packet* Inbox::slot(uint64_t index) const {
   return reinterpret_cast<Packet*>(static_cast<std::byte*>(base_) +
@@ -126,12 +222,15 @@ std::shared_ptr<Inbox> Inbox::Create(uint32_t id) {
   const size_t bytes = HeaderBytes() + kSlots * sizeof(Packet);
   // Built under a private name and renamed into place, so that a peer never
   // maps a half-initialized inbox and a stale file is replaced atomically.
+  RemoveStaleInboxes();
   const std::string path = InboxPath(id);
   const std::string temporary = absl::StrCat(path, ".", getpid(), ".tmp");
   const int fd =
       open(temporary.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return nullptr;
   fchmod(fd, 0666);
+  // Held until Close or death: what tells others the file is not stale.
+  flock(fd, LOCK_SH);
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     const int error = errno;
     close(fd);
@@ -140,14 +239,15 @@ std::shared_ptr<Inbox> Inbox::Create(uint32_t id) {
     return nullptr;
   }
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  const int error = errno;
-  close(fd);
   if (base == MAP_FAILED) {
+    const int error = errno;
+    close(fd);
     unlink(temporary.c_str());
     errno = error;
     return nullptr;
   }
   Header* header = new (base) Header;
+  header->pid_namespace = PidNamespace();
   header->pid = getpid();
   header->slots = kSlots;
   header->closed.store(0);
@@ -165,14 +265,18 @@ std::shared_ptr<Inbox> Inbox::Create(uint32_t id) {
   if (rename(temporary.c_str(), path.c_str()) != 0) {
     const int rename_error = errno;
     munmap(base, bytes);
+    close(fd);
     unlink(temporary.c_str());
     errno = rename_error;
     return nullptr;
   }
   struct stat st;
-  stat(path.c_str(), &st);
+  fstat(fd, &st);
   std::shared_ptr<Inbox> inbox(new Inbox(id, base, bytes, /*owner=*/true));
   inbox->inode_ = st.st_ino;
+  inbox->lock_fd_ = fd;
+  inbox->lock_owner_ = getpid();
+  AddOwnedLockFd(fd);
   std::lock_guard<std::mutex> lock(cache_mutex);
   Cache()[id] = inbox;
   return inbox;
@@ -242,7 +346,7 @@ bool Inbox::Empty() const {
 
 bool Inbox::Alive() const {
   return header()->closed.load(std::memory_order_acquire) == 0 &&
-         ProcessAlive(header()->pid);
+         !OwnerGone(header()->pid_namespace, header()->pid);
 }
 
 void Inbox::Close() {
@@ -254,6 +358,7 @@ void Inbox::Close() {
   if (stat(path.c_str(), &st) == 0 && st.st_ino == inode_) {
     unlink(path.c_str());
   }
+  ReleaseOwnership();
   Ring();
 }
 

@@ -16,6 +16,10 @@
 // the bytes itself with process_vm_readv/writev (cross-memory attach). Only
 // inline sends carry their bytes, copied when posted.
 //
+// A process killed without closing its device leaves its inbox file; peers
+// see it dead (its pid is gone), and the next context opened on the host
+// removes it (owners hold a flock on their file, which dies with them).
+//
 // Ids (the LID, also encoded in the GIDs) come from a fabric-wide counter in
 // /dev/shm/minimpi-softib-fabric, as do QP numbers, so that no two contexts
 // on the host ever share a QP number: a transport that mixes up local and
@@ -122,7 +126,7 @@ class Inbox {
   void Ring();
 
  private:
-  struct Header;
+  struct Header;  // the segment's first page
   Inbox(uint32_t id, void* base, size_t bytes, bool owner);
   friend std::shared_ptr<Inbox> FindInbox(uint32_t id);
   friend void ForgetInbox(uint32_t id);
@@ -133,8 +137,12 @@ class Inbox {
   const uint32_t id_;
   void* const base_;
   const size_t bytes_;
+  void ReleaseOwnership();
+
   const bool owner_;
-  ino_t inode_ = 0;  // the owner's file, to remove only that one
+  ino_t inode_ = 0;   // the owner's file, to remove only that one
+  int lock_fd_ = -1;  // the owner's flock on it (see RemoveStaleInboxes)
+  pid_t lock_owner_ = 0;
 };
 
 // The live inbox of context `id`, from a per-process cache (re-opened when

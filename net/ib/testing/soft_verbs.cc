@@ -78,6 +78,42 @@ std::atomic<uint64_t> peer_failures{0};
 // caught. lkey and rkey differ, so that mixing them up is caught too.
 std::atomic<uint32_t> next_key_pair{0x100};
 
+// Context ids (LIDs) of this process. A LID belongs to a port, not to an
+// opened context: hardware gives every open of a device the same LID, and
+// callers rely on it (net/ib probes a device, closes it and opens it again,
+// keeping the probed address). So an open reuses an id of this process that
+// no open context uses, and only a second context open at the same time
+// gets a new one (it is then like a second port). After fork the child
+// starts its own list: its parent's ids are not its own.
+std::mutex id_pool_mutex;
+pid_t id_pool_owner = 0;
+std::vector<std::pair<uint32_t, bool>>* id_pool = nullptr;  // id, in use
+
+uint32_t AcquireContextId() {
+  std::lock_guard<std::mutex> lock(id_pool_mutex);
+  if (id_pool == nullptr || id_pool_owner != getpid()) {
+    id_pool = new std::vector<std::pair<uint32_t, bool>>;  // leaks on fork
+    id_pool_owner = getpid();
+  }
+  for (auto& [id, in_use] : *id_pool) {
+    if (!in_use) {
+      in_use = true;
+      return id;
+    }
+  }
+  const uint32_t id = internal::AllocateContextId();
+  if (id != 0) id_pool->push_back({id, true});
+  return id;
+}
+
+void ReleaseContextId(uint32_t id) {
+  std::lock_guard<std::mutex> lock(id_pool_mutex);
+  if (id_pool == nullptr || id_pool_owner != getpid()) return;
+  for (auto& [pooled, in_use] : *id_pool) {
+    if (pooled == id) in_use = false;
+  }
+}
+
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -961,15 +997,20 @@ class SoftVerbs final : public Verbs {
       }
       context->max_rnr = value;
     }
-    context->id = internal::AllocateContextId();
+    context->id = AcquireContextId();
     if (context->id == 0) return FailNull<VerbsContext>(EAGAIN);
     context->inbox = Inbox::Create(context->id);
-    if (context->inbox == nullptr) return nullptr;
+    if (context->inbox == nullptr) {
+      const int error = errno;
+      ReleaseContextId(context->id);
+      return FailNull<VerbsContext>(error);
+    }
     context->async_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC | EFD_SEMAPHORE);
     if (context->async_fd < 0) {
       const int error = errno;
       context->inbox->Close();
       internal::ForgetInbox(context->id);
+      ReleaseContextId(context->id);
       return FailNull<VerbsContext>(error);
     }
     SoftContext* raw = context.release();
@@ -984,6 +1025,7 @@ class SoftVerbs final : public Verbs {
     context->inbox->Close();  // peers now see it dead; wakes the NIC
     context->nic.join();
     internal::ForgetInbox(context->id);
+    ReleaseContextId(context->id);
     std::unique_lock<std::mutex> lock(context->mutex);
     close(context->async_fd);
     context->async_fd = -1;

@@ -30,6 +30,12 @@
 //   - a peer whose context closed or whose process died fails the waiting
 //     work requests with IBV_WC_RETRY_EXC_ERR (checked every few ms).
 //
+// Addresses: a context's id is its LID (IB mode) and is encoded in its
+// GIDs. As on hardware, where the LID belongs to the port, reopening the
+// device in a process gives the id it had before; only a second context
+// open at the same time in one process gets another (like a second port).
+// QP numbers are unique on the host.
+//
 // Environment, read at OpenDevice:
 //   MINIMPI_SOFTIB_LINK=ib|roce   link layer (default ib: LIDs; roce: lid 0,
 //                                 four GIDs, address vectors need a GRH)

@@ -318,7 +318,15 @@ TEST(SoftVerbsTest, DeviceAndPort) {
   EXPECT_FALSE(verbs->GetAsyncEvent(first, &event));
   EXPECT_GE(verbs->AsyncEventFd(first), 0);
   EXPECT_NE(fcntl(verbs->AsyncEventFd(first), F_GETFL) & O_NONBLOCK, 0);
+  // The LID is the port's: opening again after a close gives the same one
+  // (callers probe a device, close it, and use the probed address).
   verbs->CloseDevice(first);
+  VerbsContext* again = verbs->OpenDevice("softib0");
+  ASSERT_NE(again, nullptr);
+  ibv_port_attr port3;
+  ASSERT_EQ(verbs->QueryPort(again, 1, &port3), 0);
+  EXPECT_EQ(port3.lid, port1.lid);
+  verbs->CloseDevice(again);
   verbs->CloseDevice(second);
 }
 
@@ -1437,9 +1445,15 @@ TEST(SoftVerbsCrossProcessTest, KilledPeerFailsTheRequester) {
   auto wc = Poll(verbs.get(), side.send_cq, 1, std::chrono::seconds(5));
   ASSERT_EQ(wc.size(), 1u);
   EXPECT_EQ(wc[0].status, IBV_WC_RETRY_EXC_ERR);
-  // The killed child's inbox file stays behind; remove it.
-  unlink(absl::StrCat("/dev/shm/minimpi-softib-", exchange->address[1].lid)
-             .c_str());
+  // The killed child's inbox file stayed behind; the next device opened
+  // here (same PID namespace) removes it.
+  const std::string stale =
+      absl::StrCat("/dev/shm/minimpi-softib-", exchange->address[1].lid);
+  EXPECT_EQ(access(stale.c_str(), F_OK), 0);
+  Side other;
+  ASSERT_TRUE(OpenSide(verbs.get(), &other, 3));  // a second one: a new id
+  EXPECT_NE(access(stale.c_str(), F_OK), 0);
+  CloseSide(&other);
   verbs->DeregMr(&source->mr);
   CloseSide(&side);
   munmap(exchange, sizeof(SharedExchange));
