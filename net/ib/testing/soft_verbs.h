@@ -27,6 +27,12 @@
 //   - a full peer inbox never blocks anyone: packets wait in a per-peer
 //     outbox retried by the NIC thread, and a NIC keeps consuming its own
 //     inbox meanwhile, so two NICs never wait on each other.
+//   - a request that no connected QP accepts (the peer QP is not in RTR
+//     yet, is in error, or is connected elsewhere) is answered "dropped";
+//     the requester resends it every millisecond, as hardware retries on
+//     its transport timer, and fails it with IBV_WC_RETRY_EXC_ERR after
+//     (retry_cnt + 1) * 4.096 us * 2^timeout, at least 1 s. A PSN other
+//     than the expected one fails at once with the same status.
 //   - a peer whose context closed or whose process died fails the waiting
 //     work requests with IBV_WC_RETRY_EXC_ERR (checked every few ms).
 //
@@ -59,9 +65,8 @@
 
 namespace minimpi::net::ib::testing {
 
-// The software device; it lists one device, "softib0". Contexts outlive the
-// returned object only as long as they are open (they belong to the
-// process), but close them before destroying it.
+// The software device; it lists one device, "softib0". The object holds no
+// state (contexts belong to the process), so contexts may outlive it.
 std::unique_ptr<Verbs> CreateSoftVerbs();
 
 // Test introspection, per process.
