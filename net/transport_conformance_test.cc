@@ -361,7 +361,10 @@ TEST_P(TransportConformanceTest, BackPressureBetweenRanksLosesNothing) {
       ++sent;
       RETURN_IF_FALSE(sent < 1000000, "the transport never pushed back");
     }
-    RETURN_IF_FALSE(sent > 0);
+    // net/ib connects on first contact, through its peer's connection
+    // manager, and may push back before the connection is up.
+    RETURN_IF_FALSE(sent > 0 || std::string(transport.name()).find("ib") !=
+                                    std::string::npos);
     // Nobody has polled yet; now everyone may.
     RETURN_IF_ERROR(bootstrap.Fence());
     uint64_t received = 0;
@@ -751,8 +754,17 @@ TEST_P(TransportConformanceTest, UntouchedVcisStillWork) {
     for (int vci : {0, 7, 4}) {
       std::vector<uint8_t> scratch;
       for (int peer = 0; peer < size; ++peer) {
-        RETURN_IF_FALSE(SendPatterned(transport, vci, me, peer, 19, scratch) ==
-                        PostResult::kOk);
+        // kRetry (net/ib before its connection is up): progress, retry.
+        const absl::Time deadline = absl::Now() + absl::Seconds(60);
+        FunctionHandler ignore([](int, const Completion&) {});
+        while (SendPatterned(transport, vci, me, peer, 19, scratch) !=
+               PostResult::kOk) {
+          RETURN_IF_FALSE(
+              std::string(transport.name()).find("ib") != std::string::npos &&
+                  absl::Now() < deadline,
+              "send on untouched VCI ", vci, " pushed back");
+          transport.Poll(vci, ignore, 0);
+        }
       }
       int received = 0;
       std::string error;

@@ -722,7 +722,7 @@ void IbTransport::ConnectLocked(Connection& c, const ConnectMessage& m) {
   attr.max_dest_rd_atomic = max_read_atomic_;
   attr.min_rnr_timer = 12;  // 0.64 ms; credits keep receivers from running dry
   attr.ah_attr.port_num = port_.port;
-  if (port_.ethernet || (m.global && port_.gid_index >= 0)) {
+  if (port_.ethernet) {
     attr.ah_attr.is_global = 1;
     std::memcpy(attr.ah_attr.grh.dgid.raw, m.gid, sizeof(m.gid));
     attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(port_.gid_index);
@@ -1247,7 +1247,17 @@ int IbTransport::Poll(int vci, CompletionHandler& handler,
     work += n;
     for (int i = 0; i < n; ++i) {
       const ibv_wc& wc = wcs[i];
-      if (wc.status != IBV_WC_SUCCESS) DieOnCompletion(state, wc);
+      if (wc.status != IBV_WC_SUCCESS) {
+        // A credit return fails when its peer already tore its queue pair
+        // down, at the end of a job (the peer needs no credits then); a
+        // live peer's failures show on the data it moves, so only those
+        // end the job.
+        const bool credit_return =
+            IsOperationWorkId(wc.wr_id) &&
+            OperationIndex(wc.wr_id) < state.ops.size() &&
+            state.ops[OperationIndex(wc.wr_id)].kind == OpKind::kCreditReturn;
+        if (!credit_return) DieOnCompletion(state, wc);
+      }
       if (!IsOperationWorkId(wc.wr_id)) {
         char* buffer = reinterpret_cast<char*>(wc.wr_id);
         Connection* c = ByQpNumber(state, wc.qp_num);

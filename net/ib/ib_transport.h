@@ -35,6 +35,7 @@
 #ifndef MINIMPI_NET_IB_IB_TRANSPORT_H_
 #define MINIMPI_NET_IB_IB_TRANSPORT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -132,7 +133,10 @@ class IbTransport final : public Transport {
                         RemoteBuffer remote, const uint32_t* immediate,
                         uint64_t context) override;
   // Beyond max_sge a gathered transfer is split into several work requests.
-  int max_io_segments() const override { return 1024; }
+  // (at most half the send queue, so one transfer always fits in it).
+  int max_io_segments() const override {
+    return std::max(1, send_queue_depth_ / 2);
+  }
   int Poll(int vci, CompletionHandler& handler, int max_completions) override;
 
   // Doorbells are completion channels: the VCIs of a group (Settings::

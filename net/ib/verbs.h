@@ -133,8 +133,7 @@ class Verbs {
   // ibv_modify_qp: `mask` says which fields of `attr` apply.
   virtual int ModifyQp(VerbsQp* qp, ibv_qp_attr* attr, int mask) = 0;
   // ibv_post_send: ENOMEM when the send queue is full.
-  virtual int PostSend(VerbsQp* qp, ibv_send_wr* wr,
-                       ibv_send_wr** bad_wr) = 0;
+  virtual int PostSend(VerbsQp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) = 0;
 };
 
 // The real device: libibverbs itself.
