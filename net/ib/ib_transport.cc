@@ -633,17 +633,7 @@ IbTransport::Connection* IbTransport::CreateConnectionLocked(Vci& state,
   for (int i = 0; i < grant; ++i) {
     char* buffer = chunk.get() + i * stride;
     std::memcpy(buffer + max_message_, &chunk_mr.lkey, sizeof(uint32_t));
-    ibv_sge sge = {reinterpret_cast<uint64_t>(buffer),
-                   static_cast<uint32_t>(max_message_), chunk_mr.lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = ReceiveWorkId(buffer);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    if (verbs_->PostSrqRecv(state.srq, &wr, &bad) != 0) {
-      Die(absl::StrCat("posting a receive buffer failed: ",
-                       std::strerror(errno)));
-    }
+    RepostReceive(state, buffer);
   }
   state.receive_mrs.push_back(chunk_mr);
   state.receive_chunks.push_back(std::move(chunk));
