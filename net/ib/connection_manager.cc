@@ -87,7 +87,7 @@ ConnectionManager::ConnectionManager(int listen_fd, sockaddr_in address,
       rank_(rank),
       connect_timeout_ms_(connect_timeout_ms) {}
 
-ConnectionManager::~ConnectionManager() {
+void ConnectionManager::Stop() {
   stop_.store(true, std::memory_order_release);
   if (wake_fd_ >= 0) {
     const uint64_t one = 1;
@@ -95,6 +95,10 @@ ConnectionManager::~ConnectionManager() {
     (void)ignored;
   }
   if (thread_.joinable()) thread_.join();
+}
+
+ConnectionManager::~ConnectionManager() {
+  Stop();
   for (auto& [rank, fd] : out_sockets_) {
     if (fd >= 0) close(fd);
   }

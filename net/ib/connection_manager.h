@@ -60,6 +60,11 @@ class ConnectionManager {
                      FailureHandler on_failure, std::vector<int> watch,
                      std::function<void(int)> on_watch);
 
+  // Stops and joins the thread: no handler runs after it returns. The
+  // owner calls it before tearing down what the handlers touch (calling
+  // it again, or destroying the manager, is then harmless).
+  void Stop();
+
   // Queues `message` for `rank`'s manager; any thread, never blocks on a
   // peer (the manager's thread writes it).
   void Post(int rank, const ConnectMessage& message);

@@ -452,8 +452,9 @@ absl::Status IbTransport::Setup(runtime::Bootstrap& bootstrap,
 }
 
 IbTransport::~IbTransport() {
-  // The manager's thread creates and connects QPs: stop it first.
-  manager_.reset();
+  // The manager's thread creates and connects QPs and posts through
+  // manager_: stop it first, while manager_ still points at it.
+  if (manager_ != nullptr) manager_->Stop();
   if (vcis_ != nullptr) {
     for (int v = 0; v < num_vcis_; ++v) {
       Vci& state = vcis_[v];
@@ -1254,6 +1255,16 @@ int IbTransport::Poll(int vci, CompletionHandler& handler,
         if (c == nullptr) {
           Die(absl::StrCat("a completion from an unknown queue pair (",
                            wc.qp_num, ") on VCI ", vci));
+        }
+        if (!c->owner_synchronized) {
+          // The connection manager's thread connected this QP before the
+          // peer could send on it (the peer sends only after our Accept or
+          // Ready, posted after the state's release store). This acquire
+          // pairs with that store, so what the thread wrote (the peer's
+          // credit word, the credits) is visible to this thread too.
+          const PairState seen = c->state.load(std::memory_order_acquire);
+          c->owner_synchronized =
+              seen == PairState::kAccepted || seen == PairState::kConnected;
         }
         Completion completion;
         completion.peer = c->peer.rank;

@@ -186,6 +186,7 @@ class IbTransport final : public Transport {
     uint32_t granted = 0;  // buffers we gave the peer
 
     // Owner only.
+    bool owner_synchronized = false;  // has acquired `state` after connect
     ReturnCredits return_credits;
     bool in_credit_backlog = false;
     int outstanding = 0;  // work requests posted, not completed
