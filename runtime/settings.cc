@@ -80,6 +80,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(
       ReadIntOrAuto("MINIMPI_IB_GID_INDEX", 0, 1 << 16, s.ib_gid_index));
   status.Update(ReadInt("MINIMPI_IB_CREDITS", 1, 4096, s.ib_credits));
+  status.Update(
+      ReadInt("MINIMPI_IB_RECEIVE_BUFFERS", 1, 1 << 20, s.ib_receive_buffers));
   status.Update(ReadInt("MINIMPI_IB_SEND_QUEUE", 4, 1 << 16, s.ib_send_queue));
   if (const char* library = Env("MINIMPI_IB_TEST_DEVICE")) {
     s.ib_test_device = library;
@@ -188,6 +190,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.ib_credits),
        "net/ib: receive buffers per connection: messages a peer may have in "
        "flight before it waits for credits"},
+      {"MINIMPI_IB_RECEIVE_BUFFERS", absl::StrCat(s.ib_receive_buffers),
+       absl::StrCat(d.ib_receive_buffers),
+       "net/ib: most receive buffers per VCI; connections past it share "
+       "the posted ones (credits overcommitted, hardware retries cover)"},
       {"MINIMPI_IB_SEND_QUEUE", absl::StrCat(s.ib_send_queue),
        absl::StrCat(d.ib_send_queue),
        "net/ib: work requests a queue pair may have outstanding"},

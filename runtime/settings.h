@@ -49,6 +49,12 @@ struct Settings {
   // receive queue, which are the messages (and writes with immediate) a
   // peer may have in flight to it before it must wait for credits.
   int ib_credits = 16;
+  // net/ib: the most receive buffers one VCI's shared receive queue holds
+  // (the device's max_srq_wr permitting). Connections past it add none:
+  // their credits share the buffers already posted (overcommitted), and
+  // the hardware's receiver-not-ready retry covers the moment when every
+  // peer sends at once.
+  int ib_receive_buffers = 4096;
   // net/ib: work requests each queue pair may have outstanding; beyond
   // them posting answers kRetry.
   int ib_send_queue = 128;

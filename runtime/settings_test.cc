@@ -60,6 +60,8 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   setenv("MINIMPI_TCP_IF", "eth7", 1);
   setenv("MINIMPI_TCP_CONNECT_TIMEOUT_MS", "2500", 1);
   setenv("MINIMPI_TCP_PROGRESS_US", "0", 1);
+  setenv("MINIMPI_IB_CREDITS", "8", 1);
+  setenv("MINIMPI_IB_RECEIVE_BUFFERS", "512", 1);
   auto settings = Settings::FromEnvironment();
   setenv("MINIMPI_TRANSPORT", "udp", 1);
   auto bad_transport = Settings::FromEnvironment();
@@ -68,7 +70,8 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   auto bad_split = Settings::FromEnvironment();
   for (const char* name :
        {"MINIMPI_TRANSPORT", "MINIMPI_NODE_SPLIT", "MINIMPI_TCP_IF",
-        "MINIMPI_TCP_CONNECT_TIMEOUT_MS", "MINIMPI_TCP_PROGRESS_US"}) {
+        "MINIMPI_TCP_CONNECT_TIMEOUT_MS", "MINIMPI_TCP_PROGRESS_US",
+        "MINIMPI_IB_CREDITS", "MINIMPI_IB_RECEIVE_BUFFERS"}) {
     unsetenv(name);
   }
   ASSERT_TRUE(settings.ok()) << settings.status();
@@ -77,6 +80,8 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   EXPECT_EQ(settings->tcp_interface, "eth7");
   EXPECT_EQ(settings->tcp_connect_timeout_ms, 2500);
   EXPECT_EQ(settings->tcp_progress_us, 0);
+  EXPECT_EQ(settings->ib_credits, 8);
+  EXPECT_EQ(settings->ib_receive_buffers, 512);
   ASSERT_FALSE(bad_transport.ok());
   EXPECT_NE(bad_transport.status().message().find("auto, shm, tcp, ib"),
             std::string::npos)

@@ -760,6 +760,9 @@ MPI_TEST_CASES = [
     {"name": "endpoints_split_nodes_ib", "program": "endpoints", "ranks": [2], "args": ["--endpoints", "2", "--quick"], "env": _IB_AUTO, "timeout": 180},
     {"name": "wait_sleep_pingpong_ib", "program": "pingpong", "ranks": [2], "env": _IB + ["MINIMPI_WAIT_SPIN_US=0", "MINIMPI_WAIT_SLEEP_MAX_US=10000000"], "timeout": 120},
     {"name": "ib_roce", "program": "pingpong", "ranks": [2], "env": _IB + ["MINIMPI_SOFTIB_LINK=roce"]},
+    # Connections past a VCI's receive-queue cap share the posted buffers:
+    # receiver-not-ready happens and is retried by the device (no limit).
+    {"name": "ib_shared_receive_buffers", "program": "collectives", "ranks": [4], "args": ["alltoall"], "env": ["MINIMPI_TRANSPORT=ib", "MINIMPI_IB_TEST_DEVICE=net/ib/testing/libminimpi_softib.so", "MINIMPI_IB_CREDITS=2", "MINIMPI_IB_RECEIVE_BUFFERS=2"], "timeout": 240},
     {"name": "ib_tiny_credits", "program": "collectives", "ranks": [3], "args": ["alltoall"], "env": _IB + ["MINIMPI_IB_CREDITS=1", "MINIMPI_IB_SEND_QUEUE=4"], "timeout": 240},
     # No device: a forced ib is an error at init; auto falls back to tcp
     # between (pretend) nodes and says so under MINIMPI_VERBOSE (mpiexec -v).

@@ -116,6 +116,7 @@ struct IbTransport::Vci {
   std::vector<std::unique_ptr<char, FreeDeleter>> receive_chunks;
   std::vector<VerbsMr> receive_mrs;
   std::atomic<int> receive_buffers{0};
+  int overcommitted = 0;  // connections that added fewer than their credits
   // A receive buffer's bytes are followed by its chunk's local key, so a
   // consumed buffer is reposted with no lookup.
   size_t receive_stride = 0;
@@ -340,7 +341,8 @@ absl::Status IbTransport::Setup(runtime::Bootstrap& bootstrap,
   }
   send_queue_depth_ = std::min(settings.ib_send_queue, device.max_qp_wr);
   max_send_sge_ = std::max(1, std::min(device.max_sge, 16));
-  receive_queue_capacity_ = std::min(device.max_srq_wr, 4096);
+  receive_queue_capacity_ =
+      std::min(device.max_srq_wr, settings.ib_receive_buffers);
   completion_budget_ = 4 * send_queue_depth_;
   cq_entries_ =
       std::min(device.max_cqe, completion_budget_ + receive_queue_capacity_);
@@ -348,11 +350,11 @@ absl::Status IbTransport::Setup(runtime::Bootstrap& bootstrap,
   if (cq_entries_ < completion_budget_ + receive_queue_capacity_) {
     receive_queue_capacity_ = std::max(0, cq_entries_ - completion_budget_);
   }
-  if (receive_queue_capacity_ < credits_) {
+  if (receive_queue_capacity_ < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "net/ib: ", port_.device, " allows only ", receive_queue_capacity_,
-        " receive buffers per queue; lower MINIMPI_IB_CREDITS (", credits_,
-        ")"));
+        "net/ib: ", port_.device, " leaves no room for receive buffers (",
+        device.max_srq_wr, " per shared receive queue, ", device.max_cqe,
+        " completions per queue)"));
   }
   max_read_atomic_ = static_cast<uint8_t>(std::clamp(
       std::min(device.max_qp_rd_atom, device.max_qp_init_rd_atom), 1, 16));
@@ -612,34 +614,36 @@ IbTransport::Connection* IbTransport::CreateConnectionLocked(Vci& state,
   Connection& c = *connection;
   c.vci = static_cast<int>(&state - vcis_.get());
   c.peer = peer;
+  // The connection's receive buffers, posted to the VCI's shared queue,
+  // while it has room (MINIMPI_IB_RECEIVE_BUFFERS). Past that the peer
+  // still gets its credits, which then share the buffers already posted:
+  // a full queue is met by the hardware's receiver-not-ready retry
+  // (rnr_retry 7, unlimited), so nothing is lost, only delayed, and only
+  // when more peers than the buffers cover send at the same moment.
   const int room = receive_queue_capacity_ -
                    state.receive_buffers.load(std::memory_order_relaxed);
-  const int grant = std::min(credits_, room);
-  if (grant <= 0) {
-    Die(absl::StrCat(
-        "VCI ", c.vci, "'s shared receive queue is full (",
-        receive_queue_capacity_, " buffers) and cannot take a connection to ",
-        Who(peer.rank), "; lower MINIMPI_IB_CREDITS (", credits_, ")"));
+  const int added = std::clamp(room, 0, credits_);
+  if (added > 0) {
+    const size_t stride = state.receive_stride;
+    std::unique_ptr<char, FreeDeleter> chunk(
+        static_cast<char*>(std::aligned_alloc(64, stride * added)));
+    VerbsMr chunk_mr;
+    if (chunk == nullptr || !verbs_->RegMr(pd_, chunk.get(), stride * added,
+                                           kReceiveAccess, &chunk_mr)) {
+      Die(absl::StrCat("cannot register receive buffers: ",
+                       std::strerror(errno)));
+    }
+    for (int i = 0; i < added; ++i) {
+      char* buffer = chunk.get() + i * stride;
+      std::memcpy(buffer + max_message_, &chunk_mr.lkey, sizeof(uint32_t));
+      RepostReceive(state, buffer);
+    }
+    state.receive_mrs.push_back(chunk_mr);
+    state.receive_chunks.push_back(std::move(chunk));
+    state.receive_buffers.fetch_add(added, std::memory_order_relaxed);
   }
-  // The connection's receive buffers, posted to the VCI's shared queue.
-  const size_t stride = state.receive_stride;
-  std::unique_ptr<char, FreeDeleter> chunk(
-      static_cast<char*>(std::aligned_alloc(64, stride * grant)));
-  VerbsMr chunk_mr;
-  if (chunk == nullptr || !verbs_->RegMr(pd_, chunk.get(), stride * grant,
-                                         kReceiveAccess, &chunk_mr)) {
-    Die(absl::StrCat("cannot register receive buffers: ",
-                     std::strerror(errno)));
-  }
-  for (int i = 0; i < grant; ++i) {
-    char* buffer = chunk.get() + i * stride;
-    std::memcpy(buffer + max_message_, &chunk_mr.lkey, sizeof(uint32_t));
-    RepostReceive(state, buffer);
-  }
-  state.receive_mrs.push_back(chunk_mr);
-  state.receive_chunks.push_back(std::move(chunk));
-  state.receive_buffers.fetch_add(grant, std::memory_order_relaxed);
-  c.granted = static_cast<uint32_t>(grant);
+  if (added < credits_) ++state.overcommitted;
+  c.granted = static_cast<uint32_t>(credits_);
   c.return_credits = ReturnCredits(c.granted);
 
   // Word 0: the peer's running total of returned credits, written by it.
@@ -1383,6 +1387,7 @@ IbTransport::Counters IbTransport::CountersForTesting(int vci) {
   {
     std::lock_guard<std::mutex> lock(state.setup_mutex);
     counters.queue_pairs = static_cast<int>(state.connections.size());
+    counters.overcommitted = state.overcommitted;
   }
   counters.receive_buffers =
       state.receive_buffers.load(std::memory_order_relaxed);

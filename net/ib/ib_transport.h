@@ -9,7 +9,8 @@
 // rank, peer VCI) that talks: one RC QP, connected on first use through
 // the connection manager (connection_manager.h, connection_protocol.h),
 // never all-to-all at setup, and `credits` receive buffers added to the
-// VCI's shared receive queue for it.
+// VCI's shared receive queue for it (while the queue holds fewer than
+// Settings::ib_receive_buffers; past that, its credits share the buffers).
 //
 // Data path:
 //   - Send: header || payload as one SEND; inline (copied by the device at
@@ -157,6 +158,7 @@ class IbTransport final : public Transport {
   struct Counters {
     int queue_pairs = 0;            // QPs of this VCI
     int receive_buffers = 0;        // posted in its shared receive queue
+    int overcommitted = 0;          // connections that found it full
     uint64_t credit_waits = 0;      // posts answered kRetry for credits
     uint64_t queue_full_waits = 0;  // ... for a full send queue or budget
     uint64_t credit_returns = 0;    // RDMA writes returning credits

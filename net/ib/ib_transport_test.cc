@@ -176,6 +176,97 @@ TEST_F(IbTransportTest, TinyCreditsFloodArrivesInOrderWithoutReceiverNotReady) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// A receive queue capped at 4 buffers with 4 credits per connection: the
+// second peer's connection adds no buffer, so 8 credits share 4 buffers.
+// Both peers fill their credits before the receiver polls at all, so the
+// device answers receiver-not-ready, retries, and every message still
+// arrives in order and intact.
+TEST_F(IbTransportTest, ConnectionsPastTheReceiveQueueCapShareItsBuffers) {
+  FakeJobOptions options;
+  options.size = 3;
+  // Here receiver-not-ready is expected, and retried without limit.
+  unsetenv("MINIMPI_SOFTIB_MAX_RNR");
+  absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+    Settings settings = Small();
+    settings.ib_credits = 4;
+    settings.ib_receive_buffers = 4;
+    absl::StatusOr<std::unique_ptr<IbTransport>> made =
+        Make(bootstrap, settings);
+    if (!made.ok()) return made.status();
+    IbTransport& transport = **made;
+    const int me = bootstrap.rank();
+    constexpr int kMessages = 1500;
+    const size_t max = transport.max_message_size();
+    FunctionHandler ignore([](int, const Completion&) {});
+    if (me != 0) {
+      std::vector<uint8_t> scratch(max);
+      auto send = [&](int n) {
+        const size_t length = 1 + (n * 131) % max;
+        ::minimpi::net::testing::FillPattern(me * 100000 + n, scratch.data(),
+                                             length);
+        const size_t header = std::min<size_t>(length, 16);
+        return transport.Send(0, {0, 0}, scratch.data(), header,
+                              scratch.data() + header,
+                              length - header) == PostResult::kOk;
+      };
+      int sent = 0;
+      const absl::Time deadline = absl::Now() + absl::Seconds(120);
+      // Every credit used before the receiver looks.
+      while (sent < settings.ib_credits) {
+        if (send(sent)) ++sent;
+        transport.Poll(0, ignore, 16);
+        RETURN_IF_FALSE(absl::Now() < deadline, "first sends timed out");
+      }
+      RETURN_IF_ERROR(bootstrap.Fence());
+      while (sent < kMessages) {
+        if (send(sent)) ++sent;
+        transport.Poll(0, ignore, 16);
+        RETURN_IF_FALSE(absl::Now() < deadline, "flood timed out at ", sent);
+      }
+      return bootstrap.Fence();
+    }
+    RETURN_IF_ERROR(bootstrap.Fence());
+    // 8 messages for 4 buffers, none reposted yet: the device must turn
+    // some away.
+    const uint64_t before = ::minimpi::net::ib::testing::SoftVerbsRnrNakCount();
+    const absl::Time nak_deadline = absl::Now() + absl::Seconds(30);
+    while (::minimpi::net::ib::testing::SoftVerbsRnrNakCount() == before) {
+      RETURN_IF_FALSE(absl::Now() < nak_deadline,
+                      "no receiver-not-ready with 8 credits on 4 buffers");
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    std::vector<int> next(3, 0);
+    std::string error;
+    FunctionHandler handler([&](int, const Completion& c) {
+      if (c.type != CompletionType::kReceive) return;
+      int& n = next[c.peer];
+      const size_t length = 1 + (n * 131) % max;
+      std::vector<uint8_t> expected(length);
+      ::minimpi::net::testing::FillPattern(c.peer * 100000 + n, expected.data(),
+                                           length);
+      if (error.empty() &&
+          (c.length != length ||
+           std::memcmp(c.data, expected.data(), length) != 0)) {
+        error = absl::StrCat("message ", n, " from ", c.peer, " differs");
+      }
+      ++n;
+    });
+    RETURN_IF_ERROR(PollUntil(transport, 0, handler, [&] {
+      return next[1] == kMessages && next[2] == kMessages;
+    }));
+    RETURN_IF_FALSE(error.empty(), error);
+    const IbTransport::Counters counters = transport.CountersForTesting(0);
+    RETURN_IF_FALSE(counters.queue_pairs == 2, "queue pairs ",
+                    counters.queue_pairs);
+    RETURN_IF_FALSE(counters.receive_buffers == 4, "receive buffers ",
+                    counters.receive_buffers);
+    RETURN_IF_FALSE(counters.overcommitted == 1, "overcommitted ",
+                    counters.overcommitted);
+    return bootstrap.Fence();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // A send queue of 4: posting many RDMA writes without polling answers
 // kRetry once 4 are outstanding, and all complete, byte for byte.
 TEST_F(IbTransportTest, SendQueueLimitAnswersRetry) {
