@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,9 @@ namespace {
 constexpr char kAddressKey[] = "minimpi.ib";
 // Registered buffers each VCI keeps for sends too large to go inline.
 constexpr int kSendBuffers = 32;
+// Gathered transfers up to this many pieces build their work requests on
+// the stack: no allocation per post in the common case.
+constexpr size_t kInlinePieces = 16;
 // Sleep slices while a VCI waits for credits: returned credits arrive as
 // an RDMA write, which raises no completion here.
 constexpr int64_t kCreditWaitSliceNs = 50'000;
@@ -64,7 +68,7 @@ int SplitRead(const IoSegment* local, int local_count, const IoSegment* remote,
   int requests = 0;
   int li = 0;
   size_t local_used = 0;  // bytes of local[li] already covered
-  std::vector<ibv_sge> sges;
+  absl::InlinedVector<ibv_sge, kInlinePieces> sges;
   for (int ri = 0; ri < remote_count; ++ri) {
     uint64_t remote_address = remote[ri].address;
     size_t remote_left = remote[ri].length;
@@ -1011,7 +1015,7 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
     return PostResult::kRetry;
   }
   // Empty pieces take no scatter/gather entry (a zero-byte write has none).
-  std::vector<IoSegment> pieces;
+  absl::InlinedVector<IoSegment, kInlinePieces> pieces;
   pieces.reserve(local_count);
   for (int i = 0; i < local_count; ++i) {
     if (local[i].length > 0) pieces.push_back(local[i]);
@@ -1029,8 +1033,8 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
     state.starving.store(false, std::memory_order_relaxed);
     c->send_credits.Take(c->CreditsReturned());
   }
-  std::vector<ibv_sge> sges(std::max(local_count, 1));
-  std::vector<ibv_send_wr> wrs(requests);
+  absl::InlinedVector<ibv_sge, kInlinePieces> sges(std::max(local_count, 1));
+  absl::InlinedVector<ibv_send_wr, kInlinePieces> wrs(requests);
   uint64_t remote_address = remote.address;
   for (int r = 0; r < requests; ++r) {
     const int first = r * max_send_sge_;
@@ -1095,11 +1099,11 @@ PostResult IbTransport::RdmaReadv(int vci, PeerVci peer, const IoSegment* local,
   Op* op = StartOp(state, *c, requests, OpKind::kUser, "RDMA read");
   if (op == nullptr) return PostResult::kRetry;
   op->context = context;
-  std::vector<ibv_sge> sges;
+  absl::InlinedVector<ibv_sge, kInlinePieces> sges;
   sges.reserve(local_count + remote_count + 1);
-  std::vector<ibv_send_wr> wrs;
+  absl::InlinedVector<ibv_send_wr, kInlinePieces> wrs;
   wrs.reserve(requests);
-  std::vector<std::pair<size_t, int>> sge_ranges;
+  absl::InlinedVector<std::pair<size_t, int>, kInlinePieces> sge_ranges;
   if (empty) {
     wrs.emplace_back();
     wrs.back().wr.rdma.remote_addr = remote_count > 0 ? remote[0].address : 0;
