@@ -18,6 +18,11 @@
 // that crashed during MPI_Init (a named segment, unlinked once mapped, is the
 // fallback).
 //
+// Files: shm_segment.cc sets the segments up and tears them down,
+// shm_transport.cc is the data path (rings, polling, doorbells),
+// shm_cross_memory.cc the single copies; segment_layout.h is the inbox
+// layout they share.
+//
 // Owned by: net/shm. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_SHM_SHM_TRANSPORT_H_
 #define MINIMPI_NET_SHM_SHM_TRANSPORT_H_
