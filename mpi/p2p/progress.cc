@@ -1,0 +1,300 @@
+// Completion and progress: completing, waiting for and freeing requests,
+// polling a VCI's transport, and the dispatch of each arrival (a message,
+// a write with immediate, a local completion) by its kind.
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "mpi/p2p/p2p_internal.h"
+#include "mpi/p2p/point_to_point.h"
+
+namespace minimpi::p2p {
+namespace {
+
+constexpr int kCompletionsPerPoll = 64;
+
+}  // namespace
+
+void PointToPoint::Complete(Request* request) {
+  if (Progressable* parent = request->parent) {
+    // A collective's step: its schedule advances at the end of this
+    // progress round (never inside the transport's poll, which may not be
+    // re-entered). The schedule, not a user, retires the request.
+    if (!parent->queued_for_advance && !parent->in_advance) {
+      parent->queued_for_advance = true;
+      VciAt(request->vci).ready.push_back(parent);
+    }
+  }
+  // The last touch of the request on this path: once kComplete is visible the
+  // waiting thread may read the status and recycle it.
+  RequestState previous = request->state.exchange(RequestState::kComplete,
+                                                  std::memory_order_acq_rel);
+  if (previous == RequestState::kActiveFreed) {
+    // Nobody will retire it: do what Retire would. A collective's schedule
+    // is deleted from inside its own last Advance, which returns at once.
+    delete request->schedule;
+    request->schedule = nullptr;
+    request->pool->Release(request);
+  }
+}
+
+void PointToPoint::Wait(Request* request) {
+  WaitUntil(request->vci, [request] { return IsComplete(request); });
+}
+
+void PointToPoint::Retire(Request* request) {
+  if (request->schedule != nullptr) {
+    delete request->schedule;
+    request->schedule = nullptr;
+  }
+  if (request->persistent) {
+    request->state.store(RequestState::kInactive, std::memory_order_release);
+  } else {
+    request->pool->Release(request);
+  }
+}
+
+void PointToPoint::Free(Request* request) {
+  // The user's handle dies now, even when the request lives on until it
+  // completes.
+  RequestPool::Invalidate(request);
+  RequestState expected = RequestState::kActive;
+  if (request->state.compare_exchange_strong(
+          expected, RequestState::kActiveFreed, std::memory_order_acq_rel)) {
+    return;  // released by Complete
+  }
+  // Inactive or already complete: nobody will retire it, so do what Retire
+  // would (a completed schedule, e.g. MPI_Isendrecv's, goes too).
+  delete request->schedule;
+  request->schedule = nullptr;
+  request->pool->Release(request);
+}
+
+bool PointToPoint::TryProgress(int vci) {
+  Vci& v = VciAt(vci);
+  if (!v.mutex.try_lock()) return false;
+  bool progressed = PollLocked(vci);
+  v.mutex.unlock();
+  // What it completed may be what a sleeping thread of ours waits for (the
+  // unlock orders the completion before this look at the doorbell).
+  if (progressed) transport_->RingDoorbell(vci);
+  return progressed;
+}
+
+bool PointToPoint::ProgressAll() {
+  bool progressed = false;
+  const int in_use = vcis_in_use_.load(std::memory_order_acquire);
+  for (int v = 0; v < in_use; ++v) {
+    // A VCI that never carried anything has nothing to poll.
+    if (FindVci(v) != nullptr && transport_->MayHaveWork(v)) {
+      progressed |= TryProgress(v);
+    }
+  }
+  return progressed;
+}
+
+bool PointToPoint::ProgressBeyond(int vci) {
+  if (vci >= 0 && IsEndpointVci(vci) && !endpoints_progress_process_) {
+    return false;
+  }
+  return ProgressAll();
+}
+
+bool PointToPoint::PollLocked(int vci) {
+  Vci& v = VciAt(vci);
+  bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
+  if (extension_ != nullptr &&
+      extension_requests_.load(std::memory_order_relaxed) != 0) {
+    progressed |= extension_->ProgressLocked(vci);
+  }
+  if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
+  for (size_t i = 0; i < v.stalled_reads.size();) {
+    Request* request = v.stalled_reads[i];
+    if (!PumpGatheredReadLocked(request)) {
+      ++i;
+      continue;
+    }
+    request->gathered_read->stalled = false;
+    v.stalled_reads[i] = v.stalled_reads.back();
+    v.stalled_reads.pop_back();
+    progressed = true;
+  }
+  while (!v.pending_copies.empty()) {
+    const Vci::PendingCopy& copy = v.pending_copies.front();
+    const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
+    net::PostResult result =
+        copy.write
+            ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context)
+            : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
+                                   copy.remote, copy.length, context);
+    if (result == net::PostResult::kRetry) break;
+    v.pending_copies.pop_front();
+    progressed = true;
+  }
+  // Advance schedules whose steps completed. Advancing may complete more
+  // steps at once (eager sends), which queues them again: loop until quiet.
+  // A nested PollLocked (a send waiting for ring space) leaves this to the
+  // outer one.
+  if (!v.ready.empty() && !v.advancing) {
+    v.advancing = true;
+    while (!v.ready.empty()) {
+      Progressable* schedule = v.ready.back();
+      v.ready.pop_back();
+      schedule->queued_for_advance = false;
+      RunAdvance(schedule, vci);
+    }
+    v.advancing = false;
+    progressed = true;
+  }
+  return progressed;
+}
+
+void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
+  switch (completion.type) {
+    case net::CompletionType::kReceive: {
+      const auto* bytes = static_cast<const std::byte*>(completion.data);
+      MessageHeader header{};
+      size_t header_bytes;
+      if (static_cast<MessageType>(bytes[0]) == MessageType::kEager) {
+        header_bytes = kEagerHeaderBytes;
+        std::memcpy(&header, bytes, kEagerHeaderBytes);
+        header.length = completion.length - kEagerHeaderBytes;
+      } else {
+        header_bytes = sizeof(header);
+        std::memcpy(&header, bytes, sizeof(header));
+      }
+      const std::byte* payload = bytes + header_bytes;
+      switch (header.type) {
+        case MessageType::kEager:
+        case MessageType::kEagerSync:
+        case MessageType::kRendezvousRequest:
+          HandleArrival(vci, completion.from(), header, payload,
+                        completion.length - header_bytes);
+          return;
+        case MessageType::kSyncAck:
+          Complete(reinterpret_cast<Request*>(header.sender_request));
+          return;
+        case MessageType::kRendezvousDone:
+          FinishRendezvousEvent(
+              reinterpret_cast<Request*>(header.sender_request));
+          return;
+        case MessageType::kClearToSend:
+          StartRendezvousWriteLocked(vci, completion.from(), header);
+          return;
+        case MessageType::kWriteDone:
+          FinishRendezvousEvent(
+              reinterpret_cast<Request*>(header.receiver_request));
+          return;
+        case MessageType::kCancelSend:
+          HandleCancelSendLocked(vci, completion.from(), header);
+          return;
+        case MessageType::kPartitionedInit:
+        case MessageType::kPartitionedClear:
+        case MessageType::kPartitionedFree:
+          if (extension_ != nullptr) {
+            extension_->OnControlLocked(vci, completion.from(), header);
+          }
+          return;
+        case MessageType::kCancelAnswer:
+          // Not withdrawn: the request completes (or has completed) on its
+          // own, and may already be recycled, so it is not touched.
+          if ((header.flags & kCancelled) != 0) {
+            CompleteCancelledSendLocked(
+                reinterpret_cast<Request*>(header.sender_request));
+          }
+          return;
+      }
+      std::fprintf(stderr, "minimpi: corrupt message header (type %d)\n",
+                   static_cast<int>(header.type));
+      std::abort();
+    }
+    case net::CompletionType::kLocalDone: {
+      if ((completion.context & kExtensionContextBit) != 0) {
+        extension_->OnWriteDoneLocked(vci, completion.context);
+        return;
+      }
+      auto* request = reinterpret_cast<Request*>(completion.context);
+      if (request->kind == RequestKind::kReceive &&
+          request->gathered_read != nullptr) {
+        FinishGatheredReadLocked(vci, request);
+        return;
+      }
+      if (request->kind == RequestKind::kReceive) {
+        // Our read is over: the sender's buffer is free as far as we go.
+        SendOwedControlLocked(vci, request->rendezvous_peer,
+                              MakeControl(MessageType::kRendezvousDone,
+                                          request->rendezvous_sender_request),
+                              request, /*finishes_event=*/true);
+      } else {
+        MessageHeader done{};
+        done.type = MessageType::kWriteDone;
+        done.receiver_request = request->receiver_request;
+        SendOwedControlLocked(vci, request->send.destination(), done, request,
+                              /*finishes_event=*/true);
+      }
+      return;
+    }
+    case net::CompletionType::kWriteImmediate:
+      // Point-to-point posts no writes with immediate; partitioned does.
+      if (extension_ != nullptr) {
+        extension_->OnWriteImmediateLocked(
+            vci, completion.from(), completion.immediate, completion.length);
+      }
+      return;
+  }
+}
+
+void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
+                                 const MessageHeader& header,
+                                 const std::byte* payload,
+                                 size_t payload_length) {
+  Vci& v = VciAt(vci);
+  match::Envelope arrived{header.context, header.source, header.tag};
+  const match::TrafficKind traffic{
+      static_cast<match::TrafficKind::Collective>(header.collective),
+      static_cast<uint32_t>(std::min<uint64_t>(header.length, UINT32_MAX)),
+      header.comm_size};
+  match::PostedReceive* posted = v.engine->MatchArrival(arrived, traffic);
+  if (posted != nullptr) {
+    auto* request = static_cast<Request*>(posted);
+    if (header.type == MessageType::kRendezvousRequest) {
+      StartRendezvousReadLocked(request, peer, header, payload, payload_length);
+      return;
+    }
+    size_t delivered = std::min<size_t>(header.length, request->capacity);
+    CopyIntoReceive(request, payload, delivered);
+    FillStatus(request, header, delivered);
+    if (header.type == MessageType::kEagerSync) {
+      SendOwedControlLocked(
+          vci, peer, MakeControl(MessageType::kSyncAck, header.sender_request),
+          request, /*finishes_event=*/false);
+    } else {
+      Complete(request);
+    }
+    return;
+  }
+  // Unexpected: keep the envelope and the payload (an eager message's
+  // data, or a rendezvous request's description of the sender's layout).
+  const size_t kept = payload_length;
+  UnexpectedRecord* record = NewRecordLocked(v, kept);
+  record->arrived = arrived;
+  record->traffic = traffic;
+  record->header = header;
+  record->source = peer;
+  record->vci = vci;
+  record->payload_length = kept;
+  if (kept > 0) std::memcpy(record->payload(), payload, kept);
+  v.engine->AddUnexpected(record);
+}
+
+}  // namespace minimpi::p2p
