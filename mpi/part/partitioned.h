@@ -25,6 +25,12 @@
 // rule); a thread that finds it busy hands the write to the VCI's holder
 // through a lock-free list and returns, never waits.
 //
+// Files: partitioned.cc (the object, Start, Free), init.cc (the init
+// handshake and control messages), readiness.cc (MPI_Pready and the
+// aggregators' reactions), writes.cc (posting writes), arrivals.cc
+// (MPI_Parrived and round completion), statistics.cc (statistics and the
+// profile); partitioned_requests.h holds the request state they share.
+//
 // Owned by: mpi/part. Called by: the C bindings; p2p calls it back through
 // ExtensionTraffic.
 #ifndef MINIMPI_MPI_PART_PARTITIONED_H_

@@ -1,0 +1,126 @@
+// Arrivals: a write with immediate names its units; the receiver counts
+// bytes per partition, so MPI_Parrived and the round's completion need no
+// lock.
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "mpi/datatype/pack.h"
+#include "mpi/part/loopback_probe.h"
+#include "mpi/part/model/loggp.h"
+#include "mpi/part/partitioned.h"
+#include "mpi/part/partitioned_requests.h"
+
+namespace minimpi::part {
+
+using p2p::MessageHeader;
+using p2p::MessageType;
+using p2p::Request;
+using p2p::RequestState;
+
+void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
+                                         size_t) {
+  PartitionedReceive* receive =
+      slots_[immediate >> (2 * kUnitBits)].load(std::memory_order_acquire);
+  if (receive == nullptr) return;
+  const int64_t first = (immediate >> kUnitBits) & kUnitMask;
+  const int64_t units = int64_t(immediate & kUnitMask) + 1;
+  if (receive->total_bytes == 0) {
+    if (receive->units_left.fetch_sub(units, std::memory_order_acq_rel) ==
+        units) {
+      for (int64_t p = 0; p < receive->partitions; ++p) {
+        receive->arrived_round[p].store(receive->round.load(),
+                                        std::memory_order_release);
+      }
+      CompleteReceiveRound(*receive);
+    }
+    return;
+  }
+  const int64_t first_partition = first * receive->send_per_unit;
+  const int64_t end_partition = std::min(
+      receive->send_partitions, (first + units) * receive->send_per_unit);
+  ArrivedBytes(*receive,
+               uint64_t(first_partition) * receive->send_partition_bytes,
+               uint64_t(end_partition) * receive->send_partition_bytes);
+}
+
+void Partitioned::ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
+                               uint64_t end) {
+  const uint64_t each = receive.partition_bytes;
+  if (each == 0 || begin >= end) return;
+  for (uint64_t p = begin / each;
+       p < uint64_t(receive.partitions) && p * each < end; ++p) {
+    const uint64_t low = std::max(begin, p * each);
+    const uint64_t high = std::min(end, (p + 1) * each);
+    const int64_t bytes = int64_t(high - low);
+    const int64_t before =
+        receive.remaining_bytes[p].fetch_sub(bytes, std::memory_order_acq_rel);
+    if (before == bytes) {
+      PartitionArrived(receive, int64_t(p));
+    } else if (before < bytes) [[unlikely]] {
+      // Some bytes came twice: a broken aggregator, never the program.
+      std::fprintf(stderr,
+                   "minimpi: internal error: partitioned receive (rank %d) "
+                   "got bytes of partition %llu twice in one round\n",
+                   world_rank_, static_cast<unsigned long long>(p));
+      std::abort();
+    }
+  }
+}
+
+void Partitioned::PartitionArrived(PartitionedReceive& receive,
+                                   int64_t partition) {
+  if (receive.staging != nullptr) {
+    const int64_t each = int64_t(receive.partition_bytes);
+    datatype::Unpack(receive.staging + partition * each, each, receive.data,
+                     receive.item_count, receive.layout, partition * each);
+  }
+  receive.arrived_round[partition].store(
+      receive.round.load(std::memory_order_relaxed), std::memory_order_release);
+  if (receive.partitions_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    CompleteReceiveRound(receive);
+  }
+}
+
+void Partitioned::CompleteReceiveRound(PartitionedReceive& receive) {
+  Request* request = receive.request;
+  request->status.source = receive.source_rank;
+  request->status.tag = receive.tag;
+  if (receive.size_mismatch) {
+    request->status.error = p2p::Error::kTruncated;
+    request->status.bytes = 0;
+    request->status.arrived_bytes = 0;
+  } else {
+    request->status.bytes = receive.total_bytes;
+    request->status.arrived_bytes = receive.total_bytes;
+  }
+  request->state.store(RequestState::kComplete, std::memory_order_release);
+}
+
+bool Partitioned::Arrived(Request* request, int64_t partition) {
+  auto* base = static_cast<PartitionedRequestBase*>(request->extension);
+  if (base->proc_null || base->partitions == 0) return true;
+  auto& receive = *static_cast<PartitionedReceive*>(base);
+  const uint32_t round = receive.round.load(std::memory_order_acquire);
+  auto arrived = [&] {
+    return receive.arrived_round[partition].load(std::memory_order_acquire) ==
+               round ||
+           p2p::PointToPoint::IsComplete(request);
+  };
+  if (arrived()) return true;
+  // A loop that only calls MPI_Parrived must see the data arrive: progress
+  // the request's VCI, and now and then every VCI (writes may come on
+  // another channel).
+  static thread_local unsigned calls = 0;
+  p2p_.TryProgress(receive.vci);
+  if (++calls % 8 == 0) p2p_.ProgressBeyond(receive.vci);
+  return arrived();
+}
+
+}  // namespace minimpi::part

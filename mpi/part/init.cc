@@ -1,0 +1,366 @@
+// The init handshake: MPI_Psend_init and MPI_Precv_init describe and
+// register their buffers; the receiver matches a send and answers each
+// round with a clear that carries where to write (OnControlLocked).
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "mpi/datatype/pack.h"
+#include "mpi/part/loopback_probe.h"
+#include "mpi/part/model/loggp.h"
+#include "mpi/part/partitioned.h"
+#include "mpi/part/partitioned_requests.h"
+
+namespace minimpi::part {
+
+using p2p::MessageHeader;
+using p2p::MessageType;
+using p2p::Request;
+using p2p::RequestState;
+
+namespace {
+
+void Describe(PartitionedRequestBase& base, PartitionedArguments& arguments) {
+  base.proc_null = arguments.peer_world_rank < 0;
+  base.peer = {arguments.peer_world_rank, arguments.peer_vci};
+  base.vci = arguments.vci;
+  base.context = arguments.context;
+  base.source_rank = arguments.source_rank;
+  base.tag = arguments.tag;
+  base.partitions = arguments.partitions;
+  base.total_bytes = arguments.total_bytes;
+  base.partition_bytes =
+      arguments.partitions > 0
+          ? arguments.total_bytes / static_cast<size_t>(arguments.partitions)
+          : 0;
+  base.data = arguments.data;
+  base.layout = arguments.layout;
+  base.item_count = arguments.item_count;
+  base.layout_hold = std::move(arguments.layout_hold);
+}
+
+// The memory a buffer's data touches, for registration.
+std::pair<void*, size_t> Span(const PartitionedRequestBase& base) {
+  if (base.layout == nullptr) return {base.data, base.total_bytes};
+  const datatype::Layout& layout = *base.layout;
+  if (base.item_count == 0 || layout.size() == 0) return {base.data, 0};
+  const int64_t extent = layout.extent();
+  const int64_t low = std::min<int64_t>(
+      layout.true_lb(), layout.true_lb() + (base.item_count - 1) * extent);
+  const int64_t high = std::max<int64_t>(
+      layout.true_ub(), layout.true_ub() + (base.item_count - 1) * extent);
+  return {static_cast<char*>(base.data) + low, size_t(high - low)};
+}
+
+}  // namespace
+
+absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
+  AggregatorConfig config = config_;
+  const std::string& name = arguments.aggregator.empty()
+                                ? settings_.part_aggregator
+                                : arguments.aggregator;
+  if (name == "ploggp" || name == "timer" || name == "adaptive") {
+    config.loggp = LogGP();
+  }
+  config.forced_transport_partitions = arguments.forced_transport_partitions;
+  config.forced_channels = arguments.forced_channels;
+  absl::StatusOr<std::unique_ptr<Aggregator>> aggregator =
+      MakeAggregator(name, config);
+  if (!aggregator.ok()) return aggregator.status();
+
+  auto send = std::make_unique<PartitionedSend>();
+  send->is_send = true;
+  Describe(*send, arguments);
+  send->aggregator = *std::move(aggregator);
+  // An endpoint's request stays on its endpoint's VCI: channels spread
+  // writes over the VCIs communicators share, never over other endpoints'.
+  send->num_vcis = p2p_.IsEndpointVci(send->vci) ? 1 : p2p_.num_vcis();
+  send->per_unit = PartitionsPerUnit(send->partitions);
+  send->units = send->partitions > 0 ? UnitCount(send->partitions) : 0;
+  send->input.send_partitions = send->partitions;
+  send->input.receive_partitions = send->partitions;  // until it is known
+  send->input.units = send->units;
+  send->input.partition_bytes = send->partition_bytes;
+  send->input.total_bytes = send->total_bytes;
+  const int64_t n = send->partitions;
+  send->ready_round.reset(new std::atomic<uint32_t>[std::max<int64_t>(n, 1)]);
+  for (int64_t p = 0; p < n; ++p) send->ready_round[p].store(0);
+  if (send->per_unit > 1) {
+    send->unit_remaining.reset(new std::atomic<int32_t>[send->units]);
+  }
+  const int64_t units = std::max<int64_t>(send->units, 1);
+  send->group_of_unit.assign(units, 0);
+  send->group_remaining.reset(new PaddedCounter[units]);
+  send->unit_state.reset(new std::atomic<uint8_t>[units]);
+  send->group_first.reset(new std::atomic<uint8_t>[units]);
+  send->group_fired.reset(new std::atomic<uint8_t>[units]);
+  send->group_deadline.reset(new std::atomic<int64_t>[units]);
+  for (int64_t g = 0; g < units; ++g) send->group_deadline[g].store(0);
+  send->writes.reset(new PendingWrite[units]);
+  send->timed = settings_.part_stats || !settings_.part_profile.empty() ||
+                send->aggregator->wants_arrivals();
+  if (send->timed) {
+    send->ready_ns.reset(new int64_t[std::max<int64_t>(n, 1)]());
+    send->ready_thread.reset(new uint32_t[std::max<int64_t>(n, 1)]());
+    send->write_posted_ns.reset(new int64_t[units]());
+    send->write_units.reset(new int64_t[units]());
+  }
+  if (send->units > 0) {
+    send->plan = send->aggregator->Initial(send->input);
+    send->plan.channels =
+        std::max(1, std::min(send->plan.channels, send->num_vcis));
+  }
+  if (!send->proc_null) {
+    auto [address, length] = Span(*send);
+    absl::StatusOr<net::MemoryRegion> region =
+        transport_.RegisterMemory(address, length);
+    if (!region.ok()) return region.status();
+    send->region = *region;
+    send->registered = true;
+  }
+
+  PartitionedSend* raw = send.get();
+  Request* request = p2p_.NewPartitionedRequest(arguments.vci, raw);
+  request->owner = arguments.owner;
+  raw->request = request;
+  if (raw->proc_null) {
+    send.release();
+    return request;
+  }
+  raw->id = SendKey(*request);
+  p2p_.ExtensionRequestAdded();
+  if (raw->aggregator->wants_arrivals()) {
+    // Its plan may use the deferred timer: progress checks its windows.
+    std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
+    vcis_[raw->vci].deferred_timers.push_back(raw);
+  }
+  MessageHeader init{};
+  init.type = MessageType::kPartitionedInit;
+  init.context = raw->context;
+  init.source = raw->source_rank;
+  init.tag = raw->tag;
+  init.length = raw->total_bytes;
+  init.sender_request = raw->id;
+  init.sender_address = static_cast<uint64_t>(raw->partitions);
+  {
+    std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
+    p2p_.SendControlLocked(raw->vci, raw->peer, init);
+  }
+  if (!settings_.part_profile.empty()) {
+    ProfileLine(absl::StrFormat(
+        "request %d send partitions %d bytes %d aggregator %s "
+        "transport_partitions %d",
+        raw->id, raw->partitions, raw->total_bytes, raw->aggregator->name(),
+        raw->plan.transport_partitions));
+  }
+  send.release();
+  return request;
+}
+
+absl::StatusOr<Request*> Partitioned::NewReceive(
+    PartitionedArguments arguments) {
+  auto receive = std::make_unique<PartitionedReceive>();
+  Describe(*receive, arguments);
+  const int64_t n = std::max<int64_t>(receive->partitions, 1);
+  receive->remaining_bytes.reset(new std::atomic<int64_t>[n]);
+  receive->arrived_round.reset(new std::atomic<uint32_t>[n]);
+  for (int64_t p = 0; p < n; ++p) receive->arrived_round[p].store(0);
+  PartitionedReceive* raw = receive.get();
+  if (!raw->proc_null) {
+    void* landing = raw->data;
+    size_t length = raw->total_bytes;
+    if (raw->layout != nullptr) {
+      // The sender writes the packed stream; each partition is unpacked
+      // into place as it completes.
+      raw->staging = new std::byte[std::max<size_t>(length, 1)];
+      landing = raw->staging;
+    }
+    absl::StatusOr<net::MemoryRegion> region =
+        transport_.RegisterMemory(landing, length);
+    if (!region.ok()) {
+      delete[] raw->staging;
+      return region.status();
+    }
+    raw->region = *region;
+    raw->registered = true;
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    int slot = -1;
+    for (int i = 0; i < kSlots; ++i) {
+      const int candidate = (next_slot_ + i) % kSlots;
+      if (slots_[candidate].load(std::memory_order_relaxed) == nullptr) {
+        slot = candidate;
+        break;
+      }
+    }
+    if (slot < 0) {
+      transport_.DeregisterMemory(raw->region);
+      delete[] raw->staging;
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "more than ", kSlots,
+          " partitioned receive requests at once (free some first)"));
+    }
+    next_slot_ = (slot + 1) % kSlots;
+    raw->slot = static_cast<uint32_t>(slot);
+    slots_[slot].store(raw, std::memory_order_release);
+  }
+  Request* request = p2p_.NewPartitionedRequest(arguments.vci, raw);
+  request->owner = arguments.owner;
+  raw->request = request;
+  receive.release();
+  if (raw->proc_null) return request;
+
+  // Match an init that arrived first, else wait in the posted queue.
+  std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
+  VciState& state = vcis_[raw->vci];
+  for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
+    if (it->context == raw->context && it->source == raw->source_rank &&
+        it->tag == raw->tag) {
+      const UnexpectedInit init = *it;
+      state.unexpected.erase(it);
+      BindLocked(*raw, init);
+      return request;
+    }
+  }
+  state.posted.push_back(raw);
+  return request;
+}
+
+void Partitioned::BindLocked(PartitionedReceive& receive,
+                             const UnexpectedInit& init) {
+  receive.matched = true;
+  receive.sender_peer = init.peer;
+  receive.sender_id = init.sender_id;
+  receive.send_partitions = init.partitions;
+  receive.send_partition_bytes =
+      init.partitions > 0 ? init.total_bytes / uint64_t(init.partitions) : 0;
+  receive.send_per_unit = PartitionsPerUnit(init.partitions);
+  receive.send_units = init.partitions > 0 ? UnitCount(init.partitions) : 0;
+  receive.size_mismatch.store(init.total_bytes != receive.total_bytes);
+  // A receive that was started before its sender showed up clears now.
+  if (receive.request->state.load(std::memory_order_acquire) ==
+      RequestState::kActive) {
+    receive.units_left.store(receive.send_units, std::memory_order_release);
+    if (receive.size_mismatch) {
+      CompleteReceiveRound(receive);
+      SendClearLocked(receive);  // tells the sender, which fails too
+    } else {
+      SendClearLocked(receive);
+    }
+  }
+}
+
+void Partitioned::SendClearLocked(PartitionedReceive& receive) {
+  MessageHeader clear{};
+  clear.type = MessageType::kPartitionedClear;
+  clear.sender_request = receive.sender_id;
+  clear.receiver_request = receive.slot;
+  clear.sender_address = reinterpret_cast<uint64_t>(
+      receive.staging != nullptr ? static_cast<void*>(receive.staging)
+                                 : receive.data);
+  clear.remote_key = receive.region.remote_key;
+  clear.length = receive.total_bytes;
+  clear.split_offset = static_cast<uint64_t>(receive.partitions);
+  clear.flags = receive.size_mismatch.load() ? kSizeMismatch : 0;
+  p2p_.SendControlLocked(receive.vci, receive.sender_peer, clear);
+}
+
+void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
+                                  const MessageHeader& header) {
+  VciState& state = vcis_[vci];
+  switch (header.type) {
+    case MessageType::kPartitionedInit: {
+      const UnexpectedInit init{peer,
+                                header.context,
+                                header.source,
+                                header.tag,
+                                header.sender_request,
+                                static_cast<int64_t>(header.sender_address),
+                                header.length};
+      for (auto it = state.posted.begin(); it != state.posted.end(); ++it) {
+        PartitionedReceive& receive = **it;
+        if (receive.context == init.context &&
+            receive.source_rank == init.source && receive.tag == init.tag) {
+          state.posted.erase(it);
+          BindLocked(receive, init);
+          return;
+        }
+      }
+      state.unexpected.push_back(init);
+      return;
+    }
+    case MessageType::kPartitionedClear: {
+      PartitionedSend* send = FindSend(header.sender_request);
+      if (send == nullptr) return;  // freed meanwhile (erroneous program)
+      if (!send->receiver_known) {
+        send->receiver_known = true;
+        send->receiver_slot = static_cast<uint32_t>(header.receiver_request);
+        send->remote = {header.sender_address, header.remote_key};
+        send->size_mismatch.store((header.flags & kSizeMismatch) != 0);
+        const int64_t receive_partitions =
+            static_cast<int64_t>(header.split_offset);
+        if (receive_partitions != send->input.receive_partitions &&
+            send->units > 0) {
+          // The plan of the first round assumed as many receive partitions
+          // as send partitions (the size scheme depends on them).
+          send->input.receive_partitions = receive_partitions;
+          send->next_plan = send->aggregator->Initial(send->input);
+          send->plan_changed = true;
+        }
+      }
+      const RequestState current =
+          send->request->state.load(std::memory_order_acquire);
+      if (send->size_mismatch) {
+        if (current == RequestState::kActive) {
+          send->request->status.error = p2p::Error::kTruncated;
+          CompleteSendRound(*send);
+        }
+        return;
+      }
+      // Round k's clear applies to the sender's round k: if the sender has
+      // not started it yet (or is still in round k-1), it waits.
+      if (current == RequestState::kActive &&
+          !send->cleared.load(std::memory_order_relaxed)) {
+        ApplyClearLocked(*send, vci);
+      } else {
+        ++send->clears_waiting;
+      }
+      return;
+    }
+    case MessageType::kPartitionedFree: {
+      for (auto it = state.unexpected.begin(); it != state.unexpected.end();
+           ++it) {
+        if (it->peer == peer && it->sender_id == header.sender_request) {
+          state.unexpected.erase(it);
+          return;
+        }
+      }
+      // Matched already: a receive bound to a send that was freed without
+      // ever starting goes back to the front of the queue, to match the
+      // next init instead.
+      if ((header.flags & 1) == 0) return;  // it had started: nothing to do
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      for (auto& slot : slots_) {
+        PartitionedReceive* receive = slot.load(std::memory_order_relaxed);
+        if (receive != nullptr && receive->matched &&
+            receive->sender_peer == peer &&
+            receive->sender_id == header.sender_request &&
+            receive->vci == vci) {
+          receive->matched = false;
+          state.posted.push_front(receive);
+          return;
+        }
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace minimpi::part

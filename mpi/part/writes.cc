@@ -1,0 +1,218 @@
+// Posting writes: each run of units is one RDMA write with immediate on
+// a channel VCI, queued when the transport answers retry and drained by
+// progress; local completions, and applying the receiver's clear.
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "mpi/datatype/pack.h"
+#include "mpi/part/loopback_probe.h"
+#include "mpi/part/model/loggp.h"
+#include "mpi/part/partitioned.h"
+#include "mpi/part/partitioned_requests.h"
+
+namespace minimpi::part {
+
+using p2p::MessageHeader;
+using p2p::MessageType;
+using p2p::Request;
+using p2p::RequestState;
+
+int Partitioned::ChannelVci(const PartitionedSend& send, int64_t unit) const {
+  if (send.plan.channels <= 1) return send.vci;
+  const int64_t channel = send.group_of_unit[unit] % send.plan.channels;
+  return static_cast<int>((send.vci + channel) % send.num_vcis);
+}
+
+void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
+                          int held_vci) {
+  PendingWrite& write = send.writes[first];
+  write.send = &send;
+  write.first_unit = first;
+  write.units = units;
+  write.bytes_done = 0;
+  write.next = nullptr;
+  if (send.timed) {
+    send.write_posted_ns[first] = NowNs();
+    send.write_units[first] = units;
+  }
+  const int vci = ChannelVci(send, first);
+  VciState& state = vcis_[vci];
+  if (vci == held_vci) {
+    if (!state.refused.empty() || !PostWriteLocked(vci, write)) {
+      state.refused.push_back(&write);
+    }
+    return;
+  }
+  std::mutex& mutex = p2p_.VciMutex(vci);
+  if (mutex.try_lock()) {
+    DrainLocked(vci);
+    if (!state.refused.empty() || !PostWriteLocked(vci, write)) {
+      state.refused.push_back(&write);
+    }
+    mutex.unlock();
+    return;
+  }
+  // The VCI is busy: hand the write to whoever progresses it next, and
+  // wake a thread of ours that may have armed its doorbell and taken its
+  // last look just before (the exchange is sequentially consistent, as the
+  // arming is, so one of the two sees the other).
+  PendingWrite* head = state.handed_over.load(std::memory_order_relaxed);
+  do {
+    write.next = head;
+  } while (!state.handed_over.compare_exchange_weak(
+      head, &write, std::memory_order_seq_cst, std::memory_order_relaxed));
+  p2p_.WakeSleepers(vci);
+}
+
+bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
+  PartitionedSend& send = *write.send;
+  const int64_t first_partition = write.first_unit * send.per_unit;
+  const int64_t end_partition = std::min(
+      send.partitions, (write.first_unit + write.units) * send.per_unit);
+  const uint64_t begin = uint64_t(first_partition) * send.partition_bytes;
+  const uint64_t end = uint64_t(end_partition) * send.partition_bytes;
+  const uint32_t immediate =
+      EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
+  const uint64_t context =
+      reinterpret_cast<uint64_t>(&send) | p2p::kExtensionContextBit;
+  const int max_segments = transport_.max_io_segments();
+  net::IoSegment local[1024];
+  datatype::Segment pieces[1024];
+  do {
+    const uint64_t offset = begin + uint64_t(write.bytes_done);
+    int count = 0;
+    uint64_t length = 0;
+    if (send.layout == nullptr) {
+      length = end - offset;
+      local[0] = {reinterpret_cast<uint64_t>(send.data) + offset, length};
+      count = 1;
+    } else {
+      datatype::SegmentCursor cursor(send.data, send.item_count, send.layout,
+                                     int64_t(offset));
+      count = cursor.Fill(pieces, std::min(max_segments, 1024),
+                          int64_t(end - offset));
+      for (int i = 0; i < count; ++i) {
+        local[i] = {reinterpret_cast<uint64_t>(pieces[i].address),
+                    size_t(pieces[i].length)};
+        length += uint64_t(pieces[i].length);
+      }
+    }
+    const bool last = offset + length == end;
+    send.writes_posted.fetch_add(1, std::memory_order_relaxed);
+    const net::PostResult result = transport_.RdmaWritev(
+        vci, vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci},
+        local, count, send.region,
+        net::RemoteBuffer{send.remote.address + offset, send.remote.remote_key},
+        last ? &immediate : nullptr, context);
+    if (result == net::PostResult::kRetry) {
+      send.writes_posted.fetch_sub(1, std::memory_order_relaxed);
+      return false;
+    }
+    write.bytes_done += int64_t(length);
+  } while (begin + uint64_t(write.bytes_done) < end);
+  send.units_posted.fetch_add(write.units, std::memory_order_acq_rel);
+  return true;
+}
+
+bool Partitioned::DrainLocked(int vci) {
+  VciState& state = vcis_[vci];
+  bool posted = false;
+  while (!state.refused.empty()) {
+    if (!PostWriteLocked(vci, *state.refused.front())) return posted;
+    state.refused.pop_front();
+    posted = true;
+  }
+  PendingWrite* list =
+      state.handed_over.exchange(nullptr, std::memory_order_acquire);
+  while (list != nullptr) {
+    PendingWrite* next = list->next;
+    if (!state.refused.empty() || !PostWriteLocked(vci, *list)) {
+      state.refused.push_back(list);
+    } else {
+      posted = true;
+    }
+    list = next;
+  }
+  return posted;
+}
+
+bool Partitioned::MaySleepLocked(int vci) {
+  const VciState& state = vcis_[vci];
+  if (!state.refused.empty() ||
+      state.handed_over.load(std::memory_order_relaxed) != nullptr) {
+    return false;
+  }
+  // An open deferred window closes by progress if nobody marks again.
+  for (const PartitionedSend* send : state.deferred_timers) {
+    if (send->earliest_deadline.load(std::memory_order_seq_cst) != INT64_MAX &&
+        send->request->state.load(std::memory_order_acquire) ==
+            RequestState::kActive) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Partitioned::ProgressLocked(int vci) {
+  VciState& state = vcis_[vci];
+  // Deferred timers whose window expired with nobody marking after it.
+  if (!state.deferred_timers.empty()) {
+    const int64_t now = NowNs();
+    for (PartitionedSend* send : state.deferred_timers) {
+      if (send->plan.deferred_timer &&
+          send->request->state.load(std::memory_order_acquire) ==
+              RequestState::kActive) {
+        FireExpired(*send, now, vci);
+      }
+    }
+  }
+  if (state.refused.empty() &&
+      state.handed_over.load(std::memory_order_relaxed) == nullptr) {
+    return false;
+  }
+  return DrainLocked(vci);
+}
+
+void Partitioned::OnWriteDoneLocked(int, uint64_t context) {
+  auto& send =
+      *reinterpret_cast<PartitionedSend*>(context & ~p2p::kExtensionContextBit);
+  const int64_t done =
+      send.writes_done.fetch_add(1, std::memory_order_acq_rel) + 1;
+  if (send.units_posted.load(std::memory_order_acquire) == send.units &&
+      done == send.writes_posted.load(std::memory_order_acquire)) {
+    CompleteSendRound(send);
+  }
+}
+
+void Partitioned::CompleteSendRound(PartitionedSend& send) {
+  send.request->state.store(RequestState::kComplete, std::memory_order_release);
+}
+
+void Partitioned::ApplyClearLocked(PartitionedSend& send, int held_vci) {
+  send.cleared.store(true, std::memory_order_seq_cst);
+  for (int64_t g = 0; g < send.plan.transport_partitions; ++g) {
+    const int64_t left =
+        send.group_remaining[g].value.fetch_sub(1, std::memory_order_seq_cst) -
+        1;
+    if (left == 0) {
+      if (send.plan.timer) {
+        ClaimAndPost(send, g, held_vci);
+      } else {
+        PostGroup(send, g, held_vci);
+      }
+    } else if (send.plan.timer && !send.plan.deferred_timer &&
+               send.group_fired[g].load(std::memory_order_seq_cst) != 0) {
+      ClaimAndPost(send, g, held_vci);
+    }
+  }
+  if (send.plan.deferred_timer) FireExpired(send, NowNs(), held_vci);
+}
+
+}  // namespace minimpi::part
