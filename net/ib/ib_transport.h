@@ -32,6 +32,10 @@
 // up without a lock once they are connected (an acquire load), and takes
 // the mutex only on first contact with a pair or QP number.
 //
+// Files: port_choice.cc (device, port, GID), ib_transport.cc (setup,
+// teardown, errors, memory, doorbells), ib_connections.cc, ib_post.cc,
+// ib_completions.cc; ib_transport_internal.h holds the VCI's state.
+//
 // Owned by: net/ib. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_IB_IB_TRANSPORT_H_
 #define MINIMPI_NET_IB_IB_TRANSPORT_H_
