@@ -38,6 +38,10 @@
 // reads straight into place. The target's Poll does this work, so RDMA
 // progresses while the target polls, as with any software RDMA.
 //
+// Files: tcp_transport.cc (setup, teardown, errors, memory, the helper
+// thread, doorbells), tcp_send.cc (posting), tcp_receive.cc (reading and
+// progress); tcp_internal.h holds what they share.
+//
 // Owned by: net/tcp. Called by: net/transport.cc (CreateTransport).
 #ifndef MINIMPI_NET_TCP_TCP_TRANSPORT_H_
 #define MINIMPI_NET_TCP_TCP_TRANSPORT_H_
