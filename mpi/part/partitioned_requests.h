@@ -30,111 +30,112 @@ constexpr uint32_t kUnitMask = (1u << kUnitBits) - 1;
 inline uint32_t EncodeImmediate(uint32_t slot, int64_t first, int64_t units) {
   return (slot << (2 * kUnitBits)) | (uint32_t(first) << kUnitBits) |
          uint32_t(units - 1);
+}
 
-  inline int64_t NowNs() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
-  struct alignas(64) PaddedCounter {
-    std::atomic<int64_t> value{0};
-  };
+struct alignas(64) PaddedCounter {
+  std::atomic<int64_t> value{0};
+};
 
-  // What both kinds share.
-  struct PartitionedRequestBase {
-    p2p::Request* request = nullptr;
-    bool is_send = false;
-    bool proc_null = false;
-    net::PeerVci peer;  // the other side's rank and VCI
-    int vci = 0;
-    int32_t context = 0, source_rank = 0, tag = 0;
-    int64_t partitions = 0;
-    size_t partition_bytes = 0;
-    size_t total_bytes = 0;
-    void* data = nullptr;
-    const datatype::Layout* layout = nullptr;
-    int64_t item_count = 0;
-    datatype::LayoutRef layout_hold;
-    net::MemoryRegion region{};
-    bool registered = false;
-    // Rounds started; partitions stamp the round they were marked in.
-    // Written by Start under the VCI lock, read by Pready/Parrived (which the
-    // program orders after Start).
-    std::atomic<uint32_t> round{0};
-    // The totals of both sides disagree: every round fails. Set by the clear
-    // handler, read by Pready threads.
-    std::atomic<bool> size_mismatch{false};
-  };
+// What both kinds share.
+struct PartitionedRequestBase {
+  p2p::Request* request = nullptr;
+  bool is_send = false;
+  bool proc_null = false;
+  net::PeerVci peer;  // the other side's rank and VCI
+  int vci = 0;
+  int32_t context = 0, source_rank = 0, tag = 0;
+  int64_t partitions = 0;
+  size_t partition_bytes = 0;
+  size_t total_bytes = 0;
+  void* data = nullptr;
+  const datatype::Layout* layout = nullptr;
+  int64_t item_count = 0;
+  datatype::LayoutRef layout_hold;
+  net::MemoryRegion region{};
+  bool registered = false;
+  // Rounds started; partitions stamp the round they were marked in.
+  // Written by Start under the VCI lock, read by Pready/Parrived (which the
+  // program orders after Start).
+  std::atomic<uint32_t> round{0};
+  // The totals of both sides disagree: every round fails. Set by the clear
+  // handler, read by Pready threads.
+  std::atomic<bool> size_mismatch{false};
+};
 
-  struct PartitionedSend : PartitionedRequestBase {
-    uint64_t id = 0;  // SendKey: how the receiver names this send
-    std::unique_ptr<Aggregator> aggregator;
-    PlanInput input;
-    Plan plan;       // in force for the current round
-    Plan next_plan;  // applied at the next Start
-    bool plan_changed = false;
-    int64_t units = 0;
-    int64_t per_unit = 1;
-    int num_vcis = 1;
+struct PartitionedSend : PartitionedRequestBase {
+  uint64_t id = 0;  // SendKey: how the receiver names this send
+  std::unique_ptr<Aggregator> aggregator;
+  PlanInput input;
+  Plan plan;       // in force for the current round
+  Plan next_plan;  // applied at the next Start
+  bool plan_changed = false;
+  int64_t units = 0;
+  int64_t per_unit = 1;
+  int num_vcis = 1;
 
-    // The receiver, from its first clear. Guarded by the VCI lock.
-    bool receiver_known = false;
-    uint32_t receiver_slot = 0;
-    net::RemoteBuffer remote{};
-    int clears_waiting = 0;  // clears of rounds not started yet
-    bool ever_started = false;
-    // This round's clear has been applied (seq_cst: see ClaimAndPost).
-    std::atomic<bool> cleared{false};
+  // The receiver, from its first clear. Guarded by the VCI lock.
+  bool receiver_known = false;
+  uint32_t receiver_slot = 0;
+  net::RemoteBuffer remote{};
+  int clears_waiting = 0;  // clears of rounds not started yet
+  bool ever_started = false;
+  // This round's clear has been applied (seq_cst: see ClaimAndPost).
+  std::atomic<bool> cleared{false};
 
-    std::unique_ptr<std::atomic<uint32_t>[]> ready_round;    // per partition
-    std::unique_ptr<std::atomic<int32_t>[]> unit_remaining;  // per_unit > 1
-    std::vector<int32_t> group_of_unit;
-    std::unique_ptr<PaddedCounter[]> group_remaining;  // units + the clear
-    // Timer: 0 not ready, 1 ready, 2 claimed (per unit); per group whether a
-    // first thread arrived and whether its wait is over.
-    std::unique_ptr<std::atomic<uint8_t>[]> unit_state;
-    std::unique_ptr<std::atomic<uint8_t>[]> group_first;
-    std::unique_ptr<std::atomic<uint8_t>[]> group_fired;
-    // Deferred timer: each group's open window's deadline (0: none open), and
-    // the earliest of them (INT64_MAX: none).
-    std::unique_ptr<std::atomic<int64_t>[]> group_deadline;
-    std::atomic<int64_t> earliest_deadline{INT64_MAX};
-    std::unique_ptr<Partitioned::PendingWrite[]> writes;  // one per run start
+  std::unique_ptr<std::atomic<uint32_t>[]> ready_round;    // per partition
+  std::unique_ptr<std::atomic<int32_t>[]> unit_remaining;  // per_unit > 1
+  std::vector<int32_t> group_of_unit;
+  std::unique_ptr<PaddedCounter[]> group_remaining;  // units + the clear
+  // Timer: 0 not ready, 1 ready, 2 claimed (per unit); per group whether a
+  // first thread arrived and whether its wait is over.
+  std::unique_ptr<std::atomic<uint8_t>[]> unit_state;
+  std::unique_ptr<std::atomic<uint8_t>[]> group_first;
+  std::unique_ptr<std::atomic<uint8_t>[]> group_fired;
+  // Deferred timer: each group's open window's deadline (0: none open), and
+  // the earliest of them (INT64_MAX: none).
+  std::unique_ptr<std::atomic<int64_t>[]> group_deadline;
+  std::atomic<int64_t> earliest_deadline{INT64_MAX};
+  std::unique_ptr<Partitioned::PendingWrite[]> writes;  // one per run start
 
-    std::atomic<int64_t> units_posted{0};
-    std::atomic<int64_t> writes_posted{0};
-    std::atomic<int64_t> writes_done{0};
+  std::atomic<int64_t> units_posted{0};
+  std::atomic<int64_t> writes_posted{0};
+  std::atomic<int64_t> writes_done{0};
 
-    // Measurements (profile, statistics, adaptive): when each partition was
-    // marked ready and when each run's write was posted, this round.
-    bool timed = false;
-    int64_t start_ns = 0;
-    std::unique_ptr<int64_t[]> ready_ns;         // per partition
-    std::unique_ptr<uint32_t[]> ready_thread;    // per partition: who marked
-    std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
-    std::unique_ptr<int64_t[]> write_units;      // per run start unit
-    // Totals over completed rounds (statistics).
-    int64_t rounds_done = 0;
-    int64_t total_writes = 0;
-    double total_last_ready_to_write_us = 0;
-  };
+  // Measurements (profile, statistics, adaptive): when each partition was
+  // marked ready and when each run's write was posted, this round.
+  bool timed = false;
+  int64_t start_ns = 0;
+  std::unique_ptr<int64_t[]> ready_ns;         // per partition
+  std::unique_ptr<uint32_t[]> ready_thread;    // per partition: who marked
+  std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
+  std::unique_ptr<int64_t[]> write_units;      // per run start unit
+  // Totals over completed rounds (statistics).
+  int64_t rounds_done = 0;
+  int64_t total_writes = 0;
+  double total_last_ready_to_write_us = 0;
+};
 
-  struct PartitionedReceive : PartitionedRequestBase {
-    uint32_t slot = 0;
-    bool matched = false;  // guarded by the VCI lock
-    net::PeerVci sender_peer;
-    uint64_t sender_id = 0;
-    int64_t send_partitions = 0;
-    size_t send_partition_bytes = 0;
-    int64_t send_per_unit = 1;
-    int64_t send_units = 0;
-    std::byte* staging = nullptr;  // non-contiguous receive buffers
-    std::unique_ptr<std::atomic<int64_t>[]> remaining_bytes;  // per partition
-    std::unique_ptr<std::atomic<uint32_t>[]> arrived_round;   // per partition
-    std::atomic<int64_t> partitions_left{0};
-    std::atomic<int64_t> units_left{0};  // zero-byte data: count writes
-  };
+struct PartitionedReceive : PartitionedRequestBase {
+  uint32_t slot = 0;
+  bool matched = false;  // guarded by the VCI lock
+  net::PeerVci sender_peer;
+  uint64_t sender_id = 0;
+  int64_t send_partitions = 0;
+  size_t send_partition_bytes = 0;
+  int64_t send_per_unit = 1;
+  int64_t send_units = 0;
+  std::byte* staging = nullptr;  // non-contiguous receive buffers
+  std::unique_ptr<std::atomic<int64_t>[]> remaining_bytes;  // per partition
+  std::unique_ptr<std::atomic<uint32_t>[]> arrived_round;   // per partition
+  std::atomic<int64_t> partitions_left{0};
+  std::atomic<int64_t> units_left{0};  // zero-byte data: count writes
+};
 
 }  // namespace minimpi::part
 
