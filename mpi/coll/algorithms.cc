@@ -56,7 +56,8 @@ const std::vector<CollectiveAlgorithms>& Registry() {
     std::vector<CollectiveAlgorithms> all;
     AddBarrierAndBcast(all);
     AddReductions(all);
-    AddDataMovement(all);
+    AddGatherScatter(all);
+    AddAllgatherAlltoall(all);
     return all;
   }();
   return registry;

@@ -14,8 +14,10 @@ namespace minimpi::coll {
 void AddBarrierAndBcast(std::vector<CollectiveAlgorithms>& registry);
 // reductions.cc: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan.
 void AddReductions(std::vector<CollectiveAlgorithms>& registry);
-// data_movement.cc: Gather(v), Scatter(v), Allgather(v), Alltoall(v).
-void AddDataMovement(std::vector<CollectiveAlgorithms>& registry);
+// gather_scatter.cc: Gather(v), Scatter(v).
+void AddGatherScatter(std::vector<CollectiveAlgorithms>& registry);
+// allgather_alltoall.cc: Allgather(v), Alltoall(v).
+void AddAllgatherAlltoall(std::vector<CollectiveAlgorithms>& registry);
 
 }  // namespace minimpi::coll
 
