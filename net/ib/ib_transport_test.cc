@@ -65,6 +65,29 @@ absl::Status PollUntil(Transport& transport, int vci,
   return absl::OkStatus();
 }
 
+// A flood's message n from peer p is FloodLength(n) bytes of pattern
+// p * 100000 + n.
+size_t FloodLength(int n, size_t max) { return 1 + (n * 131) % max; }
+
+// Checks each arrival against the flood pattern, in order per peer:
+// next[p] counts peer p's messages, `error` names the first that differs.
+FunctionHandler FloodChecker(size_t max, std::vector<int>& next,
+                             std::string& error) {
+  return FunctionHandler([max, &next, &error](int, const Completion& c) {
+    if (c.type != CompletionType::kReceive) return;
+    int& n = next[c.peer];
+    const size_t length = FloodLength(n, max);
+    std::vector<uint8_t> expected(length);
+    ::minimpi::net::testing::FillPattern(c.peer * 100000 + n, expected.data(),
+                                         length);
+    if (error.empty() && (c.length != length ||
+                          std::memcmp(c.data, expected.data(), length) != 0)) {
+      error = absl::StrCat("message ", n, " from ", c.peer, " differs");
+    }
+    ++n;
+  });
+}
+
 TEST_F(IbTransportTest, ConnectsLazilyWithOneQueuePairPerPair) {
   FakeJobOptions options;
   options.size = 3;
@@ -130,20 +153,7 @@ TEST_F(IbTransportTest, TinyCreditsFloodArrivesInOrderWithoutReceiverNotReady) {
     const size_t max = transport.max_message_size();
     std::vector<int> next(2, 0);
     std::string error;
-    FunctionHandler handler([&](int, const Completion& c) {
-      if (c.type != CompletionType::kReceive) return;
-      int& n = next[c.peer];
-      const size_t length = 1 + (n * 131) % max;
-      std::vector<uint8_t> expected(length);
-      ::minimpi::net::testing::FillPattern(c.peer * 100000 + n, expected.data(),
-                                           length);
-      if (error.empty() &&
-          (c.length != length ||
-           std::memcmp(c.data, expected.data(), length) != 0)) {
-        error = absl::StrCat("message ", n, " from ", c.peer, " differs");
-      }
-      ++n;
-    });
+    FunctionHandler handler = FloodChecker(max, next, error);
     std::vector<uint8_t> scratch(max);
     int sent[2] = {0, 0};
     const absl::Time deadline = absl::Now() + absl::Seconds(120);
@@ -151,7 +161,7 @@ TEST_F(IbTransportTest, TinyCreditsFloodArrivesInOrderWithoutReceiverNotReady) {
            next[1] < kMessages) {
       for (int peer = 0; peer < 2; ++peer) {
         if (sent[peer] >= kMessages) continue;
-        const size_t length = 1 + (sent[peer] * 131) % max;
+        const size_t length = FloodLength(sent[peer], max);
         ::minimpi::net::testing::FillPattern(me * 100000 + sent[peer],
                                              scratch.data(), length);
         const size_t header = std::min<size_t>(length, 16);
@@ -201,7 +211,7 @@ TEST_F(IbTransportTest, ConnectionsPastTheReceiveQueueCapShareItsBuffers) {
     if (me != 0) {
       std::vector<uint8_t> scratch(max);
       auto send = [&](int n) {
-        const size_t length = 1 + (n * 131) % max;
+        const size_t length = FloodLength(n, max);
         ::minimpi::net::testing::FillPattern(me * 100000 + n, scratch.data(),
                                              length);
         const size_t header = std::min<size_t>(length, 16);
@@ -237,20 +247,7 @@ TEST_F(IbTransportTest, ConnectionsPastTheReceiveQueueCapShareItsBuffers) {
     }
     std::vector<int> next(3, 0);
     std::string error;
-    FunctionHandler handler([&](int, const Completion& c) {
-      if (c.type != CompletionType::kReceive) return;
-      int& n = next[c.peer];
-      const size_t length = 1 + (n * 131) % max;
-      std::vector<uint8_t> expected(length);
-      ::minimpi::net::testing::FillPattern(c.peer * 100000 + n, expected.data(),
-                                           length);
-      if (error.empty() &&
-          (c.length != length ||
-           std::memcmp(c.data, expected.data(), length) != 0)) {
-        error = absl::StrCat("message ", n, " from ", c.peer, " differs");
-      }
-      ++n;
-    });
+    FunctionHandler handler = FloodChecker(max, next, error);
     RETURN_IF_ERROR(PollUntil(transport, 0, handler, [&] {
       return next[1] == kMessages && next[2] == kMessages;
     }));
