@@ -399,6 +399,8 @@ class PointToPoint : public net::CompletionHandler {
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
   void PostCopyLocked(int vci, const Vci::PendingCopy& copy);
+  // Posts a one-sided copy now; the transport's answer.
+  net::PostResult TryCopyLocked(int vci, const Vci::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
   // The rendezvous request of a send: contiguous data advertises its

@@ -129,22 +129,17 @@ bool PointToPoint::PollLocked(int vci) {
     progressed = true;
   }
   while (!v.pending_copies.empty()) {
-    const Vci::PendingCopy& copy = v.pending_copies.front();
-    const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
-    net::PostResult result =
-        copy.write
-            ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
-                                    copy.remote, copy.length, context)
-            : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
-                                   copy.remote, copy.length, context);
-    if (result == net::PostResult::kRetry) break;
+    if (TryCopyLocked(vci, v.pending_copies.front()) ==
+        net::PostResult::kRetry) {
+      break;
+    }
     v.pending_copies.pop_front();
     progressed = true;
   }
   // Advance schedules whose steps completed. Advancing may complete more
   // steps at once (eager sends), which queues them again: loop until quiet.
-  // A nested PollLocked (a send waiting for ring space) leaves this to the
-  // outer one.
+  // Should PollLocked run again from inside an Advance, the inner call
+  // leaves this to the outer one.
   if (!v.ready.empty() && !v.advancing) {
     v.advancing = true;
     while (!v.ready.empty()) {

@@ -92,18 +92,22 @@ void PointToPoint::StartRendezvousWriteLocked(
        clear_to_send.length - offset});
 }
 
+net::PostResult PointToPoint::TryCopyLocked(int vci,
+                                            const Vci::PendingCopy& copy) {
+  const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
+  return copy.write
+             ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
+                                     copy.remote, copy.length, context)
+             : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
+                                    copy.remote, copy.length, context);
+}
+
 void PointToPoint::PostCopyLocked(int vci, const Vci::PendingCopy& copy) {
   Vci& v = VciAt(vci);
   // Keep order behind copies already waiting for resources.
-  if (v.pending_copies.empty()) {
-    const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
-    net::PostResult result =
-        copy.write
-            ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
-                                    copy.remote, copy.length, context)
-            : transport_->RdmaRead(vci, copy.peer, copy.local, *copy.region,
-                                   copy.remote, copy.length, context);
-    if (result == net::PostResult::kOk) return;
+  if (v.pending_copies.empty() &&
+      TryCopyLocked(vci, copy) == net::PostResult::kOk) {
+    return;
   }
   v.pending_copies.push_back(copy);
 }
