@@ -208,6 +208,12 @@ absl::StatusOr<std::unique_ptr<PmixJobServer>> PmixJobServer::Start(
   absl::Status status = list.Convert(&info.array);
   if (!status.ok()) return status;
 
+  // The ranks are our children on this node and reach the server through a
+  // Unix socket, so the kernel's peer credentials (psec "native") say who
+  // they are. Left to choose, PMIx prefers munge when libmunge is present,
+  // and where munged does not run it retries for over two seconds at every
+  // launch before falling back. A user's own PMIX_MCA_psec wins.
+  setenv("PMIX_MCA_psec", "native", /*overwrite=*/0);
   std::unique_ptr<PmixJobServer> server(new PmixJobServer());
   instance_ = server.get();
   pmix_status_t rc = PMIx_server_init(&module, info.info(), info.size());
