@@ -22,7 +22,7 @@ void Communicator::Release() {
   // later endpoint the VCI.
   if (Instance::state() == LibraryState::kInitialized) {
     Instance::Get().ReleaseLocalId(local_id);
-    if (on_endpoints()) Instance::Get().p2p().ReleaseEndpointVci(vci);
+    if (on_endpoints()) Instance::Get().vcis().ReleaseEndpointVci(vci);
   }
   delete this;
 }

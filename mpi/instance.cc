@@ -52,16 +52,20 @@ absl::Status Instance::Setup() {
   // rank to another one); otherwise the node's ranks share the cores this
   // process may use.
   const bool bound = settings_.bind_to == "core";
-  const p2p::WaitPolicy wait_policy = p2p::WaitPolicy::Choose(
+  const vci::WaitPolicy wait_policy = vci::WaitPolicy::Choose(
       settings_, bound ? 1 : runtime::NumCores(),
       bound ? 1 : bootstrap_->ranks_sharing_cores(),
-      p2p::ThreadsPerRankFromEnvironment(), transport_->has_doorbell());
-  auto p2p = p2p::PointToPoint::Create(transport_.get(), settings_, wait_policy,
-                                       bootstrap_->size());
+      vci::ThreadsPerRankFromEnvironment(), transport_->has_doorbell());
+  // The VCIs first; each kind of traffic then registers with them.
+  auto vcis = vci::VciSet::Create(transport_.get(), settings_, wait_policy);
+  if (!vcis.ok()) return vcis.status();
+  vcis_ = std::move(vcis).value();
+  auto p2p =
+      p2p::PointToPoint::Create(vcis_.get(), settings_, bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
   p2p_ = std::move(p2p).value();
   auto partitioned =
-      part::Partitioned::Create(*p2p_, settings_, bootstrap_->rank());
+      part::Partitioned::Create(*vcis_, *p2p_, settings_, bootstrap_->rank());
   if (!partitioned.ok()) return partitioned.status();
   partitioned_ = std::move(partitioned).value();
 
@@ -110,6 +114,7 @@ void Instance::Finalize() {
   instance->datatypes_.ForEach([](Datatype* type) { type->Release(); });
   instance->partitioned_.reset();
   instance->p2p_.reset();
+  instance->vcis_.reset();
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();
   delete instance;

@@ -19,6 +19,7 @@
 #include "mpi/handle_table.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/part/partitioned.h"
+#include "mpi/vci/vci_set.h"
 #include "net/transport.h"
 #include "runtime/bootstrap.h"
 #include "runtime/settings.h"
@@ -45,6 +46,7 @@ class Instance {
   const runtime::Settings& settings() const { return settings_; }
   runtime::Bootstrap& bootstrap() { return *bootstrap_; }
   net::Transport& transport() { return *transport_; }
+  vci::VciSet& vcis() { return *vcis_; }
   p2p::PointToPoint& p2p() { return *p2p_; }
   part::Partitioned& partitioned() { return *partitioned_; }
   Communicator* world() { return world_.get(); }
@@ -70,7 +72,7 @@ class Instance {
   void ReleaseLocalId(int32_t id);
   // The VCI a new communicator uses, from an id every member agrees on.
   int VciFor(int32_t agreed_id) const {
-    return static_cast<int>(agreed_id % p2p_->num_vcis());
+    return static_cast<int>(agreed_id % vcis_->num_vcis());
   }
 
  private:
@@ -83,6 +85,7 @@ class Instance {
   runtime::Settings settings_;
   std::unique_ptr<runtime::Bootstrap> bootstrap_;
   std::unique_ptr<net::Transport> transport_;
+  std::unique_ptr<vci::VciSet> vcis_;
   std::unique_ptr<p2p::PointToPoint> p2p_;
   std::unique_ptr<part::Partitioned> partitioned_;
   std::unique_ptr<Communicator> world_;

@@ -97,7 +97,7 @@ struct Settings {
   // Bytes of each shared-memory ring (one ring per pair of VCIs that talk,
   // made on first use); a small message takes 64 of them.
   size_t shm_ring_bytes = 65536;
-  // How a blocked call waits (mpi/p2p/wait_policy.h): "auto" (poll a
+  // How a blocked call waits (mpi/vci/wait_policy.h): "auto" (poll a
   // while, then sleep until a peer rings the doorbell; no polling at all
   // when ranks x threads outnumber cores), "sleep" (the same), "yield"
   // (poll, then sched_yield between polls) or "spin" (poll until done).

@@ -25,7 +25,7 @@ std::unique_ptr<Communicator> BuildCommunicator(
   if (parent.on_endpoints()) {
     // Each rank keeps its endpoint: the same VCI as in the parent.
     comm->vci = parent.vci;
-    instance.p2p().RetainEndpointVci(comm->vci);
+    instance.vcis().RetainEndpointVci(comm->vci);
     for (int member : members) {
       comm->remote_vcis.push_back(parent.remote_vcis[member]);
     }

@@ -108,7 +108,7 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
     if (parent->on_endpoints()) {
       duplicate->vci = parent->vci;
       duplicate->remote_vcis = parent->remote_vcis;
-      instance.p2p().RetainEndpointVci(duplicate->vci);
+      instance.vcis().RetainEndpointVci(duplicate->vci);
     }
     duplicate->SetErrhandler(parent->AcquireErrhandler());
   }

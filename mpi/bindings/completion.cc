@@ -162,13 +162,13 @@ int SharedVci(const RequestList& requests) {
 
 // One round of progress for a test on `requests`.
 void ProgressFor(const RequestList& requests) {
-  p2p::PointToPoint& engine = Instance::Get().p2p();
+  minimpi::vci::VciSet& vcis = Instance::Get().vcis();
   const int vci = SharedVci(requests);
   if (vci < 0) {
-    engine.ProgressAll();
+    vcis.ProgressAll();
   } else {
-    engine.TryProgress(vci);
-    engine.ProgressBeyond(vci);
+    vcis.TryProgress(vci);
+    vcis.ProgressBeyond(vci);
   }
 }
 
@@ -257,10 +257,10 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
-  p2p::PointToPoint& engine = Instance::Get().p2p();
+  minimpi::vci::VciSet& vcis = Instance::Get().vcis();
   if (!IsDone(r)) {
-    engine.TryProgress(r->vci);
-    if (!IsDone(r)) engine.ProgressBeyond(r->vci);
+    vcis.TryProgress(r->vci);
+    if (!IsDone(r)) vcis.ProgressBeyond(r->vci);
   }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;
@@ -275,7 +275,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
     for (const p2p::Request* r : requests) {
       if (IsActive(r) && !IsDone(r)) return false;
     }
@@ -342,7 +342,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
     return MPI_SUCCESS;
   }
   int done = -1;
-  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
     for (int i = 0; i < count; ++i) {
       if (IsActive(requests[i]) && IsDone(requests[i])) {
         done = i;
@@ -368,7 +368,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  Instance::Get().p2p().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
     for (const p2p::Request* r : requests) {
       if (IsActive(r) && IsDone(r)) return true;
     }
@@ -408,8 +408,8 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
     return MPI_SUCCESS;
   }
   if (!IsDone(r)) {
-    Instance::Get().p2p().TryProgress(r->vci);
-    Instance::Get().p2p().ProgressBeyond(r->vci);
+    Instance::Get().vcis().TryProgress(r->vci);
+    Instance::Get().vcis().ProgressBeyond(r->vci);
   }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;

@@ -338,7 +338,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
   } else {
     // A polling loop must move the other VCIs forward too (not other
     // endpoints': see ProgressBeyond).
-    engine.ProgressBeyond(c->vci);
+    Instance::Get().vcis().ProgressBeyond(c->vci);
   }
   return MPI_SUCCESS;
 }
@@ -384,7 +384,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
       engine.Improbe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
   *flag = record != nullptr;
   if (record == nullptr) {
-    engine.ProgressBeyond(c->vci);
+    Instance::Get().vcis().ProgressBeyond(c->vci);
     return MPI_SUCCESS;
   }
   *message = NewMessageHandle(record, c);

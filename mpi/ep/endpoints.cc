@@ -30,12 +30,13 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
     Communicator& parent, int my_num_ep) {
   Instance& instance = Instance::Get();
   p2p::PointToPoint& p2p = instance.p2p();
+  vci::VciSet& vcis = instance.vcis();
 
   // Our endpoints' VCIs and ids first, so the exchange carries them.
   std::vector<EndpointAddress> mine;
   bool granted = true;
   for (int i = 0; i < my_num_ep && granted; ++i) {
-    const int vci = p2p.AcquireEndpointVci();
+    const int vci = vcis.AcquireEndpointVci();
     if (vci < 0) {
       granted = false;
       break;
@@ -44,7 +45,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
   }
   const auto release_mine = [&] {
     for (const EndpointAddress& endpoint : mine) {
-      p2p.ReleaseEndpointVci(endpoint.vci);
+      vcis.ReleaseEndpointVci(endpoint.vci);
       instance.ReleaseLocalId(endpoint.local_id);
     }
   };
@@ -66,7 +67,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
         absl::StrCat(refused, " of ", parent.size,
                      " callers found no free VCI for their endpoints (at most "
                      "MINIMPI_EP_VCIS=",
-                     p2p.vci_capacity() - p2p.num_vcis(),
+                     vcis.capacity() - vcis.num_vcis(),
                      " endpoints per process may exist at once)"));
   }
   if (total > INT32_MAX / 2) {

@@ -95,7 +95,7 @@ std::optional<BufferedSends::Detached> BufferedSends::Detach(
     if ((buffer_ == nullptr && !automatic_) || detaching_) return std::nullopt;
     detaching_ = true;
   }
-  p2p.WaitUntil(-1, [this] {
+  p2p.vcis().WaitUntil(-1, [this] {
     std::lock_guard<std::mutex> lock(mutex_);
     return in_flight_.empty();
   });
@@ -134,7 +134,7 @@ BufferedSends::SendResult BufferedSends::Send(PointToPoint& p2p,
     if (attempt > 0) return SendResult::kNoRoom;
     // Messages whose sends have completed give their space back when
     // progress sees them; one round, which never blocks.
-    p2p.ProgressAll();
+    p2p.vcis().ProgressAll();
   }
   if (on_heap) data = new std::byte[std::max<size_t>(send.bytes, 1)];
   if (send.layout != nullptr) {
@@ -189,7 +189,7 @@ void BufferedSends::Flush(PointToPoint& p2p) {
     std::lock_guard<std::mutex> lock(mutex_);
     below = next_sequence_;
   }
-  p2p.WaitUntil(-1, [this, below] {
+  p2p.vcis().WaitUntil(-1, [this, below] {
     std::lock_guard<std::mutex> lock(mutex_);
     return DoneBelowLocked(below);
   });

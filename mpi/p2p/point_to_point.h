@@ -1,26 +1,17 @@
 // Point-to-point protocols over the transport: eager, synchronous eager and
-// single-copy rendezvous; request completion; progress.
+// single-copy rendezvous; request completion.
 //
-// Threads: all state lives in VCIs. A VCI's lock (its own cache line) guards
-// its matching engine, its request pool's free list and the transport calls
-// that name it. Different VCIs never share a lock, so threads driving
-// different communicators never contend. A thread waiting for a request
-// progresses the request's VCI with a try-lock and backs off when another
-// thread already holds it (that thread is making the progress both need);
-// every few rounds it also progresses the other VCIs, because MPI's progress
-// rule says a posted operation must complete even if nobody waits on it.
-//
-// VCIs 0 .. num_vcis() - 1 carry the process's communicators; the rest are
-// endpoints' (mpi/ep), each owned by one endpoint rank and made when the
-// endpoint is. An operation on an endpoint progresses that endpoint's VCI
-// only (the endpoints proposal allows exactly this; Settings::
-// endpoint_progress can widen it), so endpoint threads never touch each
-// other's locks.
+// Point-to-point is one kind of traffic on the VCIs (mpi/vci): it keeps a
+// Lane for each VCI (its matching engine, request pool, backlog of refused
+// messages and copies), guarded by that VCI's lock, and registers as the
+// handler of its message types, so the VCIs' progress loop hands it its
+// arrivals and local completions and gives it a turn to retry what the
+// transport refused. Waiting and progress belong to the VCIs.
 //
 // This layer speaks bytes, world ranks and matching contexts; communicators,
 // datatypes and MPI error classes belong to mpi/ above it.
 //
-// Owned by: mpi/p2p. Called by: the C bindings and mpi/coll.
+// Owned by: mpi/p2p. Called by: the C bindings, mpi/coll and mpi/part.
 #ifndef MINIMPI_MPI_P2P_POINT_TO_POINT_H_
 #define MINIMPI_MPI_P2P_POINT_TO_POINT_H_
 
@@ -39,7 +30,7 @@
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
 #include "mpi/p2p/request.h"
-#include "mpi/p2p/wait_policy.h"
+#include "mpi/vci/vci_set.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
 
@@ -61,9 +52,10 @@ struct UnexpectedRecord : match::UnexpectedMessage {
   std::byte* payload() { return reinterpret_cast<std::byte*>(this + 1); }
 };
 
-// One virtual communication interface.
-struct alignas(64) Vci {
-  std::mutex mutex;
+// Point-to-point's state for one VCI.
+struct alignas(64) Lane {
+  explicit Lane(std::mutex& vci_mutex) : mutex(vci_mutex) {}
+  std::mutex& mutex;  // the VCI's lock, which guards all of this
   std::unique_ptr<match::MatchEngine> engine;
   RequestPool requests;
   // Two-sided messages the transport refused for now (the ring to that peer
@@ -123,69 +115,27 @@ struct alignas(64) Vci {
   bool advancing = false;  // guarded by `mutex`
 };
 
-// Traffic that rides on p2p's VCIs but belongs to a layer above it
-// (partitioned communication): its control messages, the writes with
-// immediate it receives, its own writes' local completions (posted with a
-// context whose low bit is set), and a chance to post deferred work
-// whenever a VCI is progressed. All calls hold that VCI's lock.
-class ExtensionTraffic {
+class PointToPoint final : public vci::TrafficHandler {
  public:
-  virtual ~ExtensionTraffic() = default;
-  virtual void OnControlLocked(int vci, net::PeerVci peer,
-                               const MessageHeader& header) = 0;
-  virtual void OnWriteImmediateLocked(int vci, net::PeerVci peer,
-                                      uint32_t immediate, size_t length) = 0;
-  virtual void OnWriteDoneLocked(int vci, uint64_t context) = 0;
-  // Returns true when it posted anything.
-  virtual bool ProgressLocked(int vci) = 0;
-  // False while `vci` has work only progress can do (a deferred write
-  // whose window may close any moment): its waiters then keep polling
-  // rather than sleep.
-  virtual bool MaySleepLocked(int /*vci*/) { return true; }
-};
-
-// kLocalDone contexts of ExtensionTraffic's writes have this bit set
-// (requests are aligned, so p2p's own contexts never do).
-inline constexpr uint64_t kExtensionContextBit = 1;
-
-class PointToPoint : public net::CompletionHandler {
- public:
-  // `wait_policy`: how blocked calls wait (WaitPolicy::Choose).
+  // Registers with `vcis` as the handler of point-to-point traffic.
   // `world_size` sizes the matching engines' dedicated-queue budget.
   static absl::StatusOr<std::unique_ptr<PointToPoint>> Create(
-      net::Transport* transport, const runtime::Settings& settings,
-      const WaitPolicy& wait_policy, int world_size);
+      vci::VciSet* vcis, const runtime::Settings& settings, int world_size);
 
   ~PointToPoint() override;
-
-  // The VCIs communicators use (Settings::num_vcis); endpoints' VCIs come
-  // after them, up to vci_capacity().
-  int num_vcis() const { return num_shared_vcis_; }
-  int vci_capacity() const { return capacity_; }
-  bool IsEndpointVci(int vci) const { return vci >= num_shared_vcis_; }
-
-  // A VCI of its own for a new endpoint, holding one reference, or -1 when
-  // all Settings::endpoint_vcis are taken. Any thread.
-  int AcquireEndpointVci();
-  // Every communicator derived from an endpoint (a dup, a split) shares its
-  // VCI and holds a reference; the last release gives the VCI back for
-  // another endpoint (a VCI is reused, never destroyed, before teardown, so
-  // requests still completing on it are safe).
-  void RetainEndpointVci(int vci);
-  void ReleaseEndpointVci(int vci);
 
   // The request a handle's parts name (see RequestPool::Lookup), or nullptr.
   // Any thread, lock-free.
   Request* LookupRequest(uint32_t vci, uint32_t index,
                          uint32_t generation) const {
-    const Vci* v = FindVci(vci);
-    return v == nullptr ? nullptr : v->requests.Lookup(index, generation);
+    const Lane* lane = FindLane(vci);
+    return lane == nullptr ? nullptr : lane->requests.Lookup(index, generation);
   }
   // The request in slot `index` of `vci`'s pool, whatever its state (see
   // RequestPool::SlotAt), or nullptr.
   Request* RequestSlot(uint32_t vci, uint32_t index) const {
-    const Vci* v = FindVci(vci);
-    return v == nullptr ? nullptr : v->requests.SlotAt(index);
+    const Lane* lane = FindLane(vci);
+    return lane == nullptr ? nullptr : lane->requests.SlotAt(index);
   }
   // Frees an unexpected message a matched probe took and nobody received.
   void FreeProbedMessage(UnexpectedRecord* message);
@@ -242,26 +192,9 @@ class PointToPoint : public net::CompletionHandler {
   Request* NewGeneralized(void* extension);
   void CompleteGeneralized(Request* request) {
     request->state.store(RequestState::kComplete, std::memory_order_seq_cst);
-    WakeSleepers(request->vci);
+    vcis_.WakeSleepers(request->vci);
   }
 
-  // For ExtensionTraffic (mpi/part): registered once after Create.
-  void SetExtension(ExtensionTraffic* extension) { extension_ = extension; }
-  // The extension's requests alive: while there are none, polls skip it.
-  void ExtensionRequestAdded() {
-    extension_requests_.fetch_add(1, std::memory_order_relaxed);
-  }
-  void ExtensionRequestRemoved() {
-    extension_requests_.fetch_sub(1, std::memory_order_relaxed);
-  }
-  // Wakes this process's threads sleeping in a wait on `vci` (after a
-  // change they must see that no message announces: work handed to
-  // whoever progresses the VCI, a request completed by another thread).
-  // The change must be ordered before by a lock release or a sequentially
-  // consistent operation. One load when nobody sleeps.
-  void WakeSleepers(int vci) { transport_->RingDoorbell(vci); }
-  net::Transport& transport() { return *transport_; }
-  std::mutex& VciMutex(int vci) { return VciAt(vci).mutex; }
   // An inactive persistent request of kind kPartitioned owned by
   // `extension` (mpi/part), so that handles, Wait and Test work as for any
   // request.
@@ -300,10 +233,6 @@ class PointToPoint : public net::CompletionHandler {
   }
   // Progresses until `request` completes.
   void Wait(Request* request);
-  // Progresses until done() is true; `vci` is progressed first (or every VCI
-  // when vci < 0), and the others as ProgressBeyond says.
-  template <typename Done>
-  void WaitUntil(int vci, Done done);
 
   // After a completed request's status was read: a persistent request turns
   // inactive, any other goes back to its pool.
@@ -311,40 +240,36 @@ class PointToPoint : public net::CompletionHandler {
   // MPI_Request_free semantics: release now, or when it completes.
   void Free(Request* request);
 
-  // One round of progress on one VCI / every VCI in use (try-locks; never
-  // blocks).
-  bool TryProgress(int vci);
-  bool ProgressAll();
-  // What an operation on `vci` progresses besides `vci` itself, now and
-  // then: every VCI for a communicator's VCI; nothing for an endpoint's
-  // (unless Settings::endpoint_progress is "process").
-  bool ProgressBeyond(int vci);
+  // The VCIs this traffic rides on (their progress loop and waits).
+  vci::VciSet& vcis() { return vcis_; }
 
-  // net::CompletionHandler. Called with the VCI's lock held.
-  void OnCompletion(int vci, const net::Completion& completion) override;
+  // vci::TrafficHandler. All but AttachVci hold the VCI's lock.
+  absl::Status AttachVci(int vci, vci::Vci& state) override;
+  void OnMessageLocked(int vci, net::PeerVci peer, const std::byte* data,
+                       size_t length) override;
+  void OnLocalDoneLocked(int vci, uint64_t context) override;
+  bool ProgressLocked(int vci) override;
 
  private:
-  PointToPoint(net::Transport* transport, const runtime::Settings& settings,
-               const WaitPolicy& wait_policy, int world_size);
+  PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
+               int world_size);
 
-  // A VCI that exists (every VCI a request, communicator or completion
-  // names does).
-  Vci& VciAt(int vci) const {
-    return *vcis_[vci].load(std::memory_order_acquire);
+  // The lane of a VCI that exists (every VCI a request, communicator or
+  // completion names does).
+  Lane& LaneAt(int vci) const {
+    return *lanes_[vci].load(std::memory_order_acquire);
   }
-  // The VCI at an index from an untrusted handle, or nullptr.
-  const Vci* FindVci(uint32_t vci) const {
+  // The lane at an index from an untrusted handle, or nullptr.
+  const Lane* FindLane(uint32_t vci) const {
     if (vci >= static_cast<uint32_t>(capacity_)) return nullptr;
-    return vcis_[vci].load(std::memory_order_acquire);
+    return lanes_[vci].load(std::memory_order_acquire);
   }
-  absl::StatusOr<std::unique_ptr<Vci>> NewVci() const;
   // One key per (rank, VCI) connection, for the backlog map.
   static uint64_t ConnectionKey(net::PeerVci peer) {
     return uint64_t(uint32_t(peer.rank)) << 32 | uint32_t(peer.vci);
   }
 
-  // The following run with vcis_[vci]->mutex held.
-  bool PollLocked(int vci);
+  // The following run with the VCI's lock held.
   Request* NewSendLocked(const SendArguments& arguments, bool persistent);
   Request* NewReceiveLocked(const ReceiveArguments& arguments, bool persistent);
   void PostSendLocked(Request* request);
@@ -367,14 +292,14 @@ class PointToPoint : public net::CompletionHandler {
                      const void* payload, size_t payload_length,
                      const SendArguments* packed = nullptr);
   void EnqueueLocked(int vci, net::PeerVci peer,
-                     const Vci::OutgoingMessage& message);
+                     const Lane::OutgoingMessage& message);
   // Posts what the transport refused before, in order; true if any left.
   bool RetryOutgoingLocked(int vci);
   void PostReceiveLocked(Request* request);
   void HandleArrival(int vci, net::PeerVci peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
-  UnexpectedRecord* NewRecordLocked(Vci& vci, size_t payload_bytes);
-  static void FreeRecordLocked(Vci& vci, UnexpectedRecord* record);
+  UnexpectedRecord* NewRecordLocked(Lane& lane, size_t payload_bytes);
+  static void FreeRecordLocked(Lane& lane, UnexpectedRecord* record);
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
   void StartRendezvousReadLocked(Request* request, net::PeerVci peer,
@@ -398,9 +323,9 @@ class PointToPoint : public net::CompletionHandler {
   void StartRendezvousWriteLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
-  void PostCopyLocked(int vci, const Vci::PendingCopy& copy);
+  void PostCopyLocked(int vci, const Lane::PendingCopy& copy);
   // Posts a one-sided copy now; the transport's answer.
-  net::PostResult TryCopyLocked(int vci, const Vci::PendingCopy& copy);
+  net::PostResult TryCopyLocked(int vci, const Lane::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(Request* request);
   // The rendezvous request of a send: contiguous data advertises its
@@ -421,65 +346,21 @@ class PointToPoint : public net::CompletionHandler {
   // fills `status`. Takes the VCI's lock.
   UnexpectedRecord* FindUnexpected(const match::Envelope& wanted, int vci,
                                    bool poll, bool take, Status* status);
-  // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
-  // policy says: poll on, pause, yield, or sleep. True when it slept, so
-  // the next round looks at every VCI the doorbell stands for.
-  bool IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done);
-  // Arms `vci`'s doorbell, looks once more at everything that rings it,
-  // and sleeps unless that look found work or `done` is true. True when it
-  // slept.
-  bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done);
-
+  vci::VciSet& vcis_;
   net::Transport* const transport_;
   const size_t eager_max_;
   const size_t split_min_;  // 0: never split a rendezvous
   // Settings::gather_min_piece: non-contiguous rendezvous data in smaller
   // pieces (on average) is staged in a contiguous copy.
   const size_t gather_min_piece_;
-  const WaitPolicy wait_policy_;
-  const bool has_doorbell_;
   const int world_size_;
-  const bool endpoints_progress_process_;  // Settings::endpoint_progress
   match::MatchEngineOptions engine_options_;
   std::string engine_name_;
-  const int num_shared_vcis_;
   const int capacity_;
-  // capacity_ entries: the shared VCIs from the start, endpoints' as they
-  // are first needed. Never freed before the destructor, so lock-free
-  // readers may keep the pointer.
-  std::unique_ptr<std::atomic<Vci*>[]> vcis_;
-  // Highest VCI made so far + 1: what ProgressAll sweeps.
-  std::atomic<int> vcis_in_use_{0};
-  std::mutex endpoint_vcis_mutex_;
-  std::vector<int> free_endpoint_vcis_;  // guarded by endpoint_vcis_mutex_
-  std::unique_ptr<std::atomic<int>[]> endpoint_references_;  // by VCI
-  ExtensionTraffic* extension_ = nullptr;
-  std::atomic<int> extension_requests_{0};
+  // capacity_ entries, made as the VCIs are (AttachVci). Never freed before
+  // the destructor, so lock-free readers may keep the pointer.
+  std::unique_ptr<std::atomic<Lane*>[]> lanes_;
 };
-
-template <typename Done>
-void PointToPoint::WaitUntil(int vci, Done done) {
-  IdleRounds idle(wait_policy_);
-  bool woke = false;
-  for (unsigned round = 1; !done(); ++round) {
-    bool progressed;
-    if (vci < 0) {
-      progressed = ProgressAll();
-    } else if (round % 16 != 0 && !woke) {
-      progressed = TryProgress(vci);
-    } else {
-      // Now and then, and after every sleep (the doorbell stands for all
-      // the shared VCIs), the other VCIs too.
-      progressed = TryProgress(vci) | ProgressBeyond(vci);
-    }
-    if (progressed) {
-      idle.Progressed();
-      woke = false;
-    } else {
-      woke = IdleStep(idle, vci, done);
-    }
-  }
-}
 
 }  // namespace minimpi::p2p
 

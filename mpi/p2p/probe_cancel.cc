@@ -32,9 +32,9 @@ void StatusFromHeader(const MessageHeader& header, Status* status) {
 UnexpectedRecord* PointToPoint::FindUnexpected(const match::Envelope& wanted,
                                                int vci, bool poll, bool take,
                                                Status* status) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
-  if (poll) PollLocked(vci);
+  if (poll) vcis_.PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
   if (message == nullptr) return nullptr;
   if (take) v.engine->RemoveUnexpected(message);
@@ -53,7 +53,7 @@ void PointToPoint::Probe(const match::Envelope& wanted, int vci,
   // The wait polls; done() only looks. It may be asked again after it said
   // yes: keep the first answer.
   bool found = false;
-  WaitUntil(vci, [&] {
+  vcis_.WaitUntil(vci, [&] {
     return found || (found = FindUnexpected(wanted, vci, /*poll=*/false,
                                             /*take=*/false, status) != nullptr);
   });
@@ -68,7 +68,7 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
                                        Status* status) {
   // The wait polls; done() only looks, and never takes a second message.
   UnexpectedRecord* message = nullptr;
-  WaitUntil(vci, [&] {
+  vcis_.WaitUntil(vci, [&] {
     if (message == nullptr) {
       message =
           FindUnexpected(wanted, vci, /*poll=*/false, /*take=*/true, status);
@@ -81,7 +81,7 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
 Request* PointToPoint::Imrecv(UnexpectedRecord* message,
                               const ReceiveArguments& receive,
                               uintptr_t owner) {
-  Vci& vci = VciAt(message->vci);
+  Lane& vci = LaneAt(message->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = vci.requests.Allocate();
   request->kind = RequestKind::kReceive;
@@ -100,13 +100,13 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message,
 }
 
 void PointToPoint::FreeProbedMessage(UnexpectedRecord* message) {
-  Vci& vci = VciAt(message->vci);
+  Lane& vci = LaneAt(message->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   FreeRecordLocked(vci, message);
 }
 
 bool PointToPoint::CancelReceive(Request* request) {
-  Vci& vci = VciAt(request->vci);
+  Lane& vci = LaneAt(request->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   if (!vci.engine->CancelPosted(request)) return false;
   request->status = Status{};
@@ -116,16 +116,16 @@ bool PointToPoint::CancelReceive(Request* request) {
 }
 
 void PointToPoint::CancelSend(Request* request) {
-  Vci& v = VciAt(request->vci);
+  Lane& v = LaneAt(request->vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   if (IsComplete(request) || request->cancel_requested) return;
   const net::PeerVci peer = request->send.destination();
   // Still in this VCI's backlog to the peer: take it out; nobody saw it.
   if (auto found = v.outgoing.find(ConnectionKey(peer));
       found != v.outgoing.end()) {
-    Vci::OutgoingQueue& queue = found->second;
-    Vci::OutgoingMessage* previous = nullptr;
-    for (Vci::OutgoingMessage* message = queue.head; message != nullptr;
+    Lane::OutgoingQueue& queue = found->second;
+    Lane::OutgoingMessage* previous = nullptr;
+    for (Lane::OutgoingMessage* message = queue.head; message != nullptr;
          previous = message, message = message->next) {
       if (message->request != request) continue;
       (previous == nullptr ? queue.head : previous->next) = message->next;
@@ -162,7 +162,7 @@ void PointToPoint::CompleteCancelledSendLocked(Request* request) {
 
 void PointToPoint::HandleCancelSendLocked(int vci, net::PeerVci peer,
                                           const MessageHeader& header) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   MessageHeader answer =
       MakeControl(MessageType::kCancelAnswer, header.sender_request);
   // Messages from one sender with one envelope match in order, so the

@@ -1,6 +1,7 @@
 // Completion and progress: completing, waiting for and freeing requests,
-// polling a VCI's transport, and the dispatch of each arrival (a message,
-// a write with immediate, a local completion) by its kind.
+// point-to-point's turn in each progress round of a VCI (posting again
+// what the transport refused, advancing schedules), and what each of its
+// messages and local completions does when the VCI hands it over.
 #include <sched.h>
 
 #include <algorithm>
@@ -18,11 +19,6 @@
 #include "mpi/p2p/point_to_point.h"
 
 namespace minimpi::p2p {
-namespace {
-
-constexpr int kCompletionsPerPoll = 64;
-
-}  // namespace
 
 void PointToPoint::Complete(Request* request) {
   if (Progressable* parent = request->parent) {
@@ -31,7 +27,7 @@ void PointToPoint::Complete(Request* request) {
     // re-entered). The schedule, not a user, retires the request.
     if (!parent->queued_for_advance && !parent->in_advance) {
       parent->queued_for_advance = true;
-      VciAt(request->vci).ready.push_back(parent);
+      LaneAt(request->vci).ready.push_back(parent);
     }
   }
   // The last touch of the request on this path: once kComplete is visible the
@@ -48,7 +44,7 @@ void PointToPoint::Complete(Request* request) {
 }
 
 void PointToPoint::Wait(Request* request) {
-  WaitUntil(request->vci, [request] { return IsComplete(request); });
+  vcis_.WaitUntil(request->vci, [request] { return IsComplete(request); });
 }
 
 void PointToPoint::Retire(Request* request) {
@@ -79,43 +75,9 @@ void PointToPoint::Free(Request* request) {
   request->pool->Release(request);
 }
 
-bool PointToPoint::TryProgress(int vci) {
-  Vci& v = VciAt(vci);
-  if (!v.mutex.try_lock()) return false;
-  bool progressed = PollLocked(vci);
-  v.mutex.unlock();
-  // What it completed may be what a sleeping thread of ours waits for (the
-  // unlock orders the completion before this look at the doorbell).
-  if (progressed) transport_->RingDoorbell(vci);
-  return progressed;
-}
-
-bool PointToPoint::ProgressAll() {
+bool PointToPoint::ProgressLocked(int vci) {
+  Lane& v = LaneAt(vci);
   bool progressed = false;
-  const int in_use = vcis_in_use_.load(std::memory_order_acquire);
-  for (int v = 0; v < in_use; ++v) {
-    // A VCI that never carried anything has nothing to poll.
-    if (FindVci(v) != nullptr && transport_->MayHaveWork(v)) {
-      progressed |= TryProgress(v);
-    }
-  }
-  return progressed;
-}
-
-bool PointToPoint::ProgressBeyond(int vci) {
-  if (vci >= 0 && IsEndpointVci(vci) && !endpoints_progress_process_) {
-    return false;
-  }
-  return ProgressAll();
-}
-
-bool PointToPoint::PollLocked(int vci) {
-  Vci& v = VciAt(vci);
-  bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  if (extension_ != nullptr &&
-      extension_requests_.load(std::memory_order_relaxed) != 0) {
-    progressed |= extension_->ProgressLocked(vci);
-  }
   if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
   for (size_t i = 0; i < v.stalled_reads.size();) {
     Request* request = v.stalled_reads[i];
@@ -138,7 +100,7 @@ bool PointToPoint::PollLocked(int vci) {
   }
   // Advance schedules whose steps completed. Advancing may complete more
   // steps at once (eager sends), which queues them again: loop until quiet.
-  // Should PollLocked run again from inside an Advance, the inner call
+  // Should the VCI be polled again from inside an Advance, the inner call
   // leaves this to the outer one.
   if (!v.ready.empty() && !v.advancing) {
     v.advancing = true;
@@ -154,98 +116,77 @@ bool PointToPoint::PollLocked(int vci) {
   return progressed;
 }
 
-void PointToPoint::OnCompletion(int vci, const net::Completion& completion) {
-  switch (completion.type) {
-    case net::CompletionType::kReceive: {
-      const auto* bytes = static_cast<const std::byte*>(completion.data);
-      MessageHeader header{};
-      size_t header_bytes;
-      if (static_cast<MessageType>(bytes[0]) == MessageType::kEager) {
-        header_bytes = kEagerHeaderBytes;
-        std::memcpy(&header, bytes, kEagerHeaderBytes);
-        header.length = completion.length - kEagerHeaderBytes;
-      } else {
-        header_bytes = sizeof(header);
-        std::memcpy(&header, bytes, sizeof(header));
+void PointToPoint::OnMessageLocked(int vci, net::PeerVci peer,
+                                   const std::byte* data, size_t length) {
+  MessageHeader header{};
+  size_t header_bytes;
+  if (static_cast<MessageType>(data[0]) == MessageType::kEager) {
+    header_bytes = kEagerHeaderBytes;
+    std::memcpy(&header, data, kEagerHeaderBytes);
+    header.length = length - kEagerHeaderBytes;
+  } else {
+    header_bytes = sizeof(header);
+    std::memcpy(&header, data, sizeof(header));
+  }
+  const std::byte* payload = data + header_bytes;
+  switch (header.type) {
+    case MessageType::kEager:
+    case MessageType::kEagerSync:
+    case MessageType::kRendezvousRequest:
+      HandleArrival(vci, peer, header, payload, length - header_bytes);
+      return;
+    case MessageType::kSyncAck:
+      Complete(reinterpret_cast<Request*>(header.sender_request));
+      return;
+    case MessageType::kRendezvousDone:
+      FinishRendezvousEvent(reinterpret_cast<Request*>(header.sender_request));
+      return;
+    case MessageType::kClearToSend:
+      StartRendezvousWriteLocked(vci, peer, header);
+      return;
+    case MessageType::kWriteDone:
+      FinishRendezvousEvent(
+          reinterpret_cast<Request*>(header.receiver_request));
+      return;
+    case MessageType::kCancelSend:
+      HandleCancelSendLocked(vci, peer, header);
+      return;
+    case MessageType::kCancelAnswer:
+      // Not withdrawn: the request completes (or has completed) on its
+      // own, and may already be recycled, so it is not touched.
+      if ((header.flags & kCancelled) != 0) {
+        CompleteCancelledSendLocked(
+            reinterpret_cast<Request*>(header.sender_request));
       }
-      const std::byte* payload = bytes + header_bytes;
-      switch (header.type) {
-        case MessageType::kEager:
-        case MessageType::kEagerSync:
-        case MessageType::kRendezvousRequest:
-          HandleArrival(vci, completion.from(), header, payload,
-                        completion.length - header_bytes);
-          return;
-        case MessageType::kSyncAck:
-          Complete(reinterpret_cast<Request*>(header.sender_request));
-          return;
-        case MessageType::kRendezvousDone:
-          FinishRendezvousEvent(
-              reinterpret_cast<Request*>(header.sender_request));
-          return;
-        case MessageType::kClearToSend:
-          StartRendezvousWriteLocked(vci, completion.from(), header);
-          return;
-        case MessageType::kWriteDone:
-          FinishRendezvousEvent(
-              reinterpret_cast<Request*>(header.receiver_request));
-          return;
-        case MessageType::kCancelSend:
-          HandleCancelSendLocked(vci, completion.from(), header);
-          return;
-        case MessageType::kPartitionedInit:
-        case MessageType::kPartitionedClear:
-        case MessageType::kPartitionedFree:
-          if (extension_ != nullptr) {
-            extension_->OnControlLocked(vci, completion.from(), header);
-          }
-          return;
-        case MessageType::kCancelAnswer:
-          // Not withdrawn: the request completes (or has completed) on its
-          // own, and may already be recycled, so it is not touched.
-          if ((header.flags & kCancelled) != 0) {
-            CompleteCancelledSendLocked(
-                reinterpret_cast<Request*>(header.sender_request));
-          }
-          return;
-      }
+      return;
+    default:
+      // The VCIs hand us only the types we registered.
       std::fprintf(stderr, "minimpi: corrupt message header (type %d)\n",
                    static_cast<int>(header.type));
       std::abort();
-    }
-    case net::CompletionType::kLocalDone: {
-      if ((completion.context & kExtensionContextBit) != 0) {
-        extension_->OnWriteDoneLocked(vci, completion.context);
-        return;
-      }
-      auto* request = reinterpret_cast<Request*>(completion.context);
-      if (request->kind == RequestKind::kReceive &&
-          request->gathered_read != nullptr) {
-        FinishGatheredReadLocked(vci, request);
-        return;
-      }
-      if (request->kind == RequestKind::kReceive) {
-        // Our read is over: the sender's buffer is free as far as we go.
-        SendOwedControlLocked(vci, request->rendezvous_peer,
-                              MakeControl(MessageType::kRendezvousDone,
-                                          request->rendezvous_sender_request),
-                              request, /*finishes_event=*/true);
-      } else {
-        MessageHeader done{};
-        done.type = MessageType::kWriteDone;
-        done.receiver_request = request->receiver_request;
-        SendOwedControlLocked(vci, request->send.destination(), done, request,
-                              /*finishes_event=*/true);
-      }
-      return;
-    }
-    case net::CompletionType::kWriteImmediate:
-      // Point-to-point posts no writes with immediate; partitioned does.
-      if (extension_ != nullptr) {
-        extension_->OnWriteImmediateLocked(
-            vci, completion.from(), completion.immediate, completion.length);
-      }
-      return;
+  }
+}
+
+void PointToPoint::OnLocalDoneLocked(int vci, uint64_t context) {
+  // Our contexts are untagged request pointers (vci::Traffic's value 0).
+  auto* request = reinterpret_cast<Request*>(context);
+  if (request->kind == RequestKind::kReceive &&
+      request->gathered_read != nullptr) {
+    FinishGatheredReadLocked(vci, request);
+    return;
+  }
+  if (request->kind == RequestKind::kReceive) {
+    // Our read is over: the sender's buffer is free as far as we go.
+    SendOwedControlLocked(vci, request->rendezvous_peer,
+                          MakeControl(MessageType::kRendezvousDone,
+                                      request->rendezvous_sender_request),
+                          request, /*finishes_event=*/true);
+  } else {
+    MessageHeader done{};
+    done.type = MessageType::kWriteDone;
+    done.receiver_request = request->receiver_request;
+    SendOwedControlLocked(vci, request->send.destination(), done, request,
+                          /*finishes_event=*/true);
   }
 }
 
@@ -253,7 +194,7 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const std::byte* payload,
                                  size_t payload_length) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   match::Envelope arrived{header.context, header.source, header.tag};
   const match::TrafficKind traffic{
       static_cast<match::TrafficKind::Collective>(header.collective),

@@ -20,7 +20,7 @@
 namespace minimpi::p2p {
 
 Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
-  Vci& vci = VciAt(arguments.vci);
+  Lane& vci = LaneAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
   PostReceiveLocked(request);
@@ -28,14 +28,14 @@ Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
 }
 
 Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
-  Vci& vci = VciAt(arguments.vci);
+  Lane& vci = LaneAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   return NewReceiveLocked(arguments, /*persistent=*/true);
 }
 
 Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
                                         bool persistent) {
-  Request* request = VciAt(arguments.vci).requests.Allocate();
+  Request* request = LaneAt(arguments.vci).requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -52,7 +52,7 @@ Request* PointToPoint::NewReceiveLocked(const ReceiveArguments& arguments,
 }
 
 void PointToPoint::Start(Request* request) {
-  Vci& vci = VciAt(request->vci);
+  Lane& vci = LaneAt(request->vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   if (request->kind == RequestKind::kCompleted) {
     request->state.store(RequestState::kComplete, std::memory_order_release);
@@ -75,7 +75,7 @@ void PointToPoint::Start(Request* request) {
 
 Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
                                      RequestKind kind) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = kind;
@@ -89,7 +89,7 @@ Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
 
 Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
                                          Progressable* parent) {
-  Request* request = VciAt(vci).requests.Allocate();
+  Request* request = LaneAt(vci).requests.Allocate();
   request->kind = RequestKind::kCollective;
   request->vci = vci;
   request->schedule = schedule;
@@ -138,7 +138,7 @@ void PointToPoint::CompleteUnowned(Request* request) {
 }
 
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kCompleted;
@@ -149,7 +149,7 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
 }
 
 Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kPartitioned;
@@ -162,7 +162,7 @@ Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
 }
 
 Request* PointToPoint::NewGeneralized(void* extension) {
-  Vci& v = VciAt(0);
+  Lane& v = LaneAt(0);
   std::lock_guard<std::mutex> lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kGeneralized;
@@ -178,7 +178,7 @@ void PointToPoint::PostReceiveLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
   match::UnexpectedMessage* message =
-      VciAt(request->vci).engine->MatchPosted(request);
+      LaneAt(request->vci).engine->MatchPosted(request);
   if (message != nullptr) {
     DeliverUnexpectedLocked(request, static_cast<UnexpectedRecord*>(message));
   }
@@ -203,7 +203,7 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
       Complete(request);
     }
   }
-  FreeRecordLocked(VciAt(request->vci), message);
+  FreeRecordLocked(LaneAt(request->vci), message);
 }
 
 void PointToPoint::CopyIntoReceive(Request* request, const std::byte* payload,

@@ -93,7 +93,7 @@ void PointToPoint::StartRendezvousWriteLocked(
 }
 
 net::PostResult PointToPoint::TryCopyLocked(int vci,
-                                            const Vci::PendingCopy& copy) {
+                                            const Lane::PendingCopy& copy) {
   const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
   return copy.write
              ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
@@ -102,8 +102,8 @@ net::PostResult PointToPoint::TryCopyLocked(int vci,
                                     copy.remote, copy.length, context);
 }
 
-void PointToPoint::PostCopyLocked(int vci, const Vci::PendingCopy& copy) {
-  Vci& v = VciAt(vci);
+void PointToPoint::PostCopyLocked(int vci, const Lane::PendingCopy& copy) {
+  Lane& v = LaneAt(vci);
   // Keep order behind copies already waiting for resources.
   if (v.pending_copies.empty() &&
       TryCopyLocked(vci, copy) == net::PostResult::kOk) {
@@ -183,13 +183,13 @@ void PointToPoint::StartGatheredReadLocked(Request* request, net::PeerVci peer,
   request->pending_events = 1;  // the gathered read is over
   if (!PumpGatheredReadLocked(request)) {
     request->gathered_read->stalled = true;
-    VciAt(request->vci).stalled_reads.push_back(request);
+    LaneAt(request->vci).stalled_reads.push_back(request);
   }
 }
 
 bool PointToPoint::PumpGatheredReadLocked(Request* request) {
   GatheredRead& read = *request->gathered_read;
-  Vci& v = VciAt(request->vci);
+  Lane& v = LaneAt(request->vci);
   const int max_segments = std::min(transport_->max_io_segments(), 1024);
   v.local_segments.resize(max_segments);
   v.remote_segments.resize(max_segments);

@@ -44,7 +44,7 @@ void PointToPoint::Send(const SendArguments& arguments) {
   if (arguments.bytes <= eager_max_ &&
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
-    Vci& vci = VciAt(arguments.vci);
+    Lane& vci = LaneAt(arguments.vci);
     Request* request;
     {
       std::lock_guard<std::mutex> lock(vci.mutex);
@@ -71,7 +71,7 @@ void PointToPoint::Send(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::Isend(const SendArguments& arguments) {
-  Vci& vci = VciAt(arguments.vci);
+  Lane& vci = LaneAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = NewSendLocked(arguments, /*persistent=*/false);
   PostSendLocked(request);
@@ -79,14 +79,14 @@ Request* PointToPoint::Isend(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::NewPersistentSend(const SendArguments& arguments) {
-  Vci& vci = VciAt(arguments.vci);
+  Lane& vci = LaneAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   return NewSendLocked(arguments, /*persistent=*/true);
 }
 
 Request* PointToPoint::NewSendLocked(const SendArguments& arguments,
                                      bool persistent) {
-  Request* request = VciAt(arguments.vci).requests.Allocate();
+  Request* request = LaneAt(arguments.vci).requests.Allocate();
   request->kind = RequestKind::kSend;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -172,7 +172,7 @@ bool PointToPoint::TrySendLocked(int vci, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
-  const Vci& v = VciAt(vci);
+  const Lane& v = LaneAt(vci);
   if (!v.backlogged_peers.empty()) [[unlikely]] {
     // Behind an earlier message to the same VCI: keep the order.
     const auto queue = v.outgoing.find(ConnectionKey(peer));
@@ -196,18 +196,18 @@ bool PointToPoint::TrySendLocked(int vci, net::PeerVci peer,
 }
 
 void PointToPoint::EnqueueLocked(int vci, net::PeerVci peer,
-                                 const Vci::OutgoingMessage& message) {
-  Vci& v = VciAt(vci);
-  Vci::OutgoingMessage* entry;
+                                 const Lane::OutgoingMessage& message) {
+  Lane& v = LaneAt(vci);
+  Lane::OutgoingMessage* entry;
   if (!v.spare_outgoing.empty()) {
     entry = v.spare_outgoing.back();
     v.spare_outgoing.pop_back();
   } else {
-    entry = new Vci::OutgoingMessage();
+    entry = new Lane::OutgoingMessage();
   }
   *entry = message;
   entry->next = nullptr;
-  Vci::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
+  Lane::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
   if (queue.head == nullptr) {
     queue.head = entry;
     v.backlogged_peers.push_back(peer);
@@ -231,7 +231,7 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
     if (complete_when_sent) Complete(request);
     return;
   }
-  Vci::OutgoingMessage message;
+  Lane::OutgoingMessage message;
   message.header = header;
   message.request = request;
   message.payload = payload;
@@ -244,7 +244,7 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
 void PointToPoint::SendControlLocked(int vci, net::PeerVci peer,
                                      const MessageHeader& header) {
   if (TrySendLocked(vci, peer, header, nullptr, 0)) return;
-  Vci::OutgoingMessage message;
+  Lane::OutgoingMessage message;
   message.header = header;
   EnqueueLocked(vci, peer, message);
 }
@@ -257,7 +257,7 @@ void PointToPoint::SendOwedControlLocked(int vci, net::PeerVci peer,
     SettleOwedLocked(request, finishes_event);
     return;
   }
-  Vci::OutgoingMessage message;
+  Lane::OutgoingMessage message;
   message.header = header;
   message.owed_by = request;
   message.owed_finishes_event = finishes_event;
@@ -273,12 +273,12 @@ void PointToPoint::SettleOwedLocked(Request* request, bool finishes_event) {
 }
 
 bool PointToPoint::RetryOutgoingLocked(int vci) {
-  Vci& v = VciAt(vci);
+  Lane& v = LaneAt(vci);
   bool progressed = false;
   for (size_t i = 0; i < v.backlogged_peers.size();) {
     const net::PeerVci peer = v.backlogged_peers[i];
-    Vci::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
-    while (Vci::OutgoingMessage* message = queue.head) {
+    Lane::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
+    while (Lane::OutgoingMessage* message = queue.head) {
       const SendArguments* packed =
           message->pack_from_request ? &message->request->send : nullptr;
       // Not TrySendLocked: this message is the head of the backlog.

@@ -118,8 +118,8 @@ bool Partitioned::Arrived(Request* request, int64_t partition) {
   // the request's VCI, and now and then every VCI (writes may come on
   // another channel).
   static thread_local unsigned calls = 0;
-  p2p_.TryProgress(receive.vci);
-  if (++calls % 8 == 0) p2p_.ProgressBeyond(receive.vci);
+  vcis_.TryProgress(receive.vci);
+  if (++calls % 8 == 0) vcis_.ProgressBeyond(receive.vci);
   return arrived();
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <thread>
@@ -80,7 +82,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   send->aggregator = *std::move(aggregator);
   // An endpoint's request stays on its endpoint's VCI: channels spread
   // writes over the VCIs communicators share, never over other endpoints'.
-  send->num_vcis = p2p_.IsEndpointVci(send->vci) ? 1 : p2p_.num_vcis();
+  send->num_vcis = vcis_.IsEndpointVci(send->vci) ? 1 : vcis_.num_vcis();
   send->per_unit = PartitionsPerUnit(send->partitions);
   send->units = send->partitions > 0 ? UnitCount(send->partitions) : 0;
   send->input.send_partitions = send->partitions;
@@ -134,11 +136,11 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     return request;
   }
   raw->id = SendKey(*request);
-  p2p_.ExtensionRequestAdded();
+  vcis_.AddUser(vci::Traffic::kPartitioned);
   if (raw->aggregator->wants_arrivals()) {
     // Its plan may use the deferred timer: progress checks its windows.
-    std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
-    vcis_[raw->vci].deferred_timers.push_back(raw);
+    std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
+    lanes_[raw->vci].deferred_timers.push_back(raw);
   }
   MessageHeader init{};
   init.type = MessageType::kPartitionedInit;
@@ -149,7 +151,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   init.sender_request = raw->id;
   init.sender_address = static_cast<uint64_t>(raw->partitions);
   {
-    std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
+    std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
     p2p_.SendControlLocked(raw->vci, raw->peer, init);
   }
   if (!settings_.part_profile.empty()) {
@@ -216,8 +218,8 @@ absl::StatusOr<Request*> Partitioned::NewReceive(
   if (raw->proc_null) return request;
 
   // Match an init that arrived first, else wait in the posted queue.
-  std::lock_guard<std::mutex> lock(p2p_.VciMutex(raw->vci));
-  VciState& state = vcis_[raw->vci];
+  std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
+  VciState& state = lanes_[raw->vci];
   for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
     if (it->context == raw->context && it->source == raw->source_rank &&
         it->tag == raw->tag) {
@@ -270,9 +272,21 @@ void Partitioned::SendClearLocked(PartitionedReceive& receive) {
   p2p_.SendControlLocked(receive.vci, receive.sender_peer, clear);
 }
 
+void Partitioned::OnMessageLocked(int vci, net::PeerVci peer,
+                                  const std::byte* data, size_t length) {
+  // Control messages carry the whole header (p2p::SendControlLocked).
+  if (length < sizeof(p2p::MessageHeader)) {
+    std::fprintf(stderr, "minimpi: a partitioned control message too short\n");
+    std::abort();
+  }
+  p2p::MessageHeader header;
+  std::memcpy(&header, data, sizeof(header));
+  OnControlLocked(vci, peer, header);
+}
+
 void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& header) {
-  VciState& state = vcis_[vci];
+  VciState& state = lanes_[vci];
   switch (header.type) {
     case MessageType::kPartitionedInit: {
       const UnexpectedInit init{peer,

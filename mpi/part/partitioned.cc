@@ -28,9 +28,10 @@ using p2p::Request;
 using p2p::RequestState;
 
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
-    p2p::PointToPoint& p2p, const runtime::Settings& settings, int world_rank) {
-  auto engine =
-      std::unique_ptr<Partitioned>(new Partitioned(p2p, settings, world_rank));
+    vci::VciSet& vcis, p2p::PointToPoint& p2p,
+    const runtime::Settings& settings, int world_rank) {
+  auto engine = std::unique_ptr<Partitioned>(
+      new Partitioned(vcis, p2p, settings, world_rank));
   if (!settings.part_table.empty()) {
     absl::StatusOr<std::vector<TableEntry>> table =
         ReadTuningTable(settings.part_table);
@@ -46,28 +47,42 @@ absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
   absl::StatusOr<std::unique_ptr<Aggregator>> check =
       MakeAggregator(settings.part_aggregator, engine->config_);
   if (!check.ok()) return check.status();
-  p2p.SetExtension(engine.get());
+  absl::Status registered = vcis.Register({
+      .traffic = vci::Traffic::kPartitioned,
+      .handler = engine.get(),
+      .message_types =
+          {
+              static_cast<uint8_t>(p2p::MessageType::kPartitionedInit),
+              static_cast<uint8_t>(p2p::MessageType::kPartitionedClear),
+              static_cast<uint8_t>(p2p::MessageType::kPartitionedFree),
+          },
+      .receives_writes_with_immediate = true,
+      // Polls skip partitioned traffic while no partitioned request lives.
+      .always_progress = false,
+  });
+  if (!registered.ok()) return registered;
   return engine;
 }
 
-Partitioned::Partitioned(p2p::PointToPoint& p2p,
+Partitioned::Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
                          const runtime::Settings& settings, int world_rank)
-    : p2p_(p2p),
-      transport_(p2p.transport()),
+    : vcis_(vcis),
+      p2p_(p2p),
+      transport_(vcis.transport()),
       settings_(settings),
       world_rank_(world_rank),
       epoch_ns_(NowNs()),
-      vcis_(new VciState[p2p.vci_capacity()]) {
+      lanes_(new VciState[vcis.capacity()]) {
   config_.aggregation_size = settings.part_aggregation_size;
   config_.loggp = DefaultLogGP();
   config_.delay_us = settings.part_delay_us;
   config_.delta_us = settings.part_delta_us;
   config_.slack = settings.part_model_slack_percent / 100.0;
-  config_.max_channels = p2p.num_vcis();
+  config_.max_channels = vcis.num_vcis();
 }
 
 Partitioned::~Partitioned() {
-  p2p_.SetExtension(nullptr);
+  vcis_.Unregister(vci::Traffic::kPartitioned);
   if (profile_ != nullptr) std::fclose(profile_);
 }
 
@@ -117,7 +132,7 @@ int64_t Partitioned::Partitions(const Request* request) {
 
 void Partitioned::Start(Request* request) {
   auto* base = static_cast<PartitionedRequestBase*>(request->extension);
-  std::lock_guard<std::mutex> lock(p2p_.VciMutex(base->vci));
+  std::lock_guard<std::mutex> lock(vcis_.mutex(base->vci));
   request->status = p2p::Status{};
   request->status.source = base->source_rank;
   request->status.tag = base->tag;
@@ -219,7 +234,7 @@ void Partitioned::Free(Request* request) {
     if (!send->proc_null) {
       // Under the VCI lock the clears are handled under: once the handle
       // is invalid, a late clear finds nothing.
-      std::lock_guard<std::mutex> lock(p2p_.VciMutex(send->vci));
+      std::lock_guard<std::mutex> lock(vcis_.mutex(send->vci));
       p2p::RequestPool::Invalidate(request);
       MessageHeader free{};
       free.type = MessageType::kPartitionedFree;
@@ -229,12 +244,12 @@ void Partitioned::Free(Request* request) {
       free.sender_request = send->id;
       free.flags = send->ever_started ? 0 : 1;
       p2p_.SendControlLocked(send->vci, send->peer, free);
-      auto& timers = vcis_[send->vci].deferred_timers;
+      auto& timers = lanes_[send->vci].deferred_timers;
       timers.erase(std::remove(timers.begin(), timers.end(), send),
                    timers.end());
     }
     if (send->registered) transport_.DeregisterMemory(send->region);
-    if (!send->proc_null) p2p_.ExtensionRequestRemoved();
+    if (!send->proc_null) vcis_.RemoveUser(vci::Traffic::kPartitioned);
     p2p_.Free(request);
     delete send;
     return;
@@ -242,8 +257,8 @@ void Partitioned::Free(Request* request) {
   auto* receive = static_cast<PartitionedReceive*>(base);
   if (!receive->proc_null) {
     {
-      std::lock_guard<std::mutex> lock(p2p_.VciMutex(receive->vci));
-      auto& posted = vcis_[receive->vci].posted;
+      std::lock_guard<std::mutex> lock(vcis_.mutex(receive->vci));
+      auto& posted = lanes_[receive->vci].posted;
       posted.erase(std::remove(posted.begin(), posted.end(), receive),
                    posted.end());
     }

@@ -31,8 +31,9 @@
 // (MPI_Parrived and round completion), statistics.cc (statistics and the
 // profile); partitioned_requests.h holds the request state they share.
 //
-// Owned by: mpi/part. Called by: the C bindings; p2p calls it back through
-// ExtensionTraffic.
+// Owned by: mpi/part. Called by: the C bindings; a kind of traffic on the
+// VCIs (vci::TrafficHandler), which hand it its control messages, the
+// writes with immediate it receives and its writes' local completions.
 #ifndef MINIMPI_MPI_PART_PARTITIONED_H_
 #define MINIMPI_MPI_PART_PARTITIONED_H_
 
@@ -49,6 +50,7 @@
 #include "mpi/datatype/layout.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/part/aggregator.h"
+#include "mpi/vci/vci_set.h"
 #include "runtime/settings.h"
 
 namespace minimpi::part {
@@ -78,11 +80,13 @@ struct PartitionedArguments {
 struct PartitionedSend;
 struct PartitionedReceive;
 
-class Partitioned final : public p2p::ExtensionTraffic {
+class Partitioned final : public vci::TrafficHandler {
  public:
+  // Registers with `vcis` as the handler of partitioned traffic; its
+  // requests and control messages go through `p2p`.
   static absl::StatusOr<std::unique_ptr<Partitioned>> Create(
-      p2p::PointToPoint& p2p, const runtime::Settings& settings,
-      int world_rank);
+      vci::VciSet& vcis, p2p::PointToPoint& p2p,
+      const runtime::Settings& settings, int world_rank);
   ~Partitioned() override;
 
   // Never block. Errors: an unknown aggregator name, too many receives.
@@ -108,12 +112,12 @@ class Partitioned final : public p2p::ExtensionTraffic {
   // MPI_Request_free of an inactive request.
   void Free(p2p::Request* request);
 
-  // p2p::ExtensionTraffic.
-  void OnControlLocked(int vci, net::PeerVci peer,
-                       const p2p::MessageHeader& header) override;
+  // vci::TrafficHandler: with the VCI's lock held.
+  void OnMessageLocked(int vci, net::PeerVci peer, const std::byte* data,
+                       size_t length) override;
   void OnWriteImmediateLocked(int vci, net::PeerVci peer, uint32_t immediate,
                               size_t length) override;
-  void OnWriteDoneLocked(int vci, uint64_t context) override;
+  void OnLocalDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
   bool MaySleepLocked(int vci) override;
 
@@ -127,8 +131,13 @@ class Partitioned final : public p2p::ExtensionTraffic {
   };
 
  private:
-  Partitioned(p2p::PointToPoint& p2p, const runtime::Settings& settings,
-              int world_rank);
+  Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
+              const runtime::Settings& settings, int world_rank);
+
+  // A control message (kPartitionedInit, kPartitionedClear,
+  // kPartitionedFree).
+  void OnControlLocked(int vci, net::PeerVci peer,
+                       const p2p::MessageHeader& header);
 
   struct UnexpectedInit {
     net::PeerVci peer;
@@ -180,14 +189,15 @@ class Partitioned final : public p2p::ExtensionTraffic {
   void ProfileLine(const std::string& line);
   const LogGPParameters& LogGP();
 
+  vci::VciSet& vcis_;
   p2p::PointToPoint& p2p_;
   net::Transport& transport_;
   const runtime::Settings settings_;
   const int world_rank_;
   const int64_t epoch_ns_;  // profile times count from here (MPI_Init)
   AggregatorConfig config_;
-  bool loggp_ready_ = false;  // guarded by control_mutex_
-  std::unique_ptr<VciState[]> vcis_;
+  bool loggp_ready_ = false;           // guarded by control_mutex_
+  std::unique_ptr<VciState[]> lanes_;  // by VCI
 
   // Control path only (receive slots at init and free, the LogGP probe):
   // never taken by Pready or by a round's clear.

@@ -147,7 +147,8 @@ void Partitioned::LowerEarliestDeadline(PartitionedSend& send,
   }
   // A window opened: a thread of ours sleeping in a wait must wake and keep
   // progressing until the window closes (MaySleepLocked says no meanwhile).
-  if (earliest == INT64_MAX && deadline < earliest) p2p_.WakeSleepers(send.vci);
+  if (earliest == INT64_MAX && deadline < earliest)
+    vcis_.WakeSleepers(send.vci);
 }
 
 void Partitioned::FireExpired(PartitionedSend& send, int64_t now,

@@ -43,14 +43,14 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
     send.write_units[first] = units;
   }
   const int vci = ChannelVci(send, first);
-  VciState& state = vcis_[vci];
+  VciState& state = lanes_[vci];
   if (vci == held_vci) {
     if (!state.refused.empty() || !PostWriteLocked(vci, write)) {
       state.refused.push_back(&write);
     }
     return;
   }
-  std::mutex& mutex = p2p_.VciMutex(vci);
+  std::mutex& mutex = vcis_.mutex(vci);
   if (mutex.try_lock()) {
     DrainLocked(vci);
     if (!state.refused.empty() || !PostWriteLocked(vci, write)) {
@@ -68,7 +68,7 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
     write.next = head;
   } while (!state.handed_over.compare_exchange_weak(
       head, &write, std::memory_order_seq_cst, std::memory_order_relaxed));
-  p2p_.WakeSleepers(vci);
+  vcis_.WakeSleepers(vci);
 }
 
 bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
@@ -80,8 +80,7 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
   const uint64_t end = uint64_t(end_partition) * send.partition_bytes;
   const uint32_t immediate =
       EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
-  const uint64_t context =
-      reinterpret_cast<uint64_t>(&send) | p2p::kExtensionContextBit;
+  const uint64_t context = vci::TagContext(vci::Traffic::kPartitioned, &send);
   const int max_segments = transport_.max_io_segments();
   net::IoSegment local[1024];
   datatype::Segment pieces[1024];
@@ -122,7 +121,7 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
 }
 
 bool Partitioned::DrainLocked(int vci) {
-  VciState& state = vcis_[vci];
+  VciState& state = lanes_[vci];
   bool posted = false;
   while (!state.refused.empty()) {
     if (!PostWriteLocked(vci, *state.refused.front())) return posted;
@@ -144,7 +143,7 @@ bool Partitioned::DrainLocked(int vci) {
 }
 
 bool Partitioned::MaySleepLocked(int vci) {
-  const VciState& state = vcis_[vci];
+  const VciState& state = lanes_[vci];
   if (!state.refused.empty() ||
       state.handed_over.load(std::memory_order_relaxed) != nullptr) {
     return false;
@@ -161,7 +160,7 @@ bool Partitioned::MaySleepLocked(int vci) {
 }
 
 bool Partitioned::ProgressLocked(int vci) {
-  VciState& state = vcis_[vci];
+  VciState& state = lanes_[vci];
   // Deferred timers whose window expired with nobody marking after it.
   if (!state.deferred_timers.empty()) {
     const int64_t now = NowNs();
@@ -180,9 +179,8 @@ bool Partitioned::ProgressLocked(int vci) {
   return DrainLocked(vci);
 }
 
-void Partitioned::OnWriteDoneLocked(int, uint64_t context) {
-  auto& send =
-      *reinterpret_cast<PartitionedSend*>(context & ~p2p::kExtensionContextBit);
+void Partitioned::OnLocalDoneLocked(int, uint64_t context) {
+  auto& send = *static_cast<PartitionedSend*>(vci::UntagContext(context));
   const int64_t done =
       send.writes_done.fetch_add(1, std::memory_order_acq_rel) + 1;
   if (send.units_posted.load(std::memory_order_acquire) == send.units &&

@@ -1,4 +1,4 @@
-#include "mpi/p2p/wait_policy.h"
+#include "mpi/vci/wait_policy.h"
 
 #include <cstdlib>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 namespace {
 // Long enough that a peer which answers at once (a ping-pong, a window of
 // messages, a balanced halo exchange) is never slept on; short enough that
@@ -145,4 +145,4 @@ IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now) {
   return EndSpin(now);
 }
 
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci

@@ -16,10 +16,10 @@
 // sleeps; and it stops spinning at once when it sees it was descheduled in
 // the middle of a spin (the core is contended, so the peer may be too).
 //
-// Owned by: mpi/p2p. Chosen by: mpi/instance at MPI_Init (WaitPolicy::Choose),
-// applied by PointToPoint's waits; printed by minimpi_info.
-#ifndef MINIMPI_MPI_P2P_WAIT_POLICY_H_
-#define MINIMPI_MPI_P2P_WAIT_POLICY_H_
+// Owned by: mpi/vci. Chosen by: mpi/instance at MPI_Init (WaitPolicy::Choose),
+// applied by VciSet's waits; printed by minimpi_info.
+#ifndef MINIMPI_MPI_VCI_WAIT_POLICY_H_
+#define MINIMPI_MPI_VCI_WAIT_POLICY_H_
 
 #include <cstdint>
 #include <string>
@@ -27,7 +27,7 @@
 #include "absl/functional/function_ref.h"
 #include "runtime/settings.h"
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 
 struct WaitPolicy {
   // What a waiter does once its spin is over.
@@ -114,6 +114,6 @@ class IdleRounds {
   int64_t last_look_ns_ = 0;
 };
 
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci
 
-#endif  // MINIMPI_MPI_P2P_WAIT_POLICY_H_
+#endif  // MINIMPI_MPI_VCI_WAIT_POLICY_H_

@@ -1,11 +1,11 @@
-#include "mpi/p2p/wait_policy.h"
+#include "mpi/vci/wait_policy.h"
 
 #include <cstdlib>
 
 #include "gtest/gtest.h"
 #include "runtime/settings.h"
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 namespace {
 
 using Action = IdleRounds::Action;
@@ -168,4 +168,4 @@ TEST(IdleRoundsTest, YieldPolicyYieldsAndSpinPolicyNeverLeaves) {
 }
 
 }  // namespace
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci

@@ -19,9 +19,9 @@
 #include "absl/strings/str_join.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
-#include "mpi/p2p/wait_policy.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/model/loggp.h"
+#include "mpi/vci/wait_policy.h"
 #include "net/ib/ib_transport.h"
 #include "net/tcp/tcp_transport.h"
 #include "runtime/settings.h"
@@ -157,16 +157,16 @@ void PrintTransports() {
   }
 }
 
-// The waiting policy MPI_Init would choose here (mpi/p2p/wait_policy.h),
+// The waiting policy MPI_Init would choose here (mpi/vci/wait_policy.h),
 // for a job that fits the cores and for one that oversubscribes them.
 void PrintWaiting() {
   PrintSection("Waiting (MINIMPI_WAIT_*; the policy MPI_Init chooses here):");
   std::map<std::string, InvalidSetting> invalid;
   const Settings settings = ReadSettings(invalid);
   const int cores = minimpi::runtime::NumCores();
-  const int threads = minimpi::p2p::ThreadsPerRankFromEnvironment();
+  const int threads = minimpi::vci::ThreadsPerRankFromEnvironment();
   for (int ranks : {1, cores + 1}) {
-    const minimpi::p2p::WaitPolicy policy = minimpi::p2p::WaitPolicy::Choose(
+    const minimpi::vci::WaitPolicy policy = minimpi::vci::WaitPolicy::Choose(
         settings, cores, ranks, threads, /*has_doorbell=*/true);
     std::printf("  %d rank%s on this node: %s\n", ranks, ranks == 1 ? "" : "s",
                 policy.Describe().c_str());

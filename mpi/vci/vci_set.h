@@ -1,0 +1,262 @@
+// The virtual communication interfaces (VCIs) every kind of traffic rides
+// on: their locks, which of them endpoints own, the progress loop, how a
+// blocked thread waits, and the dispatch of each transport completion to
+// the kind of traffic it belongs to.
+//
+// Threads: a VCI's lock (its own cache line) guards everything that names
+// the VCI: the transport calls, and each kind of traffic's state for it
+// (point-to-point's matching engine and request pool, partitioned
+// communication's deferred writes). Different VCIs never share a lock, so
+// threads driving different communicators never contend. A thread waiting
+// for something progresses its VCI with a try-lock and backs off when
+// another thread already holds it (that thread is making the progress both
+// need); every few rounds it also progresses the other VCIs, because MPI's
+// progress rule says a posted operation must complete even if nobody waits
+// on it.
+//
+// VCIs 0 .. num_vcis() - 1 carry the process's communicators; the rest are
+// endpoints' (mpi/ep), each owned by one endpoint rank and made when the
+// endpoint is. A wait on an endpoint's VCI progresses that VCI only (the
+// endpoints proposal allows exactly this; Settings::endpoint_progress can
+// widen it), so endpoint threads never touch each other's locks.
+//
+// Kinds of traffic: point-to-point (mpi/p2p) and partitioned communication
+// (mpi/part) each register a TrafficHandler, naming the message types they
+// own (the first byte of every message is its type), whether they receive
+// writes with immediate, and the tag their local completions carry. Adding
+// a kind of traffic (one-sided next) means registering one more handler;
+// no other kind changes.
+//
+// Owned by: mpi/vci. Made by: mpi/instance before the kinds of traffic,
+// which register with it; used by them, mpi/ep and the bindings' waits.
+#ifndef MINIMPI_MPI_VCI_VCI_SET_H_
+#define MINIMPI_MPI_VCI_VCI_SET_H_
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mpi/vci/wait_policy.h"
+#include "net/transport.h"
+#include "runtime/settings.h"
+
+namespace minimpi::vci {
+
+// Who owns a piece of traffic. The value is also the tag in the low bits of
+// the context of a local completion (kLocalDone): contexts are addresses of
+// objects aligned to at least 8 bytes, so point-to-point's untagged
+// request pointers are its own and the others set a tag.
+enum class Traffic : uint8_t {
+  kPointToPoint = 0,
+  kPartitioned = 1,
+  kOneSided = 2,  // reserved for one-sided communication
+};
+inline constexpr int kMaxTraffic = 8;
+inline constexpr uint64_t kTrafficTagMask = kMaxTraffic - 1;
+
+inline uint64_t TagContext(Traffic traffic, const void* object) {
+  return reinterpret_cast<uint64_t>(object) | static_cast<uint64_t>(traffic);
+}
+inline void* UntagContext(uint64_t context) {
+  return reinterpret_cast<void*>(context & ~kTrafficTagMask);
+}
+
+// One VCI: its lock, on a cache line of its own. The state each kind of
+// traffic keeps for it lives with that kind, indexed by the VCI's number.
+struct alignas(64) Vci {
+  std::mutex mutex;
+};
+
+// One kind of traffic. Every call but AttachVci holds `vci`'s lock and may
+// post on that VCI.
+class TrafficHandler {
+ public:
+  virtual ~TrafficHandler() = default;
+  // `vci` came into use: every shared VCI when the handler registers, an
+  // endpoint's when an endpoint first acquires it, before any thread can
+  // reach it. `state` lives as long as the VciSet. No lock is held.
+  virtual absl::Status AttachVci(int /*vci*/, Vci& /*state*/) {
+    return absl::OkStatus();
+  }
+  // A message whose type (its first byte) the handler registered.
+  virtual void OnMessageLocked(int vci, net::PeerVci peer,
+                               const std::byte* data, size_t length) = 0;
+  // A write with immediate data landed here (for the handler registered
+  // to receive them).
+  virtual void OnWriteImmediateLocked(int /*vci*/, net::PeerVci /*peer*/,
+                                      uint32_t /*immediate*/,
+                                      size_t /*length*/) {}
+  // Something the handler posted with a context tagged with its Traffic
+  // finished locally.
+  virtual void OnLocalDoneLocked(int vci, uint64_t context) = 0;
+  // Work only progress does (posting again what the transport refused,
+  // deferred writes). True when it did any.
+  virtual bool ProgressLocked(int /*vci*/) { return false; }
+  // False while `vci` has work that may fall due any moment and only
+  // progress does (a deferred write whose window may close): its waiters
+  // then keep polling rather than sleep.
+  virtual bool MaySleepLocked(int /*vci*/) { return true; }
+};
+
+class VciSet final : public net::CompletionHandler {
+ public:
+  // `wait_policy`: how blocked calls wait (WaitPolicy::Choose).
+  static absl::StatusOr<std::unique_ptr<VciSet>> Create(
+      net::Transport* transport, const runtime::Settings& settings,
+      const WaitPolicy& wait_policy);
+  ~VciSet() override;
+
+  struct Registration {
+    Traffic traffic = Traffic::kPointToPoint;
+    TrafficHandler* handler = nullptr;
+    std::initializer_list<uint8_t> message_types;
+    bool receives_writes_with_immediate = false;
+    // False: the handler's ProgressLocked and MaySleepLocked run only while
+    // it has users (AddUser / RemoveUser), so polls skip an idle kind.
+    bool always_progress = true;
+  };
+  // Before any traffic flows. Attaches every VCI made so far.
+  absl::Status Register(const Registration& registration);
+  // Before the handler is destroyed; no traffic of its kind may follow.
+  void Unregister(Traffic traffic);
+  void AddUser(Traffic traffic) {
+    users_[Index(traffic)].fetch_add(1, std::memory_order_relaxed);
+  }
+  void RemoveUser(Traffic traffic) {
+    users_[Index(traffic)].fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  // The VCIs communicators use (Settings::num_vcis); endpoints' VCIs come
+  // after them, up to capacity().
+  int num_vcis() const { return num_shared_; }
+  int capacity() const { return capacity_; }
+  bool IsEndpointVci(int vci) const { return vci >= num_shared_; }
+  // Highest VCI made so far + 1.
+  int in_use() const { return in_use_.load(std::memory_order_acquire); }
+  // Whether `vci` exists (an untrusted index from a handle may name any).
+  // Any thread, lock-free.
+  bool Exists(uint32_t vci) const {
+    return vci < static_cast<uint32_t>(capacity_) &&
+           vcis_[vci].load(std::memory_order_acquire) != nullptr;
+  }
+  // The lock of a VCI that exists.
+  std::mutex& mutex(int vci) const { return At(vci).mutex; }
+
+  // A VCI of its own for a new endpoint, holding one reference, or -1 when
+  // all Settings::endpoint_vcis are taken. Any thread.
+  int AcquireEndpointVci();
+  // Every communicator derived from an endpoint (a dup, a split) shares its
+  // VCI and holds a reference; the last release gives the VCI back for
+  // another endpoint (a VCI is reused, never destroyed, before teardown, so
+  // requests still completing on it are safe).
+  void RetainEndpointVci(int vci);
+  void ReleaseEndpointVci(int vci);
+
+  // One round of progress on one VCI / every VCI in use (try-locks; never
+  // blocks). True when anything happened.
+  bool TryProgress(int vci);
+  bool ProgressAll();
+  // What a wait on `vci` progresses besides `vci` itself, now and then:
+  // every VCI for a communicator's VCI; nothing for an endpoint's (unless
+  // Settings::endpoint_progress is "process").
+  bool ProgressBeyond(int vci);
+  // One round with `vci`'s lock held: the transport's completions, then
+  // each kind of traffic's deferred work.
+  bool PollLocked(int vci);
+  // Progresses until done() is true; `vci` is progressed first (or every
+  // VCI when vci < 0), and the others as ProgressBeyond says.
+  template <typename Done>
+  void WaitUntil(int vci, Done done);
+  // Wakes this process's threads sleeping in a wait on `vci` (after a
+  // change they must see that no message announces: work handed to
+  // whoever progresses the VCI, a request completed by another thread).
+  // The change must be ordered before by a lock release or a sequentially
+  // consistent operation. One load when nobody sleeps.
+  void WakeSleepers(int vci) { transport_->RingDoorbell(vci); }
+
+  net::Transport& transport() { return *transport_; }
+
+  // net::CompletionHandler: hands a completion to its kind of traffic.
+  // Called by the transport's Poll with the VCI's lock held.
+  void OnCompletion(int vci, const net::Completion& completion) override;
+
+ private:
+  VciSet(net::Transport* transport, const runtime::Settings& settings,
+         const WaitPolicy& wait_policy);
+  static int Index(Traffic traffic) { return static_cast<int>(traffic); }
+  Vci& At(int vci) const { return *vcis_[vci].load(std::memory_order_acquire); }
+  // Makes `vci` and attaches it to every handler.
+  absl::Status MakeVci(int vci);
+  bool HandlerActive(int index) const {
+    return handlers_[index] != nullptr &&
+           (always_progress_[index] ||
+            users_[index].load(std::memory_order_relaxed) != 0);
+  }
+  // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
+  // policy says: poll on, pause, yield, or sleep. True when it slept, so
+  // the next round looks at every VCI the doorbell stands for.
+  bool IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done);
+  // Arms `vci`'s doorbell, looks once more at everything that rings it,
+  // and sleeps unless that look found work or `done` is true. True when it
+  // slept.
+  bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done);
+
+  net::Transport* const transport_;
+  const WaitPolicy wait_policy_;
+  const bool has_doorbell_;
+  const bool endpoints_progress_process_;  // Settings::endpoint_progress
+  const int num_shared_;
+  const int capacity_;
+  // capacity_ entries: the shared VCIs from the start, endpoints' as they
+  // are first needed. Never freed before the destructor, so lock-free
+  // readers may keep the pointer.
+  std::unique_ptr<std::atomic<Vci*>[]> vcis_;
+  std::atomic<int> in_use_{0};
+  std::mutex endpoint_vcis_mutex_;
+  std::vector<int> free_endpoint_vcis_;  // guarded by endpoint_vcis_mutex_
+  std::unique_ptr<std::atomic<int>[]> endpoint_references_;  // by VCI
+
+  // Registered kinds of traffic, by Traffic; written before traffic flows.
+  std::array<TrafficHandler*, kMaxTraffic> handlers_{};
+  std::array<bool, kMaxTraffic> always_progress_{};
+  std::array<std::atomic<int>, kMaxTraffic> users_{};
+  // The handler of each message type (a message's first byte).
+  std::array<TrafficHandler*, 256> by_message_type_{};
+  TrafficHandler* writes_with_immediate_ = nullptr;
+};
+
+template <typename Done>
+void VciSet::WaitUntil(int vci, Done done) {
+  IdleRounds idle(wait_policy_);
+  bool woke = false;
+  for (unsigned round = 1; !done(); ++round) {
+    bool progressed;
+    if (vci < 0) {
+      progressed = ProgressAll();
+    } else if (round % 16 != 0 && !woke) {
+      progressed = TryProgress(vci);
+    } else {
+      // Now and then, and after every sleep (the doorbell stands for all
+      // the shared VCIs), the other VCIs too.
+      progressed = TryProgress(vci) | ProgressBeyond(vci);
+    }
+    if (progressed) {
+      idle.Progressed();
+      woke = false;
+    } else {
+      woke = IdleStep(idle, vci, done);
+    }
+  }
+}
+
+}  // namespace minimpi::vci
+
+#endif  // MINIMPI_MPI_VCI_VCI_SET_H_
