@@ -22,7 +22,9 @@ namespace {
 void StatusFromHeader(const MessageHeader& header, Status* status) {
   status->source = header.source;
   status->tag = header.tag;
+  // A probe describes the message whole: what a receive of it would hold.
   status->bytes = header.length;
+  status->arrived_bytes = header.length;
   status->error = Error::kNone;
   status->cancelled = false;
 }
