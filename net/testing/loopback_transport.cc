@@ -99,7 +99,9 @@ PostResult LoopbackTransport::RdmaRead(int vci, PeerVci peer, void* local,
                                        size_t length, uint64_t context) {
   CheckPeer(peer);
   if (!Accept()) return PostResult::kRetry;
-  std::memcpy(local, reinterpret_cast<const void*>(remote.address), length);
+  if (length > 0) {
+    std::memcpy(local, reinterpret_cast<const void*>(remote.address), length);
+  }
   LocalDone(vci, context);
   return PostResult::kOk;
 }
@@ -157,6 +159,7 @@ PostResult LoopbackTransport::RdmaWritev(int vci, PeerVci peer,
   if (!Accept()) return PostResult::kRetry;
   size_t offset = 0;
   for (int i = 0; i < local_count; ++i) {
+    if (local[i].length == 0) continue;
     std::memcpy(reinterpret_cast<void*>(remote.address + offset),
                 reinterpret_cast<const void*>(local[i].address),
                 local[i].length);
