@@ -118,10 +118,6 @@ class Datatype {
   mutable std::atomic<int> handles_{0};                   // compat
 };
 
-// The datatype a handle names (predefined, or derived and not freed), or
-// nullptr. Derived types need MPI_Init.
-const Datatype* LookupDatatype(MPI_Datatype handle);
-
 }  // namespace minimpi
 
 #endif  // MINIMPI_MPI_DATATYPE_H_

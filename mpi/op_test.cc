@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype.h"
 #include "mpi/mpi.h"
 

@@ -10,6 +10,7 @@
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/keyval_util.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/derived_datatypes.h"
 
 using minimpi::AttributeFailure;

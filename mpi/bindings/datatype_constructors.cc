@@ -16,6 +16,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/datatype_attributes.h"  // compat
 #include "mpi/bindings/datatype_util.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/derived_datatypes.h"
 
 using minimpi::CheckArray;

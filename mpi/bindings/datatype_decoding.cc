@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/datatype_util.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/derived_datatypes.h"
 
 using minimpi::CheckDatatype;
