@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/group.h"
 #include "runtime/topology.h"
 

@@ -14,7 +14,7 @@
 
 #include <atomic>
 
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -16,7 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "mpi/derived_datatypes.h"
+#include "mpi/datatype/derived_datatypes.h"
 #include "mpi/instance.h"
 
 namespace minimpi {

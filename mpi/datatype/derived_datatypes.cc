@@ -1,4 +1,4 @@
-#include "mpi/derived_datatypes.h"
+#include "mpi/datatype/derived_datatypes.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -13,10 +13,10 @@
 // count items are count * size bytes from the buffer pointer, copied as
 // they lie).
 //
-// Owned by: mpi/. Called by: the bindings (argument checks, every
+// Owned by: mpi/datatype. Called by: the bindings (argument checks, every
 // MPI_Type_* call), mpi/op.cc.
-#ifndef MINIMPI_MPI_DATATYPE_H_
-#define MINIMPI_MPI_DATATYPE_H_
+#ifndef MINIMPI_MPI_DATATYPE_DATATYPE_H_
+#define MINIMPI_MPI_DATATYPE_DATATYPE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -120,4 +120,4 @@ class Datatype {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DATATYPE_H_
+#endif  // MINIMPI_MPI_DATATYPE_DATATYPE_H_

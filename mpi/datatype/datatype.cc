@@ -1,4 +1,4 @@
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 
 #include <array>
 #include <memory>

@@ -13,15 +13,15 @@
 // type's envelope stays alive through that envelope's reference after the
 // program frees it.
 //
-// Owned by: mpi/. Called by: the MPI_Type_* bindings. MPI_Finalize
+// Owned by: mpi/datatype. Called by: the MPI_Type_* bindings. MPI_Finalize
 // (Instance::Finalize) gives back what the handles still open hold.
-#ifndef MINIMPI_MPI_DERIVED_DATATYPES_H_
-#define MINIMPI_MPI_DERIVED_DATATYPES_H_
+#ifndef MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
+#define MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/mpi.h"
 
@@ -82,4 +82,4 @@ absl::StatusOr<Datatype*> BuildDerivedDatatype(Datatype::Envelope envelope);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DERIVED_DATATYPES_H_
+#endif  // MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
