@@ -1,8 +1,8 @@
 #include "mpi/comm.h"
 
-#include "mpi/instance.h"
-
 namespace minimpi {
+
+std::atomic<CommunicatorReleaseSink*> Communicator::release_sink_{nullptr};
 
 Communicator::Communicator() = default;
 
@@ -20,9 +20,9 @@ void Communicator::Release() {
   if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // Nothing uses the id any more: a later communicator may take it, and a
   // later endpoint the VCI.
-  if (Instance::state() == LibraryState::kInitialized) {
-    Instance::Get().ReleaseLocalId(local_id);
-    if (on_endpoints()) Instance::Get().vcis().ReleaseEndpointVci(vci);
+  if (CommunicatorReleaseSink* sink =
+          release_sink_.load(std::memory_order_acquire)) {
+    sink->CommunicatorReleased(local_id, on_endpoints() ? vci : -1);
   }
   delete this;
 }

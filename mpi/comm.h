@@ -26,6 +26,19 @@
 
 namespace minimpi {
 
+// Takes back what a communicator held once its last reference is gone: its
+// local id, and an endpoint's reference to its VCI (endpoint_vci < 0: not
+// on endpoints). mpi/instance implements it and installs itself for as long
+// as the library is initialized (Communicator::SetReleaseSink), so
+// communicators need nothing from the layers that assemble them.
+class CommunicatorReleaseSink {
+ public:
+  virtual void CommunicatorReleased(int32_t local_id, int endpoint_vci) = 0;
+
+ protected:
+  ~CommunicatorReleaseSink() = default;
+};
+
 class Communicator {
  public:
   Communicator();
@@ -39,6 +52,11 @@ class Communicator {
   // Predefined communicators ignore both calls (the instance owns them).
   void Retain();
   void Release();
+  // Where released communicators give back what they held; nullptr (before
+  // MPI_Init, from MPI_Finalize on): nowhere, the library is gone.
+  static void SetReleaseSink(CommunicatorReleaseSink* sink) {
+    release_sink_.store(sink, std::memory_order_release);
+  }
 
   // The error handler in force, with a reference the caller must release.
   Errhandler* AcquireErrhandler();
@@ -130,6 +148,7 @@ class Communicator {
   }
 
  private:
+  static std::atomic<CommunicatorReleaseSink*> release_sink_;
   std::atomic<int> references_{1};
   std::mutex errhandler_mutex_;
   Errhandler* errhandler_ = Errhandler::Fatal();  // guarded by the mutex

@@ -22,7 +22,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "mpi/datatype.h"
+#include "mpi/bindings/object_handles.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/datatype/predefined.h"
 #include "mpi/datatype/typemap_reference.h"

@@ -1,8 +1,8 @@
 #include "mpi/errhandler.h"
 
-#include "mpi/instance.h"
-
 namespace minimpi {
+
+std::atomic<ErrhandlerReleaseSink*> Errhandler::release_sink_{nullptr};
 
 Errhandler* Errhandler::Fatal() {
   static Errhandler handler(Action::kFatal, nullptr, MPI_ERRORS_ARE_FATAL);
@@ -31,8 +31,9 @@ void Errhandler::Release() {
   if (predefined()) return;
   if (references_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   // The last reference: every copy of the handle stops working.
-  if (Instance::state() == LibraryState::kInitialized) {
-    Instance::Get().errhandlers().Remove(reinterpret_cast<uintptr_t>(handle_));
+  if (ErrhandlerReleaseSink* sink =
+          release_sink_.load(std::memory_order_acquire)) {
+    sink->ErrhandlerReleased(handle_);
   }
   delete this;
 }

@@ -16,6 +16,17 @@
 
 namespace minimpi {
 
+// Ends the handle of a user error handler whose last reference is gone.
+// mpi/instance implements it (the handle table is its) and installs itself
+// for as long as the library is initialized (Errhandler::SetReleaseSink).
+class ErrhandlerReleaseSink {
+ public:
+  virtual void ErrhandlerReleased(MPI_Errhandler handle) = 0;
+
+ protected:
+  ~ErrhandlerReleaseSink() = default;
+};
+
 class Errhandler {
  public:
   enum class Action : uint8_t { kFatal, kAbort, kReturn, kUser };
@@ -39,8 +50,14 @@ class Errhandler {
   // Predefined handlers ignore both.
   void Retain();
   void Release();
+  // Where a released user handler's handle is ended; nullptr (before
+  // MPI_Init, from MPI_Finalize on): nowhere.
+  static void SetReleaseSink(ErrhandlerReleaseSink* sink) {
+    release_sink_.store(sink, std::memory_order_release);
+  }
 
  private:
+  static std::atomic<ErrhandlerReleaseSink*> release_sink_;
   Errhandler(Action action, MPI_Comm_errhandler_function* function,
              MPI_Errhandler handle)
       : action_(action), function_(function), handle_(handle) {}

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/group.h"
 #include "runtime/topology.h"
 
@@ -24,6 +24,8 @@ absl::Status Instance::Initialize() {
   absl::Status status = instance->Setup();
   if (!status.ok()) return status;
   instance_ = instance.release();
+  Communicator::SetReleaseSink(instance_);
+  Errhandler::SetReleaseSink(instance_);
   state_.store(LibraryState::kInitialized, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -98,6 +100,10 @@ absl::Status Instance::Setup() {
 
 void Instance::Finalize() {
   state_.store(LibraryState::kFinalized, std::memory_order_release);
+  // From here on a release gives back nothing: what it would give back to
+  // is going away.
+  Communicator::SetReleaseSink(nullptr);
+  Errhandler::SetReleaseSink(nullptr);
   Instance* instance = instance_;
   instance_ = nullptr;
   if (instance->settings_.match_stats) {
@@ -118,6 +124,15 @@ void Instance::Finalize() {
   instance->transport_.reset();
   (void)instance->bootstrap_->Finalize();
   delete instance;
+}
+
+void Instance::CommunicatorReleased(int32_t local_id, int endpoint_vci) {
+  ReleaseLocalId(local_id);
+  if (endpoint_vci >= 0) vcis_->ReleaseEndpointVci(endpoint_vci);
+}
+
+void Instance::ErrhandlerReleased(MPI_Errhandler handle) {
+  errhandlers_.Remove(reinterpret_cast<uintptr_t>(handle));
 }
 
 int32_t Instance::AllocateLocalId() {

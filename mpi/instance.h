@@ -32,7 +32,8 @@ class Group;  // issue 8
 
 enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
 
-class Instance {
+class Instance final : public CommunicatorReleaseSink,
+                       public ErrhandlerReleaseSink {
  public:
   // Creates the instance (MPI_Init). Errors name what failed.
   static absl::Status Initialize();
@@ -65,6 +66,10 @@ class Instance {
   // handles are process-wide, see mpi/info.h). Groups left at MPI_Finalize
   // are deleted there.
   HandleTable<Group>& groups() { return groups_; }
+
+  // What communicators and error handlers give back on their last release.
+  void CommunicatorReleased(int32_t local_id, int endpoint_vci) override;
+  void ErrhandlerReleased(MPI_Errhandler handle) override;
 
   int32_t AllocateLocalId();
   // Ids are reused oldest first, so a message still in flight for a freed

@@ -12,8 +12,6 @@
 #include <cstring>
 #include <type_traits>
 
-#include "mpi/instance.h"
-
 namespace minimpi {
 namespace {
 
@@ -510,30 +508,20 @@ const PredefinedOps kPredefinedOps;
 
 }  // namespace
 
-const Op* LookupOp(MPI_Op handle) {
+const Op* LookupPredefinedOp(MPI_Op handle) {
   const uintptr_t value = reinterpret_cast<uintptr_t>(handle);
   if (value - kFirstOpHandle < kOpHandleCount) {
     return kPredefinedOps.by_handle[value - kFirstOpHandle];
   }
-  if (value <= kLargestPredefinedHandle) return nullptr;
-  return Instance::Get().ops().Lookup(value);
+  return nullptr;
+}
+
+bool MayNameUserOp(MPI_Op handle) {
+  return reinterpret_cast<uintptr_t>(handle) > kLargestPredefinedHandle;
 }
 
 Op* NewUserOp(MPI_User_function* function, bool commutative) {
   return new UserOp(function, commutative);
-}
-
-MPI_Op RegisterUserOp(Op* op) {
-  return reinterpret_cast<MPI_Op>(Instance::Get().ops().Insert(op));
-}
-
-bool FreeUserOp(MPI_Op handle) {
-  // Every copy of the handle stops working now; schedules still using the
-  // operation keep it alive until they finish.
-  Op* op = Instance::Get().ops().Remove(reinterpret_cast<uintptr_t>(handle));
-  if (op == nullptr) return false;
-  op->Release();
-  return true;
 }
 
 void Op::Retain() const {

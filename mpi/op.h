@@ -14,7 +14,7 @@
 
 #include <atomic>
 
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -43,16 +43,16 @@ class Op {
   mutable std::atomic<int> references_{1};
 };
 
-// The operation a handle names, or nullptr (invalid handle, MPI_OP_NULL).
-const Op* LookupOp(MPI_Op handle);
+// The predefined operation a handle names, or nullptr (a user operation's
+// handle, MPI_OP_NULL, garbage). User operations' handles live in the
+// bindings' handle table (mpi/bindings/object_handles.h: LookupOp).
+const Op* LookupPredefinedOp(MPI_Op handle);
+// False for values no user operation's handle can take (the predefined
+// range).
+bool MayNameUserOp(MPI_Op handle);
 
-// A user operation (MPI_Op_create) and the handle that names it. FreeUserOp
-// (MPI_Op_free) invalidates the handle and drops its reference; the
-// operation lives on while schedules use it. False for a handle that names
-// no user operation.
+// A user operation (MPI_Op_create), holding one reference.
 Op* NewUserOp(MPI_User_function* function, bool commutative);
-MPI_Op RegisterUserOp(Op* op);
-bool FreeUserOp(MPI_Op handle);
 
 }  // namespace minimpi
 

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "mpi/datatype.h"
+#include "mpi/bindings/object_handles.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "mpi/bindings/object_handles.h"
 
 namespace minimpi {
 

@@ -6,9 +6,10 @@
 
 #include <cstdint>
 
+#include "mpi/bindings/error_dispatch.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/comm.h"
-#include "mpi/datatype.h"
-#include "mpi/errors.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/handle_table.h"
 #include "mpi/instance.h"
 #include "mpi/mpi.h"

@@ -5,8 +5,9 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "mpi/bindings/error_dispatch.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/pack.h"
-#include "mpi/errors.h"
 
 namespace minimpi {
 namespace {

@@ -35,7 +35,7 @@
 
 #include "mpi/coll/algorithms.h"
 #include "mpi/comm.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 
 namespace minimpi {
 

@@ -10,7 +10,8 @@
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/keyval_util.h"
-#include "mpi/derived_datatypes.h"
+#include "mpi/bindings/object_handles.h"
+#include "mpi/datatype/derived_datatypes.h"
 
 using minimpi::AttributeFailure;
 using minimpi::AttributeObjectKind;

@@ -17,7 +17,8 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/datatype_util.h"
-#include "mpi/derived_datatypes.h"
+#include "mpi/bindings/object_handles.h"
+#include "mpi/datatype/derived_datatypes.h"
 
 using minimpi::CheckDatatype;
 using minimpi::CheckOutput;

@@ -2,7 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "mpi/errors.h"
+#include "mpi/bindings/error_dispatch.h"
+#include "mpi/bindings/object_handles.h"
 
 namespace minimpi {
 

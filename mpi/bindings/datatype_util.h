@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

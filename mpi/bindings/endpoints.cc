@@ -7,6 +7,7 @@
 #include "mpi/bindings/comm_util.h"
 
 using minimpi::Communicator;
+using minimpi::Instance;
 using minimpi::RaiseError;
 
 extern "C" {
@@ -36,7 +37,15 @@ int PMPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep,
                                      /*null_allowed=*/true, &hints)) {
     return error;
   }
-  auto endpoints = minimpi::ep::CreateEndpoints(*parent, my_num_ep);
+  Instance& instance = Instance::Get();
+  const minimpi::ep::EndpointServices services{
+      .p2p = instance.p2p(),
+      .vcis = instance.vcis(),
+      .world_rank = instance.world_rank(),
+      .allocate_local_id = [&] { return instance.AllocateLocalId(); },
+      .release_local_id = [&](int32_t id) { instance.ReleaseLocalId(id); },
+  };
+  auto endpoints = minimpi::ep::CreateEndpoints(*parent, my_num_ep, services);
   if (!endpoints.ok()) {
     return RaiseError(parent, kCall, MPI_ERR_OTHER,
                       std::string(endpoints.status().message()));

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/datatype_util.h"
-#include "mpi/errors.h"
+#include "mpi/bindings/error_dispatch.h"
 
 namespace minimpi {
 namespace {

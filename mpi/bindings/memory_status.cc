@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/comm_util.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/predefined.h"
 
 using minimpi::RaiseError;

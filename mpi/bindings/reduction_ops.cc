@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/pack.h"
 #include "mpi/op.h"
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/comm_util.h"
-#include "mpi/errors.h"
+#include "mpi/bindings/error_dispatch.h"
 #include "mpi/topo/topology.h"
 
 namespace minimpi {

@@ -56,6 +56,7 @@ const std::vector<CollectiveAlgorithms>& Registry() {
     std::vector<CollectiveAlgorithms> all;
     AddBarrierAndBcast(all);
     AddReductions(all);
+    AddReduceScatterAndScans(all);
     AddGatherScatter(all);
     AddAllgatherAlltoall(all);
     return all;

@@ -12,8 +12,10 @@ namespace minimpi::coll {
 
 // barrier_bcast.cc: Barrier, Bcast.
 void AddBarrierAndBcast(std::vector<CollectiveAlgorithms>& registry);
-// reductions.cc: Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan.
+// reductions.cc: Reduce, Allreduce.
 void AddReductions(std::vector<CollectiveAlgorithms>& registry);
+// reduce_scatter_scan.cc: Reduce_scatter(_block), Scan, Exscan.
+void AddReduceScatterAndScans(std::vector<CollectiveAlgorithms>& registry);
 // gather_scatter.cc: Gather(v), Scatter(v).
 void AddGatherScatter(std::vector<CollectiveAlgorithms>& registry);
 // allgather_alltoall.cc: Allgather(v), Alltoall(v).

@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/object_handles.h"
 
 namespace minimpi::coll {
 namespace {

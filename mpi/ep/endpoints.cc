@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "mpi/coll/basic.h"
-#include "mpi/instance.h"
 
 namespace minimpi::ep {
 namespace {
@@ -27,10 +26,9 @@ struct EndpointAddress {
 }  // namespace
 
 absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
-    Communicator& parent, int my_num_ep) {
-  Instance& instance = Instance::Get();
-  p2p::PointToPoint& p2p = instance.p2p();
-  vci::VciSet& vcis = instance.vcis();
+    Communicator& parent, int my_num_ep, const EndpointServices& services) {
+  p2p::PointToPoint& p2p = services.p2p;
+  vci::VciSet& vcis = services.vcis;
 
   // Our endpoints' VCIs and ids first, so the exchange carries them.
   std::vector<EndpointAddress> mine;
@@ -41,12 +39,12 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
       granted = false;
       break;
     }
-    mine.push_back({instance.world_rank(), vci, instance.AllocateLocalId()});
+    mine.push_back({services.world_rank, vci, services.allocate_local_id()});
   }
   const auto release_mine = [&] {
     for (const EndpointAddress& endpoint : mine) {
       vcis.ReleaseEndpointVci(endpoint.vci);
-      instance.ReleaseLocalId(endpoint.local_id);
+      services.release_local_id(endpoint.local_id);
     }
   };
 

@@ -14,13 +14,28 @@
 #ifndef MINIMPI_MPI_EP_ENDPOINTS_H_
 #define MINIMPI_MPI_EP_ENDPOINTS_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "mpi/comm.h"
+#include "mpi/p2p/point_to_point.h"
+#include "mpi/vci/vci_set.h"
 
 namespace minimpi::ep {
+
+// What the exchange needs from the library, handed in by the bindings:
+// the traffic the allgathers ride on, the VCIs endpoints take, this
+// process's world rank, and communicator ids.
+struct EndpointServices {
+  p2p::PointToPoint& p2p;
+  vci::VciSet& vcis;
+  int world_rank;
+  std::function<int32_t()> allocate_local_id;
+  std::function<void(int32_t)> release_local_id;
+};
 
 // The exchange behind MPIX_Comm_create_endpoints, collective over `parent`
 // (an intracommunicator, possibly itself on endpoints): this caller asks for
@@ -29,7 +44,7 @@ namespace minimpi::ep {
 // some caller could not get its VCIs every caller gets the same error, and
 // nothing is left allocated.
 absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
-    Communicator& parent, int my_num_ep);
+    Communicator& parent, int my_num_ep, const EndpointServices& services);
 
 }  // namespace minimpi::ep
 

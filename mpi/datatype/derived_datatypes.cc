@@ -1,4 +1,4 @@
-#include "mpi/derived_datatypes.h"
+#include "mpi/datatype/derived_datatypes.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "mpi/datatype/array_layouts.h"
-#include "mpi/instance.h"
 
 namespace minimpi {
 namespace {
@@ -462,7 +461,7 @@ absl::StatusOr<LayoutRef> BuildLayout(const Datatype::Envelope& envelope) {
   }
 }
 
-absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope) {
+absl::StatusOr<Datatype*> BuildDerivedDatatype(Datatype::Envelope envelope) {
   absl::StatusOr<LayoutRef> layout = BuildLayout(envelope);
   if (!layout.ok()) return layout.status();
   const bool committed =
@@ -470,34 +469,7 @@ absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope) {
   Datatype* type =
       Datatype::NewDerived(*std::move(layout), std::move(envelope));
   if (committed) type->Commit();
-  const uintptr_t handle = Instance::Get().datatypes().Insert(type);
-  if (handle == 0) {
-    type->Release();
-    return absl::ResourceExhaustedError("too many datatypes exist");
-  }
-  type->set_handle(reinterpret_cast<MPI_Datatype>(handle));
-  type->AddHandle();
-  return reinterpret_cast<MPI_Datatype>(handle);
-}
-
-MPI_Datatype NewHandle(const Datatype* type) {
-  type->Retain();
-  const uintptr_t handle =
-      Instance::Get().datatypes().Insert(const_cast<Datatype*>(type));
-  if (handle == 0) {
-    type->Release();
-    return MPI_DATATYPE_NULL;
-  }
-  type->AddHandle();
-  return reinterpret_cast<MPI_Datatype>(handle);
-}
-
-bool FreeHandle(MPI_Datatype handle) {
-  Datatype* type =
-      Instance::Get().datatypes().Remove(reinterpret_cast<uintptr_t>(handle));
-  if (type == nullptr) return false;
-  type->Release();
-  return true;
+  return type;
 }
 
 }  // namespace minimpi

@@ -22,9 +22,9 @@
 // A code whose ring slot has since been reused still maps to its class;
 // its string then says only what the class says.
 //
-// Owned by: mpi/. Called by: the bindings.
-#ifndef MINIMPI_MPI_ERRORS_H_
-#define MINIMPI_MPI_ERRORS_H_
+// Owned by: mpi/bindings. Called by: the bindings.
+#ifndef MINIMPI_MPI_BINDINGS_ERROR_DISPATCH_H_
+#define MINIMPI_MPI_BINDINGS_ERROR_DISPATCH_H_
 
 #include <string>
 
@@ -80,4 +80,4 @@ int RaiseNotInitialized(const char* call);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_ERRORS_H_
+#endif  // MINIMPI_MPI_BINDINGS_ERROR_DISPATCH_H_

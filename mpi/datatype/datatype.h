@@ -13,10 +13,10 @@
 // count items are count * size bytes from the buffer pointer, copied as
 // they lie).
 //
-// Owned by: mpi/. Called by: the bindings (argument checks, every
+// Owned by: mpi/datatype. Called by: the bindings (argument checks, every
 // MPI_Type_* call), mpi/op.cc.
-#ifndef MINIMPI_MPI_DATATYPE_H_
-#define MINIMPI_MPI_DATATYPE_H_
+#ifndef MINIMPI_MPI_DATATYPE_DATATYPE_H_
+#define MINIMPI_MPI_DATATYPE_DATATYPE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -118,10 +118,6 @@ class Datatype {
   mutable std::atomic<int> handles_{0};                   // compat
 };
 
-// The datatype a handle names (predefined, or derived and not freed), or
-// nullptr. Derived types need MPI_Init.
-const Datatype* LookupDatatype(MPI_Datatype handle);
-
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DATATYPE_H_
+#endif  // MINIMPI_MPI_DATATYPE_DATATYPE_H_

@@ -1,10 +1,8 @@
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 
 #include <array>
 #include <memory>
 #include <utility>
-
-#include "mpi/instance.h"
 
 namespace minimpi {
 
@@ -107,18 +105,6 @@ void Datatype::Retain() const {
 void Datatype::Release() const {
   if (predefined_) return;
   if (references_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-}
-
-const Datatype* LookupDatatype(MPI_Datatype handle) {
-  if (const Datatype* predefined = Datatype::FindPredefined(handle)) {
-    return predefined;
-  }
-  if (reinterpret_cast<uintptr_t>(handle) <= 0xfff ||
-      Instance::state() != LibraryState::kInitialized) {
-    return nullptr;
-  }
-  return Instance::Get().datatypes().Lookup(
-      reinterpret_cast<uintptr_t>(handle));
 }
 
 }  // namespace minimpi

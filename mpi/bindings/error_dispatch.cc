@@ -1,4 +1,4 @@
-#include "mpi/errors.h"
+#include "mpi/bindings/error_dispatch.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,29 +1,27 @@
-// Derived datatypes made from their constructor calls, and the handles that
-// name them.
+// Derived datatypes made from their constructor calls.
 //
 // A derived type is described once, by its envelope: the combiner and the
 // arguments of the constructor call, laid out exactly as
 // MPI_Type_get_contents returns them (MPI-4.1 section 5.1.13). The C
 // bindings check the arguments and record them with an EnvelopeWriter;
-// NewDerivedDatatype builds the layout from that record alone. So what a
+// BuildDerivedDatatype builds the layout from that record alone. So what a
 // program decodes from a type is, by construction, what the type was built
 // from, and decoding a type and calling the constructors again rebuilds it.
 //
-// Handles: every handle to a derived type holds one reference to the
-// object. MPI_Type_get_contents hands out new handles to the same objects
-// (NewHandle), MPI_Type_free ends one (FreeHandle), and a type named in
-// another type's envelope stays alive through that envelope's reference
-// after the program frees it.
+// References: every handle to a derived type holds one (the handles are the
+// bindings', mpi/bindings/object_handles.h), and a type named in another
+// type's envelope stays alive through that envelope's reference after the
+// program frees it.
 //
-// Owned by: mpi/. Called by: the MPI_Type_* bindings. MPI_Finalize
+// Owned by: mpi/datatype. Called by: the MPI_Type_* bindings. MPI_Finalize
 // (Instance::Finalize) gives back what the handles still open hold.
-#ifndef MINIMPI_MPI_DERIVED_DATATYPES_H_
-#define MINIMPI_MPI_DERIVED_DATATYPES_H_
+#ifndef MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
+#define MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "mpi/datatype.h"
+#include "mpi/datatype/datatype.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/mpi.h"
 
@@ -76,19 +74,12 @@ absl::StatusOr<datatype::LayoutRef> BuildLayout(
 // memory; regular types stay a handful of runs whatever their size.
 inline constexpr int64_t kMaxLayoutRuns = int64_t{1} << 24;
 
-// Builds the type `envelope` describes and issues a handle for it. A
-// duplicate (MPI_COMBINER_DUP) is committed when its original is, as
-// MPI_Type_dup requires.
-absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope);
-
-// Another handle to an existing derived type, holding a reference of its
-// own; MPI_DATATYPE_NULL when the handle table is full.
-MPI_Datatype NewHandle(const Datatype* type);
-
-// MPI_Type_free: ends `handle` and gives back its reference. False when the
-// handle names no derived type (predefined, freed, garbage).
-bool FreeHandle(MPI_Datatype handle);
+// Builds the type `envelope` describes, holding one reference (the
+// bindings give it a handle: mpi/bindings/object_handles.h). A duplicate
+// (MPI_COMBINER_DUP) is committed when its original is, as MPI_Type_dup
+// requires.
+absl::StatusOr<Datatype*> BuildDerivedDatatype(Datatype::Envelope envelope);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DERIVED_DATATYPES_H_
+#endif  // MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
