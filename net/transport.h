@@ -22,8 +22,10 @@
 #ifndef MINIMPI_NET_TRANSPORT_H_
 #define MINIMPI_NET_TRANSPORT_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -74,6 +76,25 @@ struct IoSegment {
   uint64_t address = 0;
   size_t length = 0;
 };
+
+// A gathered copy inside this address space: the bytes of the `from`
+// segments, in order, into the `to` segments, in order (both lists cover
+// the same number of bytes, cut differently). What RdmaReadv comes to when
+// the peer is this very process.
+inline void CopySegmentsInProcess(const IoSegment* to, int to_count,
+                                  const IoSegment* from, int from_count) {
+  int t = 0, f = 0;
+  size_t t_done = 0, f_done = 0;
+  while (t < to_count && f < from_count) {
+    const size_t n = std::min(to[t].length - t_done, from[f].length - f_done);
+    std::memmove(reinterpret_cast<void*>(to[t].address + t_done),
+                 reinterpret_cast<const void*>(from[f].address + f_done), n);
+    t_done += n;
+    f_done += n;
+    if (t_done == to[t].length) ++t, t_done = 0;
+    if (f_done == from[f].length) ++f, f_done = 0;
+  }
+}
 
 enum class CompletionType : uint8_t {
   // A two-sided message from `peer` arrived; `data`/`length` are valid only

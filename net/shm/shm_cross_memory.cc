@@ -37,20 +37,8 @@ void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
                                     int remote_count) {
   const int peer_local = local_index_of_rank_[peer];
   if (peer_local == my_local_index_) {
-    // Our own address space: walk both lists with memmove.
-    int l = 0, r = 0;
-    size_t l_done = 0, r_done = 0;
-    while (l < local_count && r < remote_count) {
-      const size_t n =
-          std::min(local[l].length - l_done, remote[r].length - r_done);
-      std::memmove(reinterpret_cast<void*>(local[l].address + l_done),
-                   reinterpret_cast<const void*>(remote[r].address + r_done),
-                   n);
-      l_done += n;
-      r_done += n;
-      if (l_done == local[l].length) ++l, l_done = 0;
-      if (r_done == remote[r].length) ++r, r_done = 0;
-    }
+    // Our own address space: no system call needed.
+    CopySegmentsInProcess(local, local_count, remote, remote_count);
     return;
   }
   iovec local_iov[1024];

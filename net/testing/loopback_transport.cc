@@ -131,20 +131,7 @@ PostResult LoopbackTransport::RdmaReadv(int vci, PeerVci peer,
                                         uint64_t context) {
   CheckPeer(peer);
   if (!Accept()) return PostResult::kRetry;
-  // Byte by byte along both lists: they cover the same bytes in pieces of
-  // different sizes.
-  int l = 0, r = 0;
-  size_t l_done = 0, r_done = 0;
-  while (l < local_count && r < remote_count) {
-    const size_t n =
-        std::min(local[l].length - l_done, remote[r].length - r_done);
-    std::memcpy(reinterpret_cast<void*>(local[l].address + l_done),
-                reinterpret_cast<const void*>(remote[r].address + r_done), n);
-    l_done += n;
-    r_done += n;
-    if (l_done == local[l].length) ++l, l_done = 0;
-    if (r_done == remote[r].length) ++r, r_done = 0;
-  }
+  CopySegmentsInProcess(local, local_count, remote, remote_count);
   LocalDone(vci, context);
   return PostResult::kOk;
 }
