@@ -88,6 +88,9 @@ absl::Status VciSet::Register(const Registration& registration) {
   }
   always_progress_[index] = registration.always_progress;
   handlers_[index] = registration.handler;
+  // Kept in Traffic order, so point-to-point takes its turn first.
+  registered_[num_registered_++] = index;
+  std::sort(registered_.data(), registered_.data() + num_registered_);
   return absl::OkStatus();
 }
 
@@ -99,6 +102,9 @@ void VciSet::Unregister(Traffic traffic) {
   }
   if (writes_with_immediate_ == handler) writes_with_immediate_ = nullptr;
   handlers_[Index(traffic)] = nullptr;
+  int* end = registered_.data() + num_registered_;
+  end = std::remove(registered_.data(), end, Index(traffic));
+  num_registered_ = static_cast<int>(end - registered_.data());
 }
 
 absl::Status VciSet::MakeVci(int vci) {
@@ -177,7 +183,8 @@ bool VciSet::ProgressBeyond(int vci) {
 
 bool VciSet::PollLocked(int vci) {
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  for (int index = 0; index < kMaxTraffic; ++index) {
+  for (int i = 0; i < num_registered_; ++i) {
+    const int index = registered_[i];
     if (HandlerActive(index)) {
       progressed |= handlers_[index]->ProgressLocked(vci);
     }

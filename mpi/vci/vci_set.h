@@ -195,10 +195,10 @@ class VciSet final : public net::CompletionHandler {
   Vci& At(int vci) const { return *vcis_[vci].load(std::memory_order_acquire); }
   // Makes `vci` and attaches it to every handler.
   absl::Status MakeVci(int vci);
+  // Whether the registered kind `index` takes its turns now.
   bool HandlerActive(int index) const {
-    return handlers_[index] != nullptr &&
-           (always_progress_[index] ||
-            users_[index].load(std::memory_order_relaxed) != 0);
+    return always_progress_[index] ||
+           users_[index].load(std::memory_order_relaxed) != 0;
   }
   // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
   // policy says: poll on, pause, yield, or sleep. True when it slept, so
@@ -228,6 +228,10 @@ class VciSet final : public net::CompletionHandler {
   std::array<TrafficHandler*, kMaxTraffic> handlers_{};
   std::array<bool, kMaxTraffic> always_progress_{};
   std::array<std::atomic<int>, kMaxTraffic> users_{};
+  // The registered kinds' indices, in Traffic order: what a poll visits
+  // (two today, not all kMaxTraffic slots).
+  std::array<int, kMaxTraffic> registered_{};
+  int num_registered_ = 0;
   // The handler of each message type (a message's first byte).
   std::array<TrafficHandler*, 256> by_message_type_{};
   TrafficHandler* writes_with_immediate_ = nullptr;

@@ -96,7 +96,8 @@ bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done) {
       return;
     }
     progressed |= PollLocked(v);
-    for (int index = 0; index < kMaxTraffic; ++index) {
+    for (int i = 0; i < num_registered_; ++i) {
+      const int index = registered_[i];
       if (HandlerActive(index)) {
         may_sleep &= handlers_[index]->MaySleepLocked(v);
       }
