@@ -131,7 +131,8 @@ Plan PLogGPPlan(const AggregatorConfig& config, const PlanInput& input,
   Plan plan;
   plan.transport_partitions = GroupsInUnits(choice.transport_partitions, input);
   plan.predicted_us = choice.predicted_us;
-  plan.timer = timer;
+  plan.reaction =
+      timer ? ReactionKind::kWaitingTimer : ReactionKind::kWhenComplete;
   plan.delta_us = delta_us;
   plan.reason = absl::StrFormat(
       "PLogGP%s many-before-one, delay %.1f us: %d transport partitions "
@@ -214,15 +215,17 @@ class AdaptiveAggregator final : public PLogGPAggregator {
         // it closes in time); one that marks several must not wait before
         // its next ones, so its windows are closed by whoever comes after.
         plan.transport_partitions = 1;
-        plan.timer = true;
-        plan.deferred_timer = most_by_one_thread > 1;
+        plan.reaction = most_by_one_thread > 1 ? ReactionKind::kDeferredWindows
+                                               : ReactionKind::kWaitingTimer;
         plan.delta_us = 4 * gap + 0.5;
         plan.reason = absl::StrFormat(
             "adaptive: arrivals close together (median gap %.2f us, writes "
             "of %.2f us, span %.1f us, up to %d partitions per thread): "
             "windows of %.1f us, %s",
             gap, write_us, span, most_by_one_thread, plan.delta_us,
-            plan.deferred_timer ? "nobody waits" : "the first arrival waits");
+            plan.reaction == ReactionKind::kDeferredWindows
+                ? "nobody waits"
+                : "the first arrival waits");
       } else {
         plan.transport_partitions = input.units;
         plan.reason = absl::StrFormat(

@@ -5,9 +5,12 @@
 // consecutive partitions (one partition per unit unless there are more than
 // kMaxUnits partitions), because the 32-bit immediate names a run of units.
 // A plan splits the units into `transport_partitions` groups of consecutive
-// units, sized as evenly as possible; each group is sent when its last unit
-// is ready (or, with the timer, in runs of ready units once the first
-// thread of the group has waited `delta_us`).
+// units, sized as evenly as possible, and names the reaction that decides,
+// as each unit becomes ready, when a group goes: whole when its last unit
+// is ready, or (the timers) in runs of ready units once a wait or window
+// of `delta_us` is over. An aggregator plans (Initial), its plan's
+// Reaction reacts to each ready unit (reactions.h), and it re-plans
+// between rounds from what it measured (Replan).
 //
 // One class per scheme, chosen once per request (MINIMPI_PART_AGGR, or the
 // MPI_Info key "minimpi_part_aggr"):
@@ -76,16 +79,20 @@ struct PlanInput {
   size_t total_bytes = 0;
 };
 
+// How a send reacts to each ready unit (mpi/part/reactions.h has one class
+// per kind): post a group when its last unit is ready; or the timer, whose
+// first arrival of a group waits up to delta_us for the others; or
+// deferred windows, where nobody waits: the first arrival of a group only
+// sets a deadline delta_us away, and whichever MPI_Pready or progress
+// comes after it sends the ready runs (adaptive, for arrivals in bursts).
+enum class ReactionKind { kWhenComplete, kWaitingTimer, kDeferredWindows };
+
 struct Plan {
   int64_t transport_partitions = 1;  // groups of units, 1..units
   int channels = 1;                  // VCIs the writes are spread over
-  bool timer = false;
-  double delta_us = 0;  // timer: the first arrival's wait
-  // With the timer: nobody waits. The first arrival of a transport
-  // partition only sets a deadline; whichever MPI_Pready of the request or
-  // progress of its VCI comes after it sends the ready runs, and the next
-  // arrival opens a new window (adaptive, for arrivals in bursts).
-  bool deferred_timer = false;
+  ReactionKind reaction = ReactionKind::kWhenComplete;
+  double delta_us = 0;  // the timers' wait or window
+  bool timed() const { return reaction != ReactionKind::kWhenComplete; }
   double predicted_us = -1;  // the model's prediction, if one was made
   std::string reason;        // one line: what decided this plan
 };

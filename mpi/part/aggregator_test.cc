@@ -83,8 +83,8 @@ TEST(AggregatorTest, EverySchemeGivesAValidPlanForRandomInputs) {
       EXPECT_GE(plan.channels, 1);
       EXPECT_LE(plan.channels, 4);
       EXPECT_FALSE(plan.reason.empty());
-      EXPECT_EQ(plan.timer, std::string(name) == "timer" ||
-                                std::string(name) == "adaptive");
+      EXPECT_EQ(plan.timed(), std::string(name) == "timer" ||
+                                  std::string(name) == "adaptive");
     }
   }
 }
@@ -209,7 +209,7 @@ TEST(AggregatorTest, PLogGPAndTimerMatchReferenceSearch) {
         });
     EXPECT_EQ(timed.transport_partitions, tk);
     EXPECT_NEAR(timed.predicted_us, tpredicted, 1e-9);
-    EXPECT_TRUE(timed.timer);
+    EXPECT_EQ(timed.reaction, ReactionKind::kWaitingTimer);
     EXPECT_EQ(timed.delta_us, config.delta_us);
   }
 }
@@ -298,7 +298,7 @@ TEST(AdaptiveTest, DeltaFollowsMeasuredSpread) {
   for (int round = 0; round < 8; ++round) {
     plan = adaptive->Replan(input, plan, ready);
   }
-  EXPECT_TRUE(plan.timer);
+  EXPECT_EQ(plan.reaction, ReactionKind::kWaitingTimer);
   EXPECT_NEAR(plan.delta_us, 1.25 * 28 + 1, 0.5);
   ExpectPartition(input.units, plan.transport_partitions);
 }
@@ -313,7 +313,7 @@ TEST(AdaptiveTest, SpreadOutArrivalsGetOneWriteEachAndNoTimer) {
   for (int round = 0; round < 3; ++round) {
     plan = adaptive->Replan(input, plan, ready);
   }
-  EXPECT_FALSE(plan.timer);
+  EXPECT_EQ(plan.reaction, ReactionKind::kWhenComplete);
   EXPECT_EQ(plan.transport_partitions, 16);
 }
 
@@ -330,15 +330,15 @@ TEST(AdaptiveTest, BurstsGetADeferredTimer) {
   for (int round = 0; round < 3; ++round) {
     plan = adaptive->Replan(input, plan, ready, /*most_by_one_thread=*/8);
   }
-  EXPECT_TRUE(plan.timer);
-  EXPECT_TRUE(plan.deferred_timer);
+  EXPECT_TRUE(plan.timed());
+  EXPECT_EQ(plan.reaction, ReactionKind::kDeferredWindows);
   EXPECT_EQ(plan.transport_partitions, 1);
   EXPECT_NEAR(plan.delta_us, 4 * MedianGap(ready) + 0.5, 1e-9);
   EXPECT_NEAR(MedianGap(ready), 0.2, 1e-9);
   // One partition per thread: the first arrival waits out the window.
   plan = adaptive->Replan(input, plan, ready, /*most_by_one_thread=*/1);
-  EXPECT_TRUE(plan.timer);
-  EXPECT_FALSE(plan.deferred_timer);
+  EXPECT_TRUE(plan.timed());
+  EXPECT_EQ(plan.reaction, ReactionKind::kWaitingTimer);
 }
 
 }  // namespace

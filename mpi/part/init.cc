@@ -97,13 +97,6 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     send->unit_remaining.reset(new std::atomic<int32_t>[send->units]);
   }
   const int64_t units = std::max<int64_t>(send->units, 1);
-  send->group_of_unit.assign(units, 0);
-  send->group_remaining.reset(new PaddedCounter[units]);
-  send->unit_state.reset(new std::atomic<uint8_t>[units]);
-  send->group_first.reset(new std::atomic<uint8_t>[units]);
-  send->group_fired.reset(new std::atomic<uint8_t>[units]);
-  send->group_deadline.reset(new std::atomic<int64_t>[units]);
-  for (int64_t g = 0; g < units; ++g) send->group_deadline[g].store(0);
   send->writes.reset(new PendingWrite[units]);
   send->timed = settings_.part_stats || !settings_.part_profile.empty() ||
                 send->aggregator->wants_arrivals();
@@ -118,6 +111,9 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     send->plan.channels =
         std::max(1, std::min(send->plan.channels, send->num_vcis));
   }
+  // The first round's reaction, before any progress can look at it.
+  ChooseReaction(*send);
+  send->reaction->StartRound(send->plan);
   if (!send->proc_null) {
     auto [address, length] = Span(*send);
     absl::StatusOr<net::MemoryRegion> region =
@@ -138,9 +134,9 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   raw->id = SendKey(*request);
   vcis_.AddUser(vci::Traffic::kPartitioned);
   if (raw->aggregator->wants_arrivals()) {
-    // Its plan may use the deferred timer: progress checks its windows.
+    // Its plan may use deferred windows: progress checks them.
     std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
-    lanes_[raw->vci].deferred_timers.push_back(raw);
+    lanes_[raw->vci].progressed_sends.push_back(raw);
   }
   MessageHeader init{};
   init.type = MessageType::kPartitionedInit;
@@ -338,8 +334,7 @@ void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
       }
       // Round k's clear applies to the sender's round k: if the sender has
       // not started it yet (or is still in round k-1), it waits.
-      if (current == RequestState::kActive &&
-          !send->cleared.load(std::memory_order_relaxed)) {
+      if (current == RequestState::kActive && !send->reaction->cleared()) {
         ApplyClearLocked(*send, vci);
       } else {
         ++send->clears_waiting;

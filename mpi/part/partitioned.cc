@@ -169,7 +169,6 @@ void Partitioned::StartSendLocked(PartitionedSend& send) {
   send.units_posted.store(0, std::memory_order_relaxed);
   send.writes_posted.store(0, std::memory_order_relaxed);
   send.writes_done.store(0, std::memory_order_relaxed);
-  send.cleared.store(false, std::memory_order_seq_cst);
   if (send.timed) send.start_ns = NowNs();
   if (send.size_mismatch) {
     send.request->status.error = p2p::Error::kTruncated;
@@ -184,30 +183,25 @@ void Partitioned::StartSendLocked(PartitionedSend& send) {
 }
 
 void Partitioned::ApplyPlanLocked(PartitionedSend& send) {
-  const int64_t units = send.units;
-  const int64_t groups = send.plan.transport_partitions;
-  for (int64_t g = 0; g < groups; ++g) {
-    const int64_t begin = GroupBegin(g, units, groups);
-    const int64_t end = GroupBegin(g + 1, units, groups);
-    for (int64_t u = begin; u < end; ++u) {
-      send.group_of_unit[u] = static_cast<int32_t>(g);
-    }
-    send.group_remaining[g].value.store(end - begin + 1,
-                                        std::memory_order_relaxed);
-    send.group_first[g].store(0, std::memory_order_relaxed);
-    send.group_fired[g].store(0, std::memory_order_relaxed);
-    send.group_deadline[g].store(0, std::memory_order_relaxed);
+  ChooseReaction(send);
+  send.reaction->StartRound(send.plan);
+  if (send.per_unit == 1) return;
+  for (int64_t u = 0; u < send.units; ++u) {
+    const int64_t first = u * send.per_unit;
+    const int64_t last = std::min(send.partitions, first + send.per_unit);
+    send.unit_remaining[u].store(static_cast<int32_t>(last - first),
+                                 std::memory_order_relaxed);
   }
-  send.earliest_deadline.store(INT64_MAX, std::memory_order_relaxed);
-  for (int64_t u = 0; u < units; ++u) {
-    send.unit_state[u].store(0, std::memory_order_relaxed);
-    if (send.per_unit > 1) {
-      const int64_t first = u * send.per_unit;
-      const int64_t last = std::min(send.partitions, first + send.per_unit);
-      send.unit_remaining[u].store(static_cast<int32_t>(last - first),
-                                   std::memory_order_relaxed);
-    }
+}
+
+void Partitioned::ChooseReaction(PartitionedSend& send) {
+  if (send.reaction != nullptr && send.reaction->kind() == send.plan.reaction) {
+    return;
   }
+  if (send.poster == nullptr) {
+    send.poster = std::make_unique<RunPoster>(*this, send);
+  }
+  send.reaction = MakeReaction(send.plan.reaction, send.units, *send.poster);
 }
 
 void Partitioned::StartReceiveLocked(PartitionedReceive& receive) {
@@ -244,9 +238,8 @@ void Partitioned::Free(Request* request) {
       free.sender_request = send->id;
       free.flags = send->ever_started ? 0 : 1;
       p2p_.SendControlLocked(send->vci, send->peer, free);
-      auto& timers = lanes_[send->vci].deferred_timers;
-      timers.erase(std::remove(timers.begin(), timers.end(), send),
-                   timers.end());
+      auto& sends = lanes_[send->vci].progressed_sends;
+      sends.erase(std::remove(sends.begin(), sends.end(), send), sends.end());
     }
     if (send->registered) transport_.DeregisterMemory(send->region);
     if (!send->proc_null) vcis_.RemoveUser(vci::Traffic::kPartitioned);

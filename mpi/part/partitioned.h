@@ -26,8 +26,9 @@
 // through a lock-free list and returns, never waits.
 //
 // Files: partitioned.cc (the object, Start, Free), init.cc (the init
-// handshake and control messages), readiness.cc (MPI_Pready and the
-// aggregators' reactions), writes.cc (posting writes), arrivals.cc
+// handshake and control messages), readiness.cc (MPI_Pready, which hands
+// each ready unit to the plan's reaction, reactions.h), writes.cc (posting
+// writes), arrivals.cc
 // (MPI_Parrived and round completion), statistics.cc (statistics and the
 // profile); partitioned_requests.h holds the request state they share.
 //
@@ -129,6 +130,8 @@ class Partitioned final : public vci::TrafficHandler {
     int64_t bytes_done = 0;  // of a run that needs several writes
     PendingWrite* next = nullptr;
   };
+  // A send's reaction posts its runs through one (partitioned_requests.h).
+  class RunPoster;
 
  private:
   Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
@@ -152,8 +155,9 @@ class Partitioned final : public vci::TrafficHandler {
     std::deque<UnexpectedInit> unexpected;            // guarded by the VCI lock
     std::deque<PendingWrite*> refused;                // kRetry; the VCI lock
     std::atomic<PendingWrite*> handed_over{nullptr};  // lock-free stack
-    // Sends whose plan may use the deferred timer. Guarded by the VCI lock.
-    std::vector<PartitionedSend*> deferred_timers;
+    // Sends whose reaction may need this VCI's progress (deferred windows
+    // close there when nobody marks again). Guarded by the VCI lock.
+    std::vector<PartitionedSend*> progressed_sends;
   };
 
   static uint64_t SendKey(const p2p::Request& request);
@@ -163,14 +167,11 @@ class Partitioned final : public vci::TrafficHandler {
   void StartReceiveLocked(PartitionedReceive& receive);
   void ApplyPlanLocked(PartitionedSend& send);
   void ApplyClearLocked(PartitionedSend& send, int held_vci);
-  void UnitReady(PartitionedSend& send, int64_t unit, int held_vci);
-  void PostGroup(PartitionedSend& send, int64_t group, int held_vci);
-  // The deferred timer: close every window whose deadline is past `now`.
-  void FireExpired(PartitionedSend& send, int64_t now, int held_vci);
-  void LowerEarliestDeadline(PartitionedSend& send, int64_t deadline);
-  // Claims the ready, unclaimed units of a group (timer) and posts them in
-  // contiguous runs.
-  void ClaimAndPost(PartitionedSend& send, int64_t group, int held_vci);
+  // The send's reaction for this round's plan, remade when its kind
+  // changed. Under the send's VCI lock once the request is visible.
+  void ChooseReaction(PartitionedSend& send);
+  // A write of units [first, first + units): posted now on its channel VCI
+  // when that VCI is free, else handed to the VCI's holder.
   void PostRun(PartitionedSend& send, int64_t first, int64_t units,
                int held_vci);
   // Posts a write; false (and nothing posted) when the transport refused.

@@ -17,6 +17,7 @@
 #include "mpi/p2p/request.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/partitioned.h"
+#include "mpi/part/reactions.h"
 #include "net/transport.h"
 
 namespace minimpi::part {
@@ -37,10 +38,6 @@ inline int64_t NowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-struct alignas(64) PaddedCounter {
-  std::atomic<int64_t> value{0};
-};
 
 // What both kinds share.
 struct PartitionedRequestBase {
@@ -68,6 +65,21 @@ struct PartitionedRequestBase {
   std::atomic<bool> size_mismatch{false};
 };
 
+// Where a send's reaction posts its runs: the send's engine.
+class Partitioned::RunPoster final : public RunSink {
+ public:
+  RunPoster(Partitioned& engine, PartitionedSend& send)
+      : engine_(engine), send_(send) {}
+  void PostRun(int64_t first_unit, int64_t units, int held_vci) override {
+    engine_.PostRun(send_, first_unit, units, held_vci);
+  }
+  void WindowOpened() override;
+
+ private:
+  Partitioned& engine_;
+  PartitionedSend& send_;
+};
+
 struct PartitionedSend : PartitionedRequestBase {
   uint64_t id = 0;  // SendKey: how the receiver names this send
   std::unique_ptr<Aggregator> aggregator;
@@ -85,22 +97,15 @@ struct PartitionedSend : PartitionedRequestBase {
   net::RemoteBuffer remote{};
   int clears_waiting = 0;  // clears of rounds not started yet
   bool ever_started = false;
-  // This round's clear has been applied (seq_cst: see ClaimAndPost).
-  std::atomic<bool> cleared{false};
 
   std::unique_ptr<std::atomic<uint32_t>[]> ready_round;    // per partition
   std::unique_ptr<std::atomic<int32_t>[]> unit_remaining;  // per_unit > 1
-  std::vector<int32_t> group_of_unit;
-  std::unique_ptr<PaddedCounter[]> group_remaining;  // units + the clear
-  // Timer: 0 not ready, 1 ready, 2 claimed (per unit); per group whether a
-  // first thread arrived and whether its wait is over.
-  std::unique_ptr<std::atomic<uint8_t>[]> unit_state;
-  std::unique_ptr<std::atomic<uint8_t>[]> group_first;
-  std::unique_ptr<std::atomic<uint8_t>[]> group_fired;
-  // Deferred timer: each group's open window's deadline (0: none open), and
-  // the earliest of them (INT64_MAX: none).
-  std::unique_ptr<std::atomic<int64_t>[]> group_deadline;
-  std::atomic<int64_t> earliest_deadline{INT64_MAX};
+  // This round's reaction to each ready unit, of the kind the plan names
+  // (remade at a Start whose plan names another), posting through
+  // `poster`. It holds the round's readiness state and whether the clear
+  // arrived.
+  std::unique_ptr<Partitioned::RunPoster> poster;
+  std::unique_ptr<Reaction> reaction;
   std::unique_ptr<Partitioned::PendingWrite[]> writes;  // one per run start
 
   std::atomic<int64_t> units_posted{0};

@@ -26,7 +26,7 @@ using p2p::RequestState;
 
 int Partitioned::ChannelVci(const PartitionedSend& send, int64_t unit) const {
   if (send.plan.channels <= 1) return send.vci;
-  const int64_t channel = send.group_of_unit[unit] % send.plan.channels;
+  const int64_t channel = send.reaction->GroupOf(unit) % send.plan.channels;
   return static_cast<int>((send.vci + channel) % send.num_vcis);
 }
 
@@ -149,8 +149,8 @@ bool Partitioned::MaySleepLocked(int vci) {
     return false;
   }
   // An open deferred window closes by progress if nobody marks again.
-  for (const PartitionedSend* send : state.deferred_timers) {
-    if (send->earliest_deadline.load(std::memory_order_seq_cst) != INT64_MAX &&
+  for (const PartitionedSend* send : state.progressed_sends) {
+    if (!send->reaction->MaySleep() &&
         send->request->state.load(std::memory_order_acquire) ==
             RequestState::kActive) {
       return false;
@@ -161,14 +161,13 @@ bool Partitioned::MaySleepLocked(int vci) {
 
 bool Partitioned::ProgressLocked(int vci) {
   VciState& state = lanes_[vci];
-  // Deferred timers whose window expired with nobody marking after it.
-  if (!state.deferred_timers.empty()) {
+  // Deferred windows that expired with nobody marking after them.
+  if (!state.progressed_sends.empty()) {
     const int64_t now = NowNs();
-    for (PartitionedSend* send : state.deferred_timers) {
-      if (send->plan.deferred_timer &&
-          send->request->state.load(std::memory_order_acquire) ==
-              RequestState::kActive) {
-        FireExpired(*send, now, vci);
+    for (PartitionedSend* send : state.progressed_sends) {
+      if (send->request->state.load(std::memory_order_acquire) ==
+          RequestState::kActive) {
+        send->reaction->OnProgress(now, vci);
       }
     }
   }
@@ -194,23 +193,11 @@ void Partitioned::CompleteSendRound(PartitionedSend& send) {
 }
 
 void Partitioned::ApplyClearLocked(PartitionedSend& send, int held_vci) {
-  send.cleared.store(true, std::memory_order_seq_cst);
-  for (int64_t g = 0; g < send.plan.transport_partitions; ++g) {
-    const int64_t left =
-        send.group_remaining[g].value.fetch_sub(1, std::memory_order_seq_cst) -
-        1;
-    if (left == 0) {
-      if (send.plan.timer) {
-        ClaimAndPost(send, g, held_vci);
-      } else {
-        PostGroup(send, g, held_vci);
-      }
-    } else if (send.plan.timer && !send.plan.deferred_timer &&
-               send.group_fired[g].load(std::memory_order_seq_cst) != 0) {
-      ClaimAndPost(send, g, held_vci);
-    }
-  }
-  if (send.plan.deferred_timer) FireExpired(send, NowNs(), held_vci);
+  send.reaction->OnCleared(held_vci);
+}
+
+void Partitioned::RunPoster::WindowOpened() {
+  engine_.vcis_.WakeSleepers(send_.vci);
 }
 
 }  // namespace minimpi::part
