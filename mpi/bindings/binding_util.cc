@@ -6,7 +6,7 @@
 
 namespace minimpi {
 
-void ToMpiStatus(const p2p::Status& from, MPI_Status* to) {
+void ToMpiStatus(const vci::Status& from, MPI_Status* to) {
   if (to == MPI_STATUS_IGNORE) return;
   to->MPI_SOURCE = from.source;
   to->MPI_TAG = from.tag == match::kAnyTag ? MPI_ANY_TAG : from.tag;
@@ -25,8 +25,8 @@ void SetEmptyStatus(MPI_Status* status) {
   status->internal[2] = 0;
 }
 
-p2p::Status ProcNullStatus() {
-  p2p::Status status;
+vci::Status ProcNullStatus() {
+  vci::Status status;
   status.source = MPI_PROC_NULL;
   status.tag = match::kAnyTag;
   return status;
@@ -97,11 +97,11 @@ int EndpointsGroupError(const char* call, Communicator* comm) {
                     "MPI_Comm_split or MPI_Comm_dup on it instead");
 }
 
-p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
+vci::SendArguments MakeSend(Communicator* comm, const void* buffer,
                             int64_t count, const Datatype* type,
-                            int destination, int tag, p2p::SendMode mode) {
+                            int destination, int tag, vci::SendMode mode) {
   const DataDescription data = Describe(buffer, count, type);
-  p2p::SendArguments send;
+  vci::SendArguments send;
   send.buffer = data.data;
   send.bytes = data.bytes;
   send.layout = data.layout;
@@ -116,11 +116,11 @@ p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
   return send;
 }
 
-p2p::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
+vci::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
                                   int64_t count, const Datatype* type,
                                   int source, int tag) {
   const DataDescription data = Describe(buffer, count, type);
-  p2p::ReceiveArguments receive;
+  vci::ReceiveArguments receive;
   receive.buffer = const_cast<void*>(data.data);
   receive.capacity = data.bytes;
   receive.layout = data.layout;
@@ -138,10 +138,10 @@ match::Envelope MakeEnvelope(Communicator* comm, int source, int tag) {
           tag == MPI_ANY_TAG ? match::kAnyTag : tag};
 }
 
-int RaiseRequestError(const char* call, const p2p::Request* request,
+int RaiseRequestError(const char* call, const vci::Request* request,
                       Communicator* comm) {
-  if (request->status.error != p2p::Error::kTruncated) return MPI_SUCCESS;
-  if (request->kind == p2p::RequestKind::kCollective) {
+  if (request->status.error != vci::Error::kTruncated) return MPI_SUCCESS;
+  if (request->kind == vci::RequestKind::kCollective) {
     return RaiseError(comm, call, MPI_ERR_TRUNCATE,
                       "message truncated in a collective: the ranks passed "
                       "counts or types that do not match");

@@ -64,11 +64,11 @@ inline MPI_Comm ToHandle(Communicator* comm) { return comm->handle; }
 // generation, so a handle to a request that completed or was freed no longer
 // resolves.
 inline constexpr int kRequestVciShift = 22;
-static_assert(p2p::RequestPool::kMaxRequests <= (1u << kRequestVciShift));
+static_assert(vci::RequestPool::kMaxRequests <= (1u << kRequestVciShift));
 
 // The request a handle names, or nullptr (MPI_REQUEST_NULL, completed and
 // collected, freed, garbage).
-inline p2p::Request* ToRequest(MPI_Request handle) {
+inline vci::Request* ToRequest(MPI_Request handle) {
   const uintptr_t value = HandleValue(handle);
   if (!HandleIsKind(value, HandleKind::kRequest)) return nullptr;
   const uint32_t index = HandleIndex(value);
@@ -77,7 +77,7 @@ inline p2p::Request* ToRequest(MPI_Request handle) {
       HandleGeneration(value));
 }
 
-inline MPI_Request ToHandle(p2p::Request* request) {
+inline MPI_Request ToHandle(vci::Request* request) {
   return reinterpret_cast<MPI_Request>(EncodeHandle(
       HandleKind::kRequest, request->generation.load(std::memory_order_relaxed),
       (static_cast<uint32_t>(request->vci) << kRequestVciShift) |
@@ -85,7 +85,7 @@ inline MPI_Request ToHandle(p2p::Request* request) {
 }
 
 // The communicator a request's owner field names; nullptr once freed.
-inline Communicator* OwnerOf(const p2p::Request* request) {
+inline Communicator* OwnerOf(const vci::Request* request) {
   return request->owner == 0
              ? nullptr
              : ToCommunicator(reinterpret_cast<MPI_Comm>(request->owner));
@@ -107,10 +107,10 @@ inline uint64_t StatusBytes(const MPI_Status* status) {
 }
 // Source, tag, count and cancellation of a finished operation; MPI_ERROR is
 // not touched (single-status calls must leave it, MPI-4.1 section 3.2.5).
-void ToMpiStatus(const p2p::Status& from, MPI_Status* to);
+void ToMpiStatus(const vci::Status& from, MPI_Status* to);
 // The standard's empty status (MPI_ERROR = MPI_SUCCESS included).
 void SetEmptyStatus(MPI_Status* status);
-p2p::Status ProcNullStatus();
+vci::Status ProcNullStatus();
 
 // Argument checks. Each returns MPI_SUCCESS, or the error class after
 // raising it on the right error handler. The checks are inline and branch
@@ -256,16 +256,16 @@ inline DataDescription Describe(const void* buffer, int64_t count,
   return {buffer, bytes, &layout, count};
 }
 
-p2p::SendArguments MakeSend(Communicator* comm, const void* buffer,
+vci::SendArguments MakeSend(Communicator* comm, const void* buffer,
                             int64_t count, const Datatype* type,
-                            int destination, int tag, p2p::SendMode mode);
-p2p::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
+                            int destination, int tag, vci::SendMode mode);
+vci::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
                                   int64_t count, const Datatype* type,
                                   int source, int tag);
 match::Envelope MakeEnvelope(Communicator* comm, int source, int tag);
 
 // Raises the error a completed request carries (truncation), if any.
-int RaiseRequestError(const char* call, const p2p::Request* request,
+int RaiseRequestError(const char* call, const vci::Request* request,
                       Communicator* comm);
 
 // Reductions (collectives and MPI_Reduce_local): the operation a handle

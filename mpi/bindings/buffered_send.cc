@@ -16,6 +16,7 @@ using minimpi::Datatype;
 using minimpi::Instance;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 
 static_assert(MPI_BSEND_OVERHEAD == p2p::BsendBuffer::kMessageOverhead,
               "a buffered message takes at most MPI_BSEND_OVERHEAD bytes "
@@ -24,7 +25,7 @@ static_assert(MPI_BSEND_OVERHEAD == p2p::BsendBuffer::kMessageOverhead,
 namespace minimpi {
 
 int BufferedSend(const char* call, Communicator* comm,
-                 const p2p::SendArguments& send) {
+                 const vci::SendArguments& send) {
   switch (p2p::ProcessBufferedSends().Send(Instance::Get().p2p(), send)) {
     case p2p::BufferedSends::SendResult::kSent:
       return MPI_SUCCESS;
@@ -124,7 +125,7 @@ int PMPI_Buffer_iflush(MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr) return NullRequestPointer(kCall, nullptr);
   Instance& instance = Instance::Get();
-  p2p::Request* r = p2p::ProcessBufferedSends().StartFlush(
+  vci::Request* r = p2p::ProcessBufferedSends().StartFlush(
       instance.p2p(), instance.world()->vci);
   r->owner = minimpi::OwnerValue(instance.world());
   *request = minimpi::ToHandle(r);
@@ -144,7 +145,7 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest,
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   return minimpi::BufferedSend(kCall, c,
                                minimpi::MakeSend(c, buf, count, type, dest, tag,
-                                                 p2p::SendMode::kStandard));
+                                                 vci::SendMode::kStandard));
 }
 
 int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
@@ -158,18 +159,18 @@ int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest,
     return error;
   }
   if (request == nullptr) return NullRequestPointer(kCall, c);
-  p2p::Status status;
+  vci::Status status;
   if (dest == MPI_PROC_NULL) {
     status = minimpi::ProcNullStatus();
   } else if (int error = minimpi::BufferedSend(
                  kCall, c,
                  minimpi::MakeSend(c, buf, count, type, dest, tag,
-                                   p2p::SendMode::kStandard))) {
+                                   vci::SendMode::kStandard))) {
     return error;
   }
   // The data is in the attached buffer: the program's buffer is free now,
   // so the request is complete from the start.
-  p2p::Request* r = Instance::Get().p2p().NewCompletedRequest(status, c->vci);
+  vci::Request* r = Instance::Get().p2p().NewCompletedRequest(status, c->vci);
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -187,16 +188,16 @@ int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
   }
   if (request == nullptr) return NullRequestPointer(kCall, c);
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r;
+  vci::Request* r;
   if (dest == MPI_PROC_NULL) {
     // Completes at once at each start.
     r = engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci);
     r->persistent = true;
-    r->state.store(p2p::RequestState::kInactive);
+    r->state.store(vci::RequestState::kInactive);
   } else {
     // Each MPI_Start packs the data into the attached buffer (completion.cc).
     r = engine.NewPersistentSend(minimpi::MakeSend(
-        c, buf, count, type, dest, tag, p2p::SendMode::kBuffered));
+        c, buf, count, type, dest, tag, vci::SendMode::kBuffered));
   }
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);

@@ -8,7 +8,7 @@
 #define MINIMPI_MPI_BINDINGS_BUFFERED_SEND_H_
 
 #include "mpi/comm.h"
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 
 namespace minimpi {
 
@@ -16,7 +16,7 @@ namespace minimpi {
 // MPI_ERR_BUFFER (raised on `comm`) when no buffer is attached or it has no
 // room for the message.
 int BufferedSend(const char* call, Communicator* comm,
-                 const p2p::SendArguments& send);
+                 const vci::SendArguments& send);
 
 // MPI_Finalize: waits until every buffered message has left, so none is
 // lost when the job ends (as MPI_Buffer_detach would).

@@ -190,7 +190,7 @@ int RunCollective(const char* call, Communicator* comm,
     schedule->AtCompletion([staging] { staging->Finish(); });
   }
   if (request != nullptr) {
-    p2p::Request* started = schedule.release()->Start(p2p);
+    vci::Request* started = schedule.release()->Start(p2p);
     started->owner = OwnerValue(comm);
     *request = ToHandle(started);
     return MPI_SUCCESS;

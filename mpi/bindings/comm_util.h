@@ -57,7 +57,7 @@ std::unique_ptr<Communicator> IntercommCreate(Communicator& parent,
 // exchange of ids as a nonblocking collective on `parent` whose completion
 // fills them in and clears `awaiting_idup`.
 std::unique_ptr<Communicator> IntercommDuplicateShell(Communicator& parent);
-p2p::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate);
+vci::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate);
 
 // Runs the parent's attribute copy callbacks into the published `comm`. On
 // a failure it deletes what was copied, unpublishes `comm`, and raises the

@@ -127,7 +127,7 @@ int NonblockingDuplicate(const char* call, MPI_Comm comm, MPI_Info info_handle,
     return error;
   }
   exchange->comm = created;
-  minimpi::p2p::Request* started = nullptr;
+  minimpi::vci::Request* started = nullptr;
   if (parent->inter) {
     started = minimpi::StartIntercommIds(*parent, created);
   } else {

@@ -27,18 +27,19 @@ using minimpi::Instance;
 using minimpi::OwnerOf;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 
 namespace {
 
 // The requests an array of handles names; nullptr for MPI_REQUEST_NULL.
-using RequestList = absl::InlinedVector<p2p::Request*, 16>;
+using RequestList = absl::InlinedVector<vci::Request*, 16>;
 
-bool IsActive(const p2p::Request* r) {
+bool IsActive(const vci::Request* r) {
   return r != nullptr && r->state.load(std::memory_order_acquire) !=
-                             p2p::RequestState::kInactive;
+                             vci::RequestState::kInactive;
 }
 
-bool IsDone(const p2p::Request* r) { return p2p::PointToPoint::IsComplete(r); }
+bool IsDone(const vci::Request* r) { return p2p::PointToPoint::IsComplete(r); }
 
 [[gnu::cold]] int InvalidRequest(const char* call, const char* what) {
   return RaiseError(nullptr, call, MPI_ERR_REQUEST, what);
@@ -48,7 +49,7 @@ constexpr const char kStaleRequest[] =
     "invalid request handle (already completed, freed, or never a request)";
 
 // Translates one handle; MPI_REQUEST_NULL gives nullptr and success.
-int Translate(const char* call, MPI_Request handle, p2p::Request** r) {
+int Translate(const char* call, MPI_Request handle, vci::Request** r) {
   if (handle == MPI_REQUEST_NULL) {
     *r = nullptr;
     return MPI_SUCCESS;
@@ -89,7 +90,7 @@ int TranslateArray(const char* call, int count, const MPI_Request* array,
 // Whether any request is active: the "nothing to wait for" rule of
 // Waitany/Waitsome.
 bool AnyActive(const RequestList& requests) {
-  for (const p2p::Request* r : requests) {
+  for (const vci::Request* r : requests) {
     if (IsActive(r)) return true;
   }
   return false;
@@ -100,7 +101,7 @@ bool AnyActive(const RequestList& requests) {
 // included, and retires the request (the handle becomes MPI_REQUEST_NULL
 // unless it is persistent). Returns true when it carried an error
 // (truncation).
-bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
+bool Collect(vci::Request* r, MPI_Request* handle, MPI_Status* status,
              Communicator** owner) {
   if (minimpi::IsGeneralized(r)) {
     *owner = nullptr;
@@ -110,7 +111,7 @@ bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
     return error != MPI_SUCCESS;
   }
   minimpi::ToMpiStatus(r->status, status);
-  const bool failed = r->status.error != p2p::Error::kNone;
+  const bool failed = r->status.error != vci::Error::kNone;
   if (status != MPI_STATUS_IGNORE) {
     status->MPI_ERROR = failed ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   }
@@ -124,7 +125,7 @@ bool Collect(p2p::Request* r, MPI_Request* handle, MPI_Status* status,
 // For the calls that return one status (Wait, Test, Waitany, Testany):
 // like Collect, but MPI_ERROR is left alone and the error is raised on the
 // request's communicator.
-int CollectOne(const char* call, p2p::Request* r, MPI_Request* handle,
+int CollectOne(const char* call, vci::Request* r, MPI_Request* handle,
                MPI_Status* status) {
   if (minimpi::IsGeneralized(r)) {
     const int error = minimpi::CollectGeneralized(r, status);
@@ -152,7 +153,7 @@ MPI_Status* StatusAt(MPI_Status* statuses, int i) {
 // endpoint's VCI alone (PointToPoint::ProgressBeyond).
 int SharedVci(const RequestList& requests) {
   int vci = -1;
-  for (const p2p::Request* r : requests) {
+  for (const vci::Request* r : requests) {
     if (!IsActive(r)) continue;
     if (vci >= 0 && r->vci != vci) return -1;
     vci = r->vci;
@@ -236,7 +237,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Wait";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = Translate(kCall, *request, &r)) return error;
   if (!IsActive(r)) {
     minimpi::SetEmptyStatus(status);
@@ -250,7 +251,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Test";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = Translate(kCall, *request, &r)) return error;
   if (!IsActive(r)) {
     *flag = 1;
@@ -276,7 +277,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
     return error;
   }
   Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
-    for (const p2p::Request* r : requests) {
+    for (const vci::Request* r : requests) {
       if (IsActive(r) && !IsDone(r)) return false;
     }
     return true;
@@ -293,7 +294,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
     return error;
   }
   ProgressFor(requests);
-  for (const p2p::Request* r : requests) {
+  for (const vci::Request* r : requests) {
     if (IsActive(r) && !IsDone(r)) {
       *flag = 0;
       return MPI_SUCCESS;
@@ -369,7 +370,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
     return MPI_SUCCESS;
   }
   Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
-    for (const p2p::Request* r : requests) {
+    for (const vci::Request* r : requests) {
       if (IsActive(r) && IsDone(r)) return true;
     }
     return false;
@@ -400,7 +401,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
                             MPI_Status* status) {
   constexpr const char* kCall = "MPI_Request_get_status";
   MINIMPI_REQUIRE_INIT(kCall);
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = Translate(kCall, request, &r)) return error;
   if (!IsActive(r)) {
     *flag = 1;
@@ -432,7 +433,7 @@ int PMPI_Request_free(MPI_Request* request) {
   if (*request == MPI_REQUEST_NULL) {
     return InvalidRequest(kCall, "cannot free MPI_REQUEST_NULL");
   }
-  p2p::Request* r = minimpi::ToRequest(*request);
+  vci::Request* r = minimpi::ToRequest(*request);
   if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
   if (minimpi::IsGeneralized(r)) {
     *request = MPI_REQUEST_NULL;
@@ -447,7 +448,7 @@ int PMPI_Request_free(MPI_Request* request) {
     // MPI-4.1 section 4.2: freeing an active partitioned request is
     // erroneous (its buffer and its peer are still in use).
     if (r->state.load(std::memory_order_acquire) ==
-        p2p::RequestState::kActive) {
+        vci::RequestState::kActive) {
       return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
                         "cannot free an active partitioned request (wait "
                         "for it first)");
@@ -468,7 +469,7 @@ int PMPI_Cancel(MPI_Request* request) {
   if (*request == MPI_REQUEST_NULL) {
     return InvalidRequest(kCall, "cannot cancel MPI_REQUEST_NULL");
   }
-  p2p::Request* r = minimpi::ToRequest(*request);
+  vci::Request* r = minimpi::ToRequest(*request);
   if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
   if (minimpi::part::Partitioned::IsPartitioned(r)) {
     // MPI-4.1 gives partitioned operations no cancellation (they match
@@ -486,9 +487,9 @@ int PMPI_Cancel(MPI_Request* request) {
   // Receives that have not matched are cancelled, and so are sends whose
   // message has not matched (p2p asks the receiver); an operation that has
   // matched completes normally, which the standard allows.
-  if (r->kind == p2p::RequestKind::kReceive) {
+  if (r->kind == vci::RequestKind::kReceive) {
     Instance::Get().p2p().CancelReceive(r);
-  } else if (r->kind == p2p::RequestKind::kSend) {
+  } else if (r->kind == vci::RequestKind::kSend) {
     Instance::Get().p2p().CancelSend(r);
   } else if (minimpi::IsGeneralized(r)) {
     if (int error = minimpi::CancelGeneralized(r)) {
@@ -507,7 +508,7 @@ int PMPI_Start(MPI_Request* request) {
   if (*request == MPI_REQUEST_NULL) {
     return InvalidRequest(kCall, "invalid request (MPI_REQUEST_NULL)");
   }
-  p2p::Request* r = minimpi::ToRequest(*request);
+  vci::Request* r = minimpi::ToRequest(*request);
   if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
   if (!r->persistent) {
     return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
@@ -519,8 +520,8 @@ int PMPI_Start(MPI_Request* request) {
   }
   // compat: a persistent buffered send (MPI_Bsend_init) copies its data into
   // the attached buffer at each start; p2p then just completes it.
-  if (r->kind == p2p::RequestKind::kSend &&
-      r->send.mode == p2p::SendMode::kBuffered) {
+  if (r->kind == vci::RequestKind::kSend &&
+      r->send.mode == vci::SendMode::kBuffered) {
     if (int error = minimpi::BufferedSend(kCall, OwnerOf(r), r->send)) {
       return error;
     }

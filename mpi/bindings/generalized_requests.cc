@@ -6,6 +6,7 @@
 
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 
 namespace minimpi {
 namespace {
@@ -22,12 +23,12 @@ struct Generalized {
   bool freed = false;      // guarded by mutex
 };
 
-Generalized* Of(p2p::Request* r) {
+Generalized* Of(vci::Request* r) {
   return static_cast<Generalized*>(r->extension);
 }
 
 // Runs free_fn and releases everything; returns free_fn's code.
-int Release(p2p::Request* r) {
+int Release(vci::Request* r) {
   Generalized* g = Of(r);
   const int error = g->free_fn(g->extra_state);
   // MPI_Grequest_complete publishes completion while it holds the mutex:
@@ -55,22 +56,22 @@ int Query(Generalized* g, MPI_Status* status) {
 
 }  // namespace
 
-int CollectGeneralized(p2p::Request* r, MPI_Status* status) {
+int CollectGeneralized(vci::Request* r, MPI_Status* status) {
   const int query_error = Query(Of(r), status);
   const int free_error = Release(r);
   return query_error != MPI_SUCCESS ? query_error : free_error;
 }
 
-int QueryGeneralized(p2p::Request* r, MPI_Status* status) {
+int QueryGeneralized(vci::Request* r, MPI_Status* status) {
   return Query(Of(r), status);
 }
 
-int CancelGeneralized(p2p::Request* r) {
+int CancelGeneralized(vci::Request* r) {
   Generalized* g = Of(r);
   return g->cancel_fn(g->extra_state, p2p::PointToPoint::IsComplete(r) ? 1 : 0);
 }
 
-int FreeGeneralized(p2p::Request* r) {
+int FreeGeneralized(vci::Request* r) {
   Generalized* g = Of(r);
   {
     std::lock_guard<std::mutex> lock(g->mutex);
@@ -106,7 +107,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn,
 int PMPI_Grequest_complete(MPI_Request request) {
   constexpr const char* kCall = "MPI_Grequest_complete";
   MINIMPI_REQUIRE_INIT(kCall);
-  p2p::Request* r =
+  vci::Request* r =
       request == MPI_REQUEST_NULL ? nullptr : minimpi::ToRequest(request);
   if (!minimpi::IsGeneralized(r)) {
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,

@@ -19,28 +19,28 @@
 #define MINIMPI_MPI_BINDINGS_GENERALIZED_REQUESTS_H_
 
 #include "mpi/mpi.h"
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 
 namespace minimpi {
 
-inline bool IsGeneralized(const p2p::Request* r) {
-  return r != nullptr && r->kind == p2p::RequestKind::kGeneralized;
+inline bool IsGeneralized(const vci::Request* r) {
+  return r != nullptr && r->kind == vci::RequestKind::kGeneralized;
 }
 
 // A completed generalized request is being collected by a Wait or Test:
 // runs query_fn (into `status` unless MPI_STATUS_IGNORE; the status's
 // MPI_ERROR is left as it was) and free_fn, and retires the request.
 // Returns the first callback error, or MPI_SUCCESS.
-int CollectGeneralized(p2p::Request* r, MPI_Status* status);
+int CollectGeneralized(vci::Request* r, MPI_Status* status);
 
 // MPI_Request_get_status of a completed generalized request: query_fn only.
-int QueryGeneralized(p2p::Request* r, MPI_Status* status);
+int QueryGeneralized(vci::Request* r, MPI_Status* status);
 
 // MPI_Cancel: cancel_fn(extra_state, completed).
-int CancelGeneralized(p2p::Request* r);
+int CancelGeneralized(vci::Request* r);
 
 // MPI_Request_free.
-int FreeGeneralized(p2p::Request* r);
+int FreeGeneralized(vci::Request* r);
 
 }  // namespace minimpi
 

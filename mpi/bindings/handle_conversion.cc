@@ -168,17 +168,17 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request) {
   const uint32_t vci = slot->index >> minimpi::kRequestVciShift;
   const uint32_t index =
       slot->index & ((uint32_t{1} << minimpi::kRequestVciShift) - 1);
-  const minimpi::p2p::Request* found =
+  const minimpi::vci::Request* found =
       Instance::Get().p2p().RequestSlot(vci, index);
   if (found == nullptr ||
       found->state.load(std::memory_order_acquire) ==
-          minimpi::p2p::RequestState::kFree ||
+          minimpi::vci::RequestState::kFree ||
       !conversion::GenerationMatches(
           found->generation.load(std::memory_order_relaxed), *slot,
           conversion::kRequestIndexBits)) {
     return ToHandleType<MPI_Request>(kInvalidHandle);
   }
-  return minimpi::ToHandle(const_cast<minimpi::p2p::Request*>(found));
+  return minimpi::ToHandle(const_cast<minimpi::vci::Request*>(found));
 }
 
 // No window exists yet (windows.cc): only MPI_WIN_NULL converts.

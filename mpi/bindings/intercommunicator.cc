@@ -178,7 +178,7 @@ std::unique_ptr<Communicator> IntercommDuplicateShell(Communicator& parent) {
   return BuildIntercommunicator(parent, local, remote, parent.rank);
 }
 
-p2p::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate) {
+vci::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate) {
   // What the exchange fills in; the completion work owns it.
   struct Exchange {
     Member mine;

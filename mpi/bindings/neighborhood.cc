@@ -80,7 +80,7 @@ int Run(const char* call, Communicator* c, coll::CollectiveKind kind,
       coll::BuildNeighborExchange(*c, kind, neighbors, send_buffer, send_blocks,
                                   receive_buffer, receive_blocks);
   if (request != nullptr) {
-    minimpi::p2p::Request* started = schedule.release()->Start(p2p);
+    minimpi::vci::Request* started = schedule.release()->Start(p2p);
     started->owner = minimpi::OwnerValue(c);
     *request = minimpi::ToHandle(started);
     return MPI_SUCCESS;

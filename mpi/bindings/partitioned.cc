@@ -20,6 +20,7 @@ using minimpi::Datatype;
 using minimpi::Instance;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 namespace part = minimpi::part;
 
 namespace {
@@ -132,7 +133,7 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
 }
 
 int FinishInit(const char* call, Communicator* c,
-               absl::StatusOr<p2p::Request*> made, MPI_Request* request) {
+               absl::StatusOr<vci::Request*> made, MPI_Request* request) {
   if (!made.ok()) {
     return RaiseError(
         c, call,
@@ -144,7 +145,7 @@ int FinishInit(const char* call, Communicator* c,
 }
 
 // The active partitioned send a handle names, or an error.
-int SendRequest(const char* call, MPI_Request handle, p2p::Request** r) {
+int SendRequest(const char* call, MPI_Request handle, vci::Request** r) {
   if (handle == MPI_REQUEST_NULL) {
     return RaiseError(nullptr, call, MPI_ERR_REQUEST,
                       "invalid request (MPI_REQUEST_NULL)");
@@ -164,21 +165,21 @@ int SendRequest(const char* call, MPI_Request handle, p2p::Request** r) {
                       "partitions of sends)");
   }
   if ((*r)->state.load(std::memory_order_acquire) ==
-      p2p::RequestState::kInactive) {
+      vci::RequestState::kInactive) {
     return RaiseError(minimpi::OwnerOf(*r), call, MPI_ERR_REQUEST,
                       "the request is not active (MPI_Start it first)");
   }
   return MPI_SUCCESS;
 }
 
-int PartitionError(const char* call, p2p::Request* r, int64_t partition) {
+int PartitionError(const char* call, vci::Request* r, int64_t partition) {
   return RaiseError(
       minimpi::OwnerOf(r), call, MPI_ERR_ARG,
       absl::StrFormat("partition %d out of range (the request has %d)",
                       partition, part::Partitioned::Partitions(r)));
 }
 
-int MarkReady(const char* call, p2p::Request* r, int partition) {
+int MarkReady(const char* call, vci::Request* r, int partition) {
   if (Instance::Get().partitioned().Ready(r, partition) ==
       part::Partitioned::ReadyResult::kTwice) [[unlikely]] {
     return RaiseError(
@@ -242,7 +243,7 @@ int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
 int PMPI_Pready(int partition, MPI_Request request) {
   constexpr const char* kCall = "MPI_Pready";
   MINIMPI_REQUIRE_INIT(kCall);
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = SendRequest(kCall, request, &r)) return error;
   if (partition < 0 || partition >= part::Partitioned::Partitions(r))
       [[unlikely]] {
@@ -255,7 +256,7 @@ int PMPI_Pready_range(int partition_low, int partition_high,
                       MPI_Request request) {
   constexpr const char* kCall = "MPI_Pready_range";
   MINIMPI_REQUIRE_INIT(kCall);
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = SendRequest(kCall, request, &r)) return error;
   const int64_t partitions = part::Partitioned::Partitions(r);
   if (partition_low < 0 || partition_low >= partitions) {
@@ -278,7 +279,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[],
                      MPI_Request request) {
   constexpr const char* kCall = "MPI_Pready_list";
   MINIMPI_REQUIRE_INIT(kCall);
-  p2p::Request* r;
+  vci::Request* r;
   if (int error = SendRequest(kCall, request, &r)) return error;
   if (length < 0 || (length > 0 && array_of_partitions == nullptr)) {
     return RaiseError(
@@ -310,7 +311,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
     *flag = 1;
     return MPI_SUCCESS;
   }
-  p2p::Request* r = minimpi::ToRequest(request);
+  vci::Request* r = minimpi::ToRequest(request);
   if (r == nullptr) {
     return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
                       "invalid request handle (freed, or never a request)");
@@ -328,7 +329,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
     return PartitionError(kCall, r, partition);
   }
   if (r->state.load(std::memory_order_acquire) ==
-      p2p::RequestState::kInactive) {
+      vci::RequestState::kInactive) {
     *flag = 1;
     return MPI_SUCCESS;
   }

@@ -13,6 +13,7 @@ using minimpi::Datatype;
 using minimpi::Instance;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 
 namespace {
 
@@ -50,14 +51,14 @@ int PrepareReceive(const char* call, void* buf, int count,
 // MPI_Sendrecv once its arguments are checked: the receive is posted first,
 // so two ranks sending to each other never wait on each other.
 int SendReceive(const char* call, Communicator* c,
-                const p2p::SendArguments& send, int dest,
-                const p2p::ReceiveArguments& receive_arguments, int source,
+                const vci::SendArguments& send, int dest,
+                const vci::ReceiveArguments& receive_arguments, int source,
                 MPI_Status* status) {
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* receive = nullptr;
+  vci::Request* receive = nullptr;
   if (source != MPI_PROC_NULL) receive = engine.Irecv(receive_arguments);
   if (dest != MPI_PROC_NULL) {
-    p2p::Request* sending = engine.Isend(send);
+    vci::Request* sending = engine.Isend(send);
     engine.Wait(sending);
     engine.Retire(sending);
   }
@@ -80,17 +81,17 @@ MPI_Message NewMessageHandle(p2p::UnexpectedRecord* record, Communicator* c) {
 }
 
 // A persistent request for a PROC_NULL peer: completes at once each start.
-p2p::Request* NewProcNullPersistent(Communicator* c) {
-  p2p::Request* r = Instance::Get().p2p().NewCompletedRequest(
+vci::Request* NewProcNullPersistent(Communicator* c) {
+  vci::Request* r = Instance::Get().p2p().NewCompletedRequest(
       minimpi::ProcNullStatus(), c->vci);
   r->persistent = true;
-  r->state.store(p2p::RequestState::kInactive);
+  r->state.store(vci::RequestState::kInactive);
   return r;
 }
 
 int StartSend(const char* call, const void* buf, int count,
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              p2p::SendMode mode, MPI_Request* request) {
+              vci::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
@@ -99,7 +100,7 @@ int StartSend(const char* call, const void* buf, int count,
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r =
+  vci::Request* r =
       dest == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
           : engine.Isend(
@@ -111,7 +112,7 @@ int StartSend(const char* call, const void* buf, int count,
 
 int BlockingSend(const char* call, const void* buf, int count,
                  MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                 p2p::SendMode mode) {
+                 vci::SendMode mode) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
@@ -121,10 +122,10 @@ int BlockingSend(const char* call, const void* buf, int count,
   }
   if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::SendArguments send =
+  vci::SendArguments send =
       minimpi::MakeSend(c, buf, count, type, dest, tag, mode);
-  if (mode == p2p::SendMode::kSynchronous) {
-    p2p::Request* r = engine.Isend(send);
+  if (mode == vci::SendMode::kSynchronous) {
+    vci::Request* r = engine.Isend(send);
     engine.Wait(r);
     engine.Retire(r);
   } else {
@@ -135,7 +136,7 @@ int BlockingSend(const char* call, const void* buf, int count,
 
 int MakePersistentSend(const char* call, const void* buf, int count,
                        MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                       p2p::SendMode mode, MPI_Request* request) {
+                       vci::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
@@ -143,7 +144,7 @@ int MakePersistentSend(const char* call, const void* buf, int count,
                               request, &c, &type, /*needs_request=*/true)) {
     return error;
   }
-  p2p::Request* r =
+  vci::Request* r =
       dest == MPI_PROC_NULL
           ? NewProcNullPersistent(c)
           : Instance::Get().p2p().NewPersistentSend(
@@ -160,37 +161,37 @@ extern "C" {
 int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
               int tag, MPI_Comm comm) {
   return BlockingSend("MPI_Send", buf, count, datatype, dest, tag, comm,
-                      p2p::SendMode::kStandard);
+                      vci::SendMode::kStandard);
 }
 
 int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm) {
   return BlockingSend("MPI_Ssend", buf, count, datatype, dest, tag, comm,
-                      p2p::SendMode::kSynchronous);
+                      vci::SendMode::kSynchronous);
 }
 
 int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm) {
   return BlockingSend("MPI_Rsend", buf, count, datatype, dest, tag, comm,
-                      p2p::SendMode::kReady);
+                      vci::SendMode::kReady);
 }
 
 int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
                int tag, MPI_Comm comm, MPI_Request* request) {
   return StartSend("MPI_Isend", buf, count, datatype, dest, tag, comm,
-                   p2p::SendMode::kStandard, request);
+                   vci::SendMode::kStandard, request);
 }
 
 int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request* request) {
   return StartSend("MPI_Issend", buf, count, datatype, dest, tag, comm,
-                   p2p::SendMode::kSynchronous, request);
+                   vci::SendMode::kSynchronous, request);
 }
 
 int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
                 int tag, MPI_Comm comm, MPI_Request* request) {
   return StartSend("MPI_Irsend", buf, count, datatype, dest, tag, comm,
-                   p2p::SendMode::kReady, request);
+                   vci::SendMode::kReady, request);
 }
 
 int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
@@ -204,7 +205,7 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
     return error;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r =
+  vci::Request* r =
       source == MPI_PROC_NULL
           ? engine.NewCompletedRequest(minimpi::ProcNullStatus(), c->vci)
           : engine.Irecv(
@@ -229,7 +230,7 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
     return MPI_SUCCESS;
   }
   p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::Request* r =
+  vci::Request* r =
       engine.Irecv(minimpi::MakeReceive(c, buf, count, type, source, tag));
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
@@ -258,7 +259,7 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   }
   return SendReceive(kCall, c,
                      minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest,
-                                       sendtag, p2p::SendMode::kStandard),
+                                       sendtag, vci::SendMode::kStandard),
                      dest,
                      minimpi::MakeReceive(c, recvbuf, recvcount, receive_type,
                                           source, recvtag),
@@ -282,8 +283,8 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   }
   // The outgoing data moves to a packed copy so the receive can land in
   // place; the copy travels as the packed bytes it is.
-  p2p::SendArguments send = minimpi::MakeSend(
-      c, buf, count, type, dest, sendtag, p2p::SendMode::kStandard);
+  vci::SendArguments send = minimpi::MakeSend(
+      c, buf, count, type, dest, sendtag, vci::SendMode::kStandard);
   std::vector<std::byte> outgoing(send.bytes);
   if (send.layout == nullptr) {
     if (send.bytes > 0) std::memcpy(outgoing.data(), send.buffer, send.bytes);
@@ -310,7 +311,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
     return MPI_SUCCESS;
   }
-  p2p::Status found;
+  vci::Status found;
   Instance::Get().p2p().Probe(minimpi::MakeEnvelope(c, source, tag), c->vci,
                               &found);
   minimpi::ToMpiStatus(found, status);
@@ -330,7 +331,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
     minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
     return MPI_SUCCESS;
   }
-  p2p::Status found;
+  vci::Status found;
   p2p::PointToPoint& engine = Instance::Get().p2p();
   *flag = engine.Iprobe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
   if (*flag) {
@@ -356,7 +357,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
     minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
     return MPI_SUCCESS;
   }
-  p2p::Status found;
+  vci::Status found;
   p2p::UnexpectedRecord* record = Instance::Get().p2p().Mprobe(
       minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
   *message = NewMessageHandle(record, c);
@@ -378,7 +379,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
     minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
     return MPI_SUCCESS;
   }
-  p2p::Status found;
+  vci::Status found;
   p2p::PointToPoint& engine = Instance::Get().p2p();
   p2p::UnexpectedRecord* record =
       engine.Improbe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
@@ -435,7 +436,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
     return error;
   }
   Instance::Get().messages().Remove(minimpi::HandleValue(*message));
-  p2p::Request* r = engine.Imrecv(
+  vci::Request* r = engine.Imrecv(
       record, minimpi::MakeReceive(c, buf, count, type, MPI_ANY_SOURCE, 0),
       record->owner);
   *message = MPI_MESSAGE_NULL;
@@ -450,7 +451,7 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
   if (int error = PMPI_Imrecv(buf, count, datatype, message, &request)) {
     return error;
   }
-  p2p::Request* r = minimpi::ToRequest(request);
+  vci::Request* r = minimpi::ToRequest(request);
   p2p::PointToPoint& engine = Instance::Get().p2p();
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
@@ -462,19 +463,19 @@ int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
 int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                    int tag, MPI_Comm comm, MPI_Request* request) {
   return MakePersistentSend("MPI_Send_init", buf, count, datatype, dest, tag,
-                            comm, p2p::SendMode::kStandard, request);
+                            comm, vci::SendMode::kStandard, request);
 }
 
 int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                     int tag, MPI_Comm comm, MPI_Request* request) {
   return MakePersistentSend("MPI_Ssend_init", buf, count, datatype, dest, tag,
-                            comm, p2p::SendMode::kSynchronous, request);
+                            comm, vci::SendMode::kSynchronous, request);
 }
 
 int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
                     int tag, MPI_Comm comm, MPI_Request* request) {
   return MakePersistentSend("MPI_Rsend_init", buf, count, datatype, dest, tag,
-                            comm, p2p::SendMode::kReady, request);
+                            comm, vci::SendMode::kReady, request);
 }
 
 int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
@@ -487,7 +488,7 @@ int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
                                  request, &c, &type)) {
     return error;
   }
-  p2p::Request* r =
+  vci::Request* r =
       source == MPI_PROC_NULL
           ? NewProcNullPersistent(c)
           : Instance::Get().p2p().NewPersistentReceive(

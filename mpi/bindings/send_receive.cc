@@ -16,19 +16,20 @@ using minimpi::Datatype;
 using minimpi::Instance;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
+namespace vci = minimpi::vci;
 
 namespace {
 
 // Starts the schedule on the communicator's VCI (both halves use it) and
 // hands its request to the program.
-int Start(Communicator* c, std::optional<p2p::SendArguments> send,
-          std::optional<p2p::ReceiveArguments> receive,
+int Start(Communicator* c, std::optional<vci::SendArguments> send,
+          std::optional<vci::ReceiveArguments> receive,
           std::unique_ptr<std::byte[]> staging, MPI_Request* request) {
-  auto* schedule =
-      new p2p::SendReceive(std::move(send), std::move(receive),
-                           minimpi::ProcNullStatus(), std::move(staging));
-  p2p::Request* r = Instance::Get().p2p().StartSchedule(
-      schedule, c->vci, p2p::RequestKind::kCompound);
+  auto* schedule = new p2p::SendReceive(
+      Instance::Get().p2p(), std::move(send), std::move(receive),
+      minimpi::ProcNullStatus(), std::move(staging));
+  vci::Request* r = Instance::Get().p2p().StartSchedule(
+      schedule, c->vci, vci::RequestKind::kCompound);
   r->owner = minimpi::OwnerValue(c);
   *request = minimpi::ToHandle(r);
   return MPI_SUCCESS;
@@ -59,12 +60,12 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   if (request == nullptr) {
     return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
   }
-  std::optional<p2p::SendArguments> send;
+  std::optional<vci::SendArguments> send;
   if (dest != MPI_PROC_NULL) {
     send = minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest, sendtag,
-                             p2p::SendMode::kStandard);
+                             vci::SendMode::kStandard);
   }
-  std::optional<p2p::ReceiveArguments> receive;
+  std::optional<vci::ReceiveArguments> receive;
   if (source != MPI_PROC_NULL) {
     receive = minimpi::MakeReceive(c, recvbuf, recvcount, receive_type, source,
                                    recvtag);
@@ -92,11 +93,11 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
   }
   // The outgoing data moves to a packed copy the schedule owns, so the
   // receive can land in place; the copy travels as the bytes it is.
-  std::optional<p2p::SendArguments> send;
+  std::optional<vci::SendArguments> send;
   std::unique_ptr<std::byte[]> staging;
   if (dest != MPI_PROC_NULL) {
     send = minimpi::MakeSend(c, buf, count, type, dest, sendtag,
-                             p2p::SendMode::kStandard);
+                             vci::SendMode::kStandard);
     staging = std::make_unique<std::byte[]>(std::max<size_t>(send->bytes, 1));
     if (send->layout == nullptr) {
       if (send->bytes > 0) {
@@ -110,7 +111,7 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
     send->layout = nullptr;
     send->count = 0;
   }
-  std::optional<p2p::ReceiveArguments> receive;
+  std::optional<vci::ReceiveArguments> receive;
   if (source != MPI_PROC_NULL) {
     receive = minimpi::MakeReceive(c, buf, count, type, source, recvtag);
   }

@@ -76,7 +76,7 @@ void AllgatherBytesAmong(p2p::PointToPoint& p2p, Communicator& comm,
   Schedule::Run(std::move(schedule), p2p);
 }
 
-p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
+vci::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                                   const void* contribution, size_t bytes,
                                   void* gathered,
                                   std::function<void()> on_complete) {

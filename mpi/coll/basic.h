@@ -56,7 +56,7 @@ void AllgatherBytesAmong(p2p::PointToPoint& p2p, Communicator& comm,
 // (Schedule::AtCompletion: VCI lock held, no p2p, no user code), and owns
 // whatever must outlive the exchange; `contribution` and `gathered` must
 // stay valid until it runs (MPI_Comm_idup).
-p2p::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
+vci::Request* StartAllgatherBytes(p2p::PointToPoint& p2p, Communicator& comm,
                                   const void* contribution, size_t bytes,
                                   void* gathered,
                                   std::function<void()> on_complete);

@@ -111,16 +111,17 @@ std::byte* Schedule::Scratch(size_t bytes) {
   return scratch_.back().get();
 }
 
-p2p::Request* Schedule::Start(p2p::PointToPoint& p2p) {
+vci::Request* Schedule::Start(p2p::PointToPoint& p2p) {
+  p2p_ = &p2p;
   EndRound();
   return p2p.StartCollective(this, vci_);
 }
 
 bool Schedule::Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p) {
   // From Start on, the request owns the schedule and deletes it at Retire.
-  p2p::Request* request = schedule.release()->Start(p2p);
+  vci::Request* request = schedule.release()->Start(p2p);
   p2p.Wait(request);
-  const bool intact = request->status.error == p2p::Error::kNone;
+  const bool intact = request->status.error == vci::Error::kNone;
   p2p.Retire(request);
   return intact;
 }
@@ -132,7 +133,7 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
     const Step& step = steps_[i];
     switch (step.kind) {
       case StepKind::kSend: {
-        p2p::SendArguments send;
+        vci::SendArguments send;
         send.buffer = step.in;
         send.bytes = step.bytes;
         send.destination_world_rank = comm_.world_ranks[step.peer];
@@ -151,7 +152,7 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         break;
       }
       case StepKind::kReceive: {
-        p2p::ReceiveArguments receive;
+        vci::ReceiveArguments receive;
         receive.buffer = step.out;
         receive.capacity = step.bytes;
         receive.context = comm_.collective_context();
@@ -173,6 +174,7 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         }
         break;
       case StepKind::kNested:
+        children_[step.child]->p2p_ = &p2p;
         in_flight_.push_back(
             p2p.StartNestedLocked(children_[step.child].release(), vci_, this));
         break;
@@ -181,25 +183,26 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
 }
 
 bool Schedule::RoundDone(p2p::PointToPoint& p2p) {
-  for (p2p::Request* request : in_flight_) {
+  for (vci::Request* request : in_flight_) {
     if (!p2p::PointToPoint::IsComplete(request)) return false;
   }
-  for (p2p::Request* request : in_flight_) {
-    if (request->status.error != p2p::Error::kNone) truncated_ = true;
+  for (vci::Request* request : in_flight_) {
+    if (request->status.error != vci::Error::kNone) truncated_ = true;
     p2p.Retire(request);
   }
   in_flight_.clear();
   return true;
 }
 
-void Schedule::Advance(p2p::PointToPoint& p2p, int /*vci*/) {
+void Schedule::Advance(int /*vci*/) {
+  p2p::PointToPoint& p2p = *p2p_;
   // Rounds whose steps finish at once (local steps, eager sends) run back to
   // back here; the loop stops at the first round still waiting on messages.
   while (RoundDone(p2p)) {
     if (round_ == round_ends_.size()) {
       for (std::function<void()>& work : at_completion_) work();
       at_completion_.clear();
-      if (truncated_) request->status.error = p2p::Error::kTruncated;
+      if (truncated_) request->status.error = vci::Error::kTruncated;
       in_advance = false;
       p2p.CompleteCollectiveLocked(request);  // may delete `this` (waiter)
       return;

@@ -32,7 +32,7 @@ namespace minimpi::coll {
 
 using CollectiveKind = match::TrafficKind::Collective;
 
-class Schedule : public p2p::Progressable {
+class Schedule : public vci::Progressable {
  public:
   // `kind` names the collective for the matching hint; `message_bytes` is
   // the size of the whole call (each message's hint carries its own size).
@@ -74,12 +74,12 @@ class Schedule : public p2p::Progressable {
   // --- Running.
   // Posts the first round; returns the request that completes at the end
   // (and owns the schedule from then on).
-  p2p::Request* Start(p2p::PointToPoint& p2p);
+  vci::Request* Start(p2p::PointToPoint& p2p);
   // Start, wait, retire: a blocking collective. Returns false if a message
   // arrived truncated (mismatched counts), true otherwise.
   static bool Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p);
 
-  void Advance(p2p::PointToPoint& p2p, int vci) override;
+  void Advance(int vci) override;
 
  private:
   enum class StepKind : uint8_t { kSend, kReceive, kReduce, kCopy, kNested };
@@ -101,6 +101,9 @@ class Schedule : public p2p::Progressable {
   bool RoundDone(p2p::PointToPoint& p2p);
 
   const Communicator& comm_;
+  // What the schedule posts through: set by Start (a nested schedule's by
+  // its parent's round).
+  p2p::PointToPoint* p2p_ = nullptr;
   // The VCI the schedule's messages and request use: its communicator's,
   // or its parent's when nested.
   int vci_;
@@ -121,7 +124,7 @@ class Schedule : public p2p::Progressable {
   // Nested collectives not started yet (their requests own them after).
   std::vector<std::unique_ptr<Schedule>> children_;
   size_t round_ = 0;
-  absl::InlinedVector<p2p::Request*, 6> in_flight_;
+  absl::InlinedVector<vci::Request*, 6> in_flight_;
   bool truncated_ = false;
 };
 

@@ -63,7 +63,7 @@ TEST_F(ScheduleTest, LocalStepsAloneFinishAtStart) {
   int from = 42, to = 0;
   auto schedule = std::make_unique<Schedule>(Self(), CollectiveKind::kBcast, 4);
   schedule->Copy(&from, &to, sizeof(from));
-  p2p::Request* request = schedule.release()->Start(P2p());
+  vci::Request* request = schedule.release()->Start(P2p());
   EXPECT_TRUE(p2p::PointToPoint::IsComplete(request));
   EXPECT_EQ(to, 42);
   P2p().Retire(request);
@@ -76,7 +76,7 @@ TEST_F(ScheduleTest, OverlappingSchedulesCompleteIndependently) {
   constexpr size_t kBytes = 20000;  // rendezvous-sized: several steps each
   std::vector<std::vector<uint8_t>> out(kSchedules), mid(kSchedules),
       back(kSchedules);
-  std::vector<p2p::Request*> requests;
+  std::vector<vci::Request*> requests;
   for (int s = 0; s < kSchedules; ++s) {
     out[s].assign(kBytes, static_cast<uint8_t>(s * 3 + 1));
     mid[s].assign(kBytes, 0);
@@ -92,7 +92,7 @@ TEST_F(ScheduleTest, OverlappingSchedulesCompleteIndependently) {
   }
   for (int s = kSchedules - 1; s >= 0; --s) {
     P2p().Wait(requests[s]);
-    EXPECT_EQ(requests[s]->status.error, p2p::Error::kNone);
+    EXPECT_EQ(requests[s]->status.error, vci::Error::kNone);
     P2p().Retire(requests[s]);
     EXPECT_EQ(back[s], out[s]) << "schedule " << s;
   }
@@ -140,7 +140,7 @@ TEST_F(ScheduleTest, UserOpFreedWhileScheduleRuns) {
   schedule->Receive(&received, sizeof(received), 0);
   schedule->EndRound();
   schedule->Reduce(&received, &total, 1, MPI_INT, LookupOp(op));
-  p2p::Request* request = schedule.release()->Start(P2p());
+  vci::Request* request = schedule.release()->Start(P2p());
   MPI_Op_free(&op);
   EXPECT_EQ(op, MPI_OP_NULL);
   P2p().Wait(request);

@@ -7,20 +7,28 @@
 
 namespace minimpi::p2p {
 
+using vci::Progressable;
+using vci::Request;
+using vci::RequestKind;
+using vci::SendArguments;
+using vci::SendMode;
+
 // One buffered message: posts the send of the packed copy and, once it has
 // completed, gives the space back and ends its (already freed) request,
 // which deletes it.
 class BufferedSends::Message : public Progressable {
  public:
-  Message(BufferedSends* owner, std::byte* data, bool on_heap,
-          uint64_t sequence, const SendArguments& send)
-      : owner_(owner),
+  Message(PointToPoint& p2p, BufferedSends* owner, std::byte* data,
+          bool on_heap, uint64_t sequence, const SendArguments& send)
+      : p2p_(p2p),
+        owner_(owner),
         data_(data),
         on_heap_(on_heap),
         sequence_(sequence),
         send_(send) {}
 
-  void Advance(PointToPoint& p2p, int /*vci*/) override {
+  void Advance(int /*vci*/) override {
+    PointToPoint& p2p = p2p_;
     if (inner_ == nullptr) inner_ = p2p.IsendLocked(send_, this);
     if (!PointToPoint::IsComplete(inner_)) {
       in_advance = false;
@@ -33,6 +41,7 @@ class BufferedSends::Message : public Progressable {
   }
 
  private:
+  PointToPoint& p2p_;
   BufferedSends* const owner_;
   std::byte* const data_;
   const bool on_heap_;  // MPI_BUFFER_AUTOMATIC: data_ is its own block
@@ -45,13 +54,13 @@ class BufferedSends::Message : public Progressable {
 // last among those it waits for completes it (Finished).
 class BufferedSends::FlushRequest : public Progressable {
  public:
-  FlushRequest(BufferedSends* owner, uint64_t below)
-      : owner_(owner), below_(below) {}
+  FlushRequest(PointToPoint& p2p, BufferedSends* owner, uint64_t below)
+      : p2p_(p2p), owner_(owner), below_(below) {}
 
   uint64_t below() const { return below_; }
 
   // Runs once, from StartSchedule.
-  void Advance(PointToPoint& p2p, int /*vci*/) override {
+  void Advance(int /*vci*/) override {
     bool done;
     {
       std::lock_guard<std::mutex> lock(owner_->mutex_);
@@ -61,10 +70,11 @@ class BufferedSends::FlushRequest : public Progressable {
     // The request is not the program's yet, so a message finishing on
     // another thread meanwhile cannot have it freed under us.
     in_advance = false;
-    if (done) p2p.CompleteCollectiveLocked(request);
+    if (done) p2p_.CompleteCollectiveLocked(request);
   }
 
  private:
+  PointToPoint& p2p_;
   BufferedSends* const owner_;
   const uint64_t below_;
 };
@@ -148,7 +158,7 @@ BufferedSends::SendResult BufferedSends::Send(PointToPoint& p2p,
   packed.layout = nullptr;
   packed.count = 0;
   packed.mode = SendMode::kStandard;
-  auto* message = new Message(this, data, on_heap, sequence, packed);
+  auto* message = new Message(p2p, this, data, on_heap, sequence, packed);
   // Nobody waits for the message: its request is freed now and released
   // when it completes.
   p2p.Free(p2p.StartSchedule(message, send.vci, RequestKind::kCompound));
@@ -201,7 +211,7 @@ Request* BufferedSends::StartFlush(PointToPoint& p2p, int vci) {
     std::lock_guard<std::mutex> lock(mutex_);
     below = next_sequence_;
   }
-  return p2p.StartSchedule(new FlushRequest(this, below), vci,
+  return p2p.StartSchedule(new FlushRequest(p2p, this, below), vci,
                            RequestKind::kCompound);
 }
 

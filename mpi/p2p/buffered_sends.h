@@ -63,12 +63,12 @@ class BufferedSends {
   // detached); kNoRoom: not enough free space, even after one round of
   // progress reclaimed what had finished.
   enum class SendResult { kSent, kNoBuffer, kNoRoom };
-  SendResult Send(PointToPoint& p2p, const SendArguments& send);
+  SendResult Send(PointToPoint& p2p, const vci::SendArguments& send);
 
   // MPI_Buffer_flush: waits until the messages buffered before the call
   // have left. MPI_Buffer_iflush: a request (on `vci`) that completes then.
   void Flush(PointToPoint& p2p);
-  Request* StartFlush(PointToPoint& p2p, int vci);
+  vci::Request* StartFlush(PointToPoint& p2p, int vci);
 
   // Messages in flight (tests, MPI_Finalize).
   size_t pending() const;

@@ -17,10 +17,23 @@
 #include "mpi/datatype/layout.h"
 #include "mpi/datatype/pack.h"
 #include "mpi/p2p/protocol.h"
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 #include "net/transport.h"
 
 namespace minimpi::p2p {
+
+// Requests belong to the VCIs (mpi/vci/request.h); point-to-point fills and
+// completes them everywhere in its files.
+using vci::Error;
+using vci::Progressable;
+using vci::ReceiveArguments;
+using vci::Request;
+using vci::RequestKind;
+using vci::RequestPool;
+using vci::RequestState;
+using vci::SendArguments;
+using vci::SendMode;
+using vci::Status;
 
 inline MessageHeader MakeControl(MessageType type, uint64_t sender_request) {
   MessageHeader header{};
@@ -78,6 +91,12 @@ inline net::MemoryRegion RegisterOrDie(net::Transport& transport,
   return *region;
 }
 
+}  // namespace minimpi::p2p
+
+// Declared with the request (mpi/vci/request.h), which points to it; only
+// point-to-point reaches inside.
+namespace minimpi::vci {
+
 // The state of one gathered read: where the next bytes come from (the
 // sender's memory, walked with its layout as it described it) and go to.
 struct GatheredRead {
@@ -101,6 +120,12 @@ struct GatheredRead {
   std::byte* staging = nullptr;
   bool stalled = false;  // on the VCI's stalled_reads list
 };
+
+}  // namespace minimpi::vci
+
+namespace minimpi::p2p {
+
+using vci::GatheredRead;
 
 }  // namespace minimpi::p2p
 

@@ -48,7 +48,7 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
 }
 
 absl::Status PointToPoint::AttachVci(int vci, vci::Vci& state) {
-  auto lane = std::make_unique<Lane>(state.mutex);
+  auto lane = std::make_unique<Lane>(state);
   auto engine = match::CreateMatchEngine(engine_name_, engine_options_);
   if (!engine.ok()) return engine.status();
   lane->engine = std::move(engine).value();

@@ -2,7 +2,7 @@
 // single-copy rendezvous; request completion.
 //
 // Point-to-point is one kind of traffic on the VCIs (mpi/vci): it keeps a
-// Lane for each VCI (its matching engine, request pool, backlog of refused
+// Lane for each VCI (its matching engine, backlog of refused
 // messages and copies), guarded by that VCI's lock, and registers as the
 // handler of its message types, so the VCIs' progress loop hands it its
 // arrivals and local completions and gives it a turn to retry what the
@@ -29,7 +29,7 @@
 #include "mpi/datatype/pack.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 #include "mpi/vci/vci_set.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
@@ -54,10 +54,10 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 
 // Point-to-point's state for one VCI.
 struct alignas(64) Lane {
-  explicit Lane(std::mutex& vci_mutex) : mutex(vci_mutex) {}
+  explicit Lane(vci::Vci& vci) : mutex(vci.mutex), requests(vci.requests) {}
   std::mutex& mutex;  // the VCI's lock, which guards all of this
   std::unique_ptr<match::MatchEngine> engine;
-  RequestPool requests;
+  vci::RequestPool& requests;  // the VCI's
   // Two-sided messages the transport refused for now (the ring to that peer
   // was full), kept per peer in send order and posted again by progress.
   // Once a peer has a backlog every later message to it queues behind, so
@@ -67,7 +67,7 @@ struct alignas(64) Lane {
   struct OutgoingMessage {
     OutgoingMessage* next = nullptr;
     MessageHeader header;
-    Request* request = nullptr;  // data message of this request, or null
+    vci::Request* request = nullptr;  // data message of this request, or null
     const void* payload = nullptr;
     size_t payload_length = 0;
     // Non-contiguous eager data: packed from the request's send arguments
@@ -78,7 +78,7 @@ struct alignas(64) Lane {
     // kWriteDone, kSyncAck): the request finishes that step only once the
     // message has left, so whoever waits on it keeps progressing this VCI
     // until then (an endpoint's VCI is progressed by no one else).
-    Request* owed_by = nullptr;
+    vci::Request* owed_by = nullptr;
     bool owed_finishes_event = false;  // a rendezvous event; else Complete
   };
   struct OutgoingQueue {
@@ -93,7 +93,7 @@ struct alignas(64) Lane {
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.
   struct PendingCopy {
-    Request* request;
+    vci::Request* request;
     net::PeerVci peer;
     bool write;
     void* local;
@@ -104,14 +104,14 @@ struct alignas(64) Lane {
   std::deque<PendingCopy> pending_copies;
   // Gathered reads (non-contiguous rendezvous) that stopped posting for
   // want of transport resources; progress resumes them. Guarded by `mutex`.
-  std::vector<Request*> stalled_reads;
+  std::vector<vci::Request*> stalled_reads;
   // I/O vector scratch for posting gathered reads. Guarded by `mutex`.
   std::vector<datatype::Segment> local_segments, remote_segments;
   std::vector<net::IoSegment> local_io, remote_io;
   // Recycled small unexpected-message records. Guarded by `mutex`.
   std::vector<UnexpectedRecord*> spare_records;
   // Schedules whose requests completed, to advance. Guarded by `mutex`.
-  std::vector<Progressable*> ready;
+  std::vector<vci::Progressable*> ready;
   bool advancing = false;  // guarded by `mutex`
 };
 
@@ -126,14 +126,14 @@ class PointToPoint final : public vci::TrafficHandler {
 
   // The request a handle's parts name (see RequestPool::Lookup), or nullptr.
   // Any thread, lock-free.
-  Request* LookupRequest(uint32_t vci, uint32_t index,
-                         uint32_t generation) const {
+  vci::Request* LookupRequest(uint32_t vci, uint32_t index,
+                              uint32_t generation) const {
     const Lane* lane = FindLane(vci);
     return lane == nullptr ? nullptr : lane->requests.Lookup(index, generation);
   }
   // The request in slot `index` of `vci`'s pool, whatever its state (see
   // RequestPool::SlotAt), or nullptr.
-  Request* RequestSlot(uint32_t vci, uint32_t index) const {
+  vci::Request* RequestSlot(uint32_t vci, uint32_t index) const {
     const Lane* lane = FindLane(vci);
     return lane == nullptr ? nullptr : lane->requests.SlotAt(index);
   }
@@ -146,59 +146,63 @@ class PointToPoint final : public vci::TrafficHandler {
 
   // Blocking standard-mode send: returns when `buffer` may be reused. Small
   // messages complete without allocating a request.
-  void Send(const SendArguments& arguments);
+  void Send(const vci::SendArguments& arguments);
   // Starts a send; the request completes when the buffer may be reused
   // (standard/ready) or the receive has matched (synchronous).
-  Request* Isend(const SendArguments& arguments);
-  Request* Irecv(const ReceiveArguments& arguments);
+  vci::Request* Isend(const vci::SendArguments& arguments);
+  vci::Request* Irecv(const vci::ReceiveArguments& arguments);
 
-  Request* NewPersistentSend(const SendArguments& arguments);
-  Request* NewPersistentReceive(const ReceiveArguments& arguments);
+  vci::Request* NewPersistentSend(const vci::SendArguments& arguments);
+  vci::Request* NewPersistentReceive(const vci::ReceiveArguments& arguments);
   // Starts an inactive persistent request. A persistent request created
   // complete (a PROC_NULL peer) completes again at once.
-  void Start(Request* request);
+  void Start(vci::Request* request);
 
   // A request that is already complete with `status` (PROC_NULL operations).
-  Request* NewCompletedRequest(const Status& status, int vci);
+  vci::Request* NewCompletedRequest(const vci::Status& status, int vci);
 
   // Collectives. A collective's request completes when its schedule says
   // so; the schedule is owned by the request. StartCollective creates the
   // request and calls Advance once, under one lock, to post the first steps.
-  Request* StartCollective(Progressable* schedule, int vci) {
-    return StartSchedule(schedule, vci, RequestKind::kCollective);
+  vci::Request* StartCollective(vci::Progressable* schedule, int vci) {
+    return StartSchedule(schedule, vci, vci::RequestKind::kCollective);
   }
   // The same for point-to-point work built from several requests
   // (RequestKind::kCompound: MPI_Isendrecv, buffered sends).
-  Request* StartSchedule(Progressable* schedule, int vci, RequestKind kind);
+  vci::Request* StartSchedule(vci::Progressable* schedule, int vci,
+                              vci::RequestKind kind);
   // For use inside Progressable::Advance (the VCI's lock is held): post a
   // step whose completion advances `parent`, and finish the collective.
-  Request* IsendLocked(const SendArguments& arguments, Progressable* parent);
-  Request* IrecvLocked(const ReceiveArguments& arguments, Progressable* parent);
+  vci::Request* IsendLocked(const vci::SendArguments& arguments,
+                            vci::Progressable* parent);
+  vci::Request* IrecvLocked(const vci::ReceiveArguments& arguments,
+                            vci::Progressable* parent);
   // Starts `schedule` as a step of `parent` (a collective made of smaller
   // collectives, such as one on an intercommunicator running one on its
   // local group): its request completes into the parent, which retires it.
-  Request* StartNestedLocked(Progressable* schedule, int vci,
-                             Progressable* parent);
-  void CompleteCollectiveLocked(Request* request);
+  vci::Request* StartNestedLocked(vci::Progressable* schedule, int vci,
+                                  vci::Progressable* parent);
+  void CompleteCollectiveLocked(vci::Request* request);
   // Completes a schedule's request from any thread, holding any VCI's lock
   // or none. Only for a request that is no step of another schedule (its
   // completion then touches no VCI state): a buffer flush, which the
   // buffered messages of every VCI complete.
-  void CompleteUnowned(Request* request);
+  void CompleteUnowned(vci::Request* request);
 
   // Generalized requests: one active request of kind kGeneralized, and its
   // completion, which any thread may call holding no lock. It touches only
   // the request's state, so a thread waiting on it sees it at once.
-  Request* NewGeneralized(void* extension);
-  void CompleteGeneralized(Request* request) {
-    request->state.store(RequestState::kComplete, std::memory_order_seq_cst);
+  vci::Request* NewGeneralized(void* extension);
+  void CompleteGeneralized(vci::Request* request) {
+    request->state.store(vci::RequestState::kComplete,
+                         std::memory_order_seq_cst);
     vcis_.WakeSleepers(request->vci);
   }
 
   // An inactive persistent request of kind kPartitioned owned by
   // `extension` (mpi/part), so that handles, Wait and Test work as for any
   // request.
-  Request* NewPartitionedRequest(int vci, void* extension);
+  vci::Request* NewPartitionedRequest(int vci, void* extension);
   // Sends a control message (a header only), or queues it behind the
   // peer's backlog; never blocks. Caller holds `vci`'s lock.
   void SendControlLocked(int vci, net::PeerVci peer,
@@ -206,39 +210,39 @@ class PointToPoint final : public vci::TrafficHandler {
 
   // Cancels a pending receive; true if it was cancelled (it then completes
   // with status.cancelled set), false if it had already matched.
-  bool CancelReceive(Request* request);
+  bool CancelReceive(vci::Request* request);
   // Cancels a pending send (MPI_Cancel). A message still queued here is
   // withdrawn at once; one that has left is withdrawn by the receiver if it
   // has not matched (kCancelSend): the request then completes with
   // status.cancelled set, otherwise it completes as usual. A standard-mode
   // eager send is complete once posted, and stays so.
-  void CancelSend(Request* request);
+  void CancelSend(vci::Request* request);
 
   // Probes: the earliest matching unexpected message. Iprobe progresses once.
-  bool Iprobe(const match::Envelope& wanted, int vci, Status* status);
-  void Probe(const match::Envelope& wanted, int vci, Status* status);
+  bool Iprobe(const match::Envelope& wanted, int vci, vci::Status* status);
+  void Probe(const match::Envelope& wanted, int vci, vci::Status* status);
   // Matched probes take the message out of reach of every other receive.
   UnexpectedRecord* Improbe(const match::Envelope& wanted, int vci,
-                            Status* status);
+                            vci::Status* status);
   UnexpectedRecord* Mprobe(const match::Envelope& wanted, int vci,
-                           Status* status);
+                           vci::Status* status);
   // Receives a message taken by a matched probe into `receive` (buffer,
   // capacity, layout and count are used).
-  Request* Imrecv(UnexpectedRecord* message, const ReceiveArguments& receive,
-                  uintptr_t owner);
+  vci::Request* Imrecv(UnexpectedRecord* message,
+                       const vci::ReceiveArguments& receive, uintptr_t owner);
 
-  static bool IsComplete(const Request* request) {
+  static bool IsComplete(const vci::Request* request) {
     return request->state.load(std::memory_order_acquire) ==
-           RequestState::kComplete;
+           vci::RequestState::kComplete;
   }
   // Progresses until `request` completes.
-  void Wait(Request* request);
+  void Wait(vci::Request* request);
 
   // After a completed request's status was read: a persistent request turns
   // inactive, any other goes back to its pool.
-  void Retire(Request* request);
+  void Retire(vci::Request* request);
   // MPI_Request_free semantics: release now, or when it completes.
-  void Free(Request* request);
+  void Free(vci::Request* request);
 
   // The VCIs this traffic rides on (their progress loop and waits).
   vci::VciSet& vcis() { return vcis_; }
@@ -270,19 +274,21 @@ class PointToPoint final : public vci::TrafficHandler {
   }
 
   // The following run with the VCI's lock held.
-  Request* NewSendLocked(const SendArguments& arguments, bool persistent);
-  Request* NewReceiveLocked(const ReceiveArguments& arguments, bool persistent);
-  void PostSendLocked(Request* request);
+  vci::Request* NewSendLocked(const vci::SendArguments& arguments,
+                              bool persistent);
+  vci::Request* NewReceiveLocked(const vci::ReceiveArguments& arguments,
+                                 bool persistent);
+  void PostSendLocked(vci::Request* request);
   // Sends a data message of `request` (eager, synchronous eager, or a
   // rendezvous request), or queues it behind the peer's backlog. A queued
   // standard-mode eager message completes its request once it leaves.
   // Sends a control message `request` owes the peer; once it has left, the
   // request finishes a rendezvous event (`finishes_event`) or completes.
   void SendOwedControlLocked(int vci, net::PeerVci peer,
-                             const MessageHeader& header, Request* request,
+                             const MessageHeader& header, vci::Request* request,
                              bool finishes_event);
-  void SettleOwedLocked(Request* request, bool finishes_event);
-  void SendDataLocked(Request* request, const MessageHeader& header,
+  void SettleOwedLocked(vci::Request* request, bool finishes_event);
+  void SendDataLocked(vci::Request* request, const MessageHeader& header,
                       const void* payload, size_t payload_length,
                       bool complete_when_sent);
   // Posts `message` unless the peer has a backlog; false when it must wait.
@@ -290,35 +296,36 @@ class PointToPoint final : public vci::TrafficHandler {
   // arguments' data.
   bool TrySendLocked(int vci, net::PeerVci peer, const MessageHeader& header,
                      const void* payload, size_t payload_length,
-                     const SendArguments* packed = nullptr);
+                     const vci::SendArguments* packed = nullptr);
   void EnqueueLocked(int vci, net::PeerVci peer,
                      const Lane::OutgoingMessage& message);
   // Posts what the transport refused before, in order; true if any left.
   bool RetryOutgoingLocked(int vci);
-  void PostReceiveLocked(Request* request);
+  void PostReceiveLocked(vci::Request* request);
   void HandleArrival(int vci, net::PeerVci peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
   UnexpectedRecord* NewRecordLocked(Lane& lane, size_t payload_bytes);
   static void FreeRecordLocked(Lane& lane, UnexpectedRecord* record);
   // Delivers a message the engine held as unexpected into `request`.
-  void DeliverUnexpectedLocked(Request* request, UnexpectedRecord* message);
-  void StartRendezvousReadLocked(Request* request, net::PeerVci peer,
+  void DeliverUnexpectedLocked(vci::Request* request,
+                               UnexpectedRecord* message);
+  void StartRendezvousReadLocked(vci::Request* request, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const std::byte* payload,
                                  size_t payload_length);
   // The non-contiguous rendezvous: one gathered copy from the sender's
   // memory (as its layout describes it) into the receive buffer.
-  void StartGatheredReadLocked(Request* request, net::PeerVci peer,
+  void StartGatheredReadLocked(vci::Request* request, net::PeerVci peer,
                                const MessageHeader& header,
                                const std::byte* payload, size_t payload_length,
                                size_t delivered);
   // Posts gathered reads until done or the transport is full; false when
   // it stopped for resources.
-  bool PumpGatheredReadLocked(Request* request);
+  bool PumpGatheredReadLocked(vci::Request* request);
   // One gathered read finished; ends the rendezvous after the last.
-  void FinishGatheredReadLocked(int vci, Request* request);
+  void FinishGatheredReadLocked(int vci, vci::Request* request);
   // Copies an eager payload into a receive (contiguous or not).
-  static void CopyIntoReceive(Request* request, const std::byte* payload,
+  static void CopyIntoReceive(vci::Request* request, const std::byte* payload,
                               size_t delivered);
   void StartRendezvousWriteLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& clear_to_send);
@@ -327,25 +334,25 @@ class PointToPoint final : public vci::TrafficHandler {
   // Posts a one-sided copy now; the transport's answer.
   net::PostResult TryCopyLocked(int vci, const Lane::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
-  void FinishRendezvousEvent(Request* request);
+  void FinishRendezvousEvent(vci::Request* request);
   // The rendezvous request of a send: contiguous data advertises its
   // buffer; non-contiguous data its layout in the payload, or a packed
   // staging copy when the layout does not fit one message.
-  void PostRendezvousRequestLocked(Request* request);
-  void Complete(Request* request);
+  void PostRendezvousRequestLocked(vci::Request* request);
+  void Complete(vci::Request* request);
   // Completes a send whose message was withdrawn, releasing what its
   // rendezvous held.
-  void CompleteCancelledSendLocked(Request* request);
+  void CompleteCancelledSendLocked(vci::Request* request);
   // Receiver of kCancelSend: withdraws the message if it is still
   // unmatched, and answers.
   void HandleCancelSendLocked(int vci, net::PeerVci peer,
                               const MessageHeader& header);
-  void RunAdvance(Progressable* schedule, int vci);
+  void RunAdvance(vci::Progressable* schedule, int vci);
   // The earliest unexpected message matching `wanted` on `vci` (after one
   // poll when `poll`), taken out of reach of every receive when `take`;
   // fills `status`. Takes the VCI's lock.
   UnexpectedRecord* FindUnexpected(const match::Envelope& wanted, int vci,
-                                   bool poll, bool take, Status* status);
+                                   bool poll, bool take, vci::Status* status);
   vci::VciSet& vcis_;
   net::Transport* const transport_;
   const size_t eager_max_;

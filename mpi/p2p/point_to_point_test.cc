@@ -23,6 +23,13 @@
 namespace minimpi::p2p {
 namespace {
 
+using vci::Error;
+using vci::ReceiveArguments;
+using vci::Request;
+using vci::SendArguments;
+using vci::SendMode;
+using vci::Status;
+
 constexpr int32_t kContext = 5;
 constexpr size_t kEagerMax = 1024;
 

@@ -102,7 +102,7 @@ Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
 
 void PointToPoint::RunAdvance(Progressable* schedule, int vci) {
   schedule->in_advance = true;
-  schedule->Advance(*this, vci);
+  schedule->Advance(vci);
   // Not touched after a finishing Advance: `in_advance` is cleared by the
   // schedule's own Advance before it completes its request (see Schedule).
 }

@@ -4,16 +4,22 @@
 
 namespace minimpi::p2p {
 
-SendReceive::SendReceive(std::optional<SendArguments> send,
+using vci::ReceiveArguments;
+using vci::SendArguments;
+using vci::Status;
+
+SendReceive::SendReceive(PointToPoint& p2p, std::optional<SendArguments> send,
                          std::optional<ReceiveArguments> receive,
                          const Status& no_receive_status,
                          std::unique_ptr<std::byte[]> staging)
-    : send_(std::move(send)),
+    : p2p_(p2p),
+      send_(std::move(send)),
       receive_(std::move(receive)),
       no_receive_status_(no_receive_status),
       staging_(std::move(staging)) {}
 
-void SendReceive::Advance(PointToPoint& p2p, int /*vci*/) {
+void SendReceive::Advance(int /*vci*/) {
+  PointToPoint& p2p = p2p_;
   if (!posted_) {
     posted_ = true;
     // The receive first, so two ranks exchanging with each other never

@@ -20,27 +20,28 @@
 
 namespace minimpi::p2p {
 
-class SendReceive : public Progressable {
+class SendReceive : public vci::Progressable {
  public:
   // An absent half is a send to or receive from MPI_PROC_NULL: nothing to
   // post; the request then reports `no_receive_status` if the receive is the
   // absent one. `staging` holds the data `send` points into, if it is a
   // copy. Both halves must use one VCI: the one the schedule starts on.
-  SendReceive(std::optional<SendArguments> send,
-              std::optional<ReceiveArguments> receive,
-              const Status& no_receive_status,
+  SendReceive(PointToPoint& p2p, std::optional<vci::SendArguments> send,
+              std::optional<vci::ReceiveArguments> receive,
+              const vci::Status& no_receive_status,
               std::unique_ptr<std::byte[]> staging);
 
-  void Advance(PointToPoint& p2p, int vci) override;
+  void Advance(int vci) override;
 
  private:
-  const std::optional<SendArguments> send_;
-  const std::optional<ReceiveArguments> receive_;
-  const Status no_receive_status_;
+  PointToPoint& p2p_;
+  const std::optional<vci::SendArguments> send_;
+  const std::optional<vci::ReceiveArguments> receive_;
+  const vci::Status no_receive_status_;
   const std::unique_ptr<std::byte[]> staging_;
   bool posted_ = false;
-  Request* send_request_ = nullptr;
-  Request* receive_request_ = nullptr;
+  vci::Request* send_request_ = nullptr;
+  vci::Request* receive_request_ = nullptr;
 };
 
 }  // namespace minimpi::p2p

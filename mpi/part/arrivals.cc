@@ -21,8 +21,8 @@ namespace minimpi::part {
 
 using p2p::MessageHeader;
 using p2p::MessageType;
-using p2p::Request;
-using p2p::RequestState;
+using vci::Request;
+using vci::RequestState;
 
 void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
                                          size_t) {
@@ -93,7 +93,7 @@ void Partitioned::CompleteReceiveRound(PartitionedReceive& receive) {
   request->status.source = receive.source_rank;
   request->status.tag = receive.tag;
   if (receive.size_mismatch) {
-    request->status.error = p2p::Error::kTruncated;
+    request->status.error = vci::Error::kTruncated;
     request->status.bytes = 0;
     request->status.arrived_bytes = 0;
   } else {

@@ -23,8 +23,8 @@ namespace minimpi::part {
 
 using p2p::MessageHeader;
 using p2p::MessageType;
-using p2p::Request;
-using p2p::RequestState;
+using vci::Request;
+using vci::RequestState;
 
 namespace {
 
@@ -327,7 +327,7 @@ void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
           send->request->state.load(std::memory_order_acquire);
       if (send->size_mismatch) {
         if (current == RequestState::kActive) {
-          send->request->status.error = p2p::Error::kTruncated;
+          send->request->status.error = vci::Error::kTruncated;
           CompleteSendRound(*send);
         }
         return;

@@ -24,8 +24,8 @@ namespace minimpi::part {
 
 using p2p::MessageHeader;
 using p2p::MessageType;
-using p2p::Request;
-using p2p::RequestState;
+using vci::Request;
+using vci::RequestState;
 
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
     vci::VciSet& vcis, p2p::PointToPoint& p2p,
@@ -106,14 +106,14 @@ const LogGPParameters& Partitioned::LogGP() {
 uint64_t Partitioned::SendKey(const Request& request) {
   return uint64_t(request.vci) << 56 | uint64_t(request.index) << 32 |
          (request.generation.load(std::memory_order_relaxed) &
-          p2p::RequestPool::kGenerationMask);
+          vci::RequestPool::kGenerationMask);
 }
 
 PartitionedSend* Partitioned::FindSend(uint64_t key) const {
   Request* request = p2p_.LookupRequest(
       static_cast<uint32_t>(key >> 56),
       static_cast<uint32_t>(key >> 32) & 0xffffff, static_cast<uint32_t>(key));
-  if (request == nullptr || request->kind != p2p::RequestKind::kPartitioned ||
+  if (request == nullptr || request->kind != vci::RequestKind::kPartitioned ||
       !IsSend(request)) {
     return nullptr;
   }
@@ -133,7 +133,7 @@ int64_t Partitioned::Partitions(const Request* request) {
 void Partitioned::Start(Request* request) {
   auto* base = static_cast<PartitionedRequestBase*>(request->extension);
   std::lock_guard<std::mutex> lock(vcis_.mutex(base->vci));
-  request->status = p2p::Status{};
+  request->status = vci::Status{};
   request->status.source = base->source_rank;
   request->status.tag = base->tag;
   base->round.store(base->round.load(std::memory_order_relaxed) + 1,
@@ -171,7 +171,7 @@ void Partitioned::StartSendLocked(PartitionedSend& send) {
   send.writes_done.store(0, std::memory_order_relaxed);
   if (send.timed) send.start_ns = NowNs();
   if (send.size_mismatch) {
-    send.request->status.error = p2p::Error::kTruncated;
+    send.request->status.error = vci::Error::kTruncated;
     send.request->state.store(RequestState::kComplete,
                               std::memory_order_release);
     return;
@@ -229,7 +229,7 @@ void Partitioned::Free(Request* request) {
       // Under the VCI lock the clears are handled under: once the handle
       // is invalid, a late clear finds nothing.
       std::lock_guard<std::mutex> lock(vcis_.mutex(send->vci));
-      p2p::RequestPool::Invalidate(request);
+      vci::RequestPool::Invalidate(request);
       MessageHeader free{};
       free.type = MessageType::kPartitionedFree;
       free.context = send->context;

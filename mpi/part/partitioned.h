@@ -91,27 +91,27 @@ class Partitioned final : public vci::TrafficHandler {
   ~Partitioned() override;
 
   // Never block. Errors: an unknown aggregator name, too many receives.
-  absl::StatusOr<p2p::Request*> NewSend(PartitionedArguments arguments);
-  absl::StatusOr<p2p::Request*> NewReceive(PartitionedArguments arguments);
+  absl::StatusOr<vci::Request*> NewSend(PartitionedArguments arguments);
+  absl::StatusOr<vci::Request*> NewReceive(PartitionedArguments arguments);
 
-  static bool IsPartitioned(const p2p::Request* request) {
-    return request->kind == p2p::RequestKind::kPartitioned;
+  static bool IsPartitioned(const vci::Request* request) {
+    return request->kind == vci::RequestKind::kPartitioned;
   }
-  static bool IsSend(const p2p::Request* request);
-  static int64_t Partitions(const p2p::Request* request);
+  static bool IsSend(const vci::Request* request);
+  static int64_t Partitions(const vci::Request* request);
 
   // MPI_Start of an inactive partitioned request.
-  void Start(p2p::Request* request);
+  void Start(vci::Request* request);
 
   enum class ReadyResult { kOk, kTwice };
   // MPI_Pready of one partition of an active send (range checked by the
   // caller). Lock-free; may post a write.
-  ReadyResult Ready(p2p::Request* request, int64_t partition);
+  ReadyResult Ready(vci::Request* request, int64_t partition);
   // MPI_Parrived: whether the partition of an active receive arrived this
   // round; progresses when it has not.
-  bool Arrived(p2p::Request* request, int64_t partition);
+  bool Arrived(vci::Request* request, int64_t partition);
   // MPI_Request_free of an inactive request.
-  void Free(p2p::Request* request);
+  void Free(vci::Request* request);
 
   // vci::TrafficHandler: with the VCI's lock held.
   void OnMessageLocked(int vci, net::PeerVci peer, const std::byte* data,
@@ -160,7 +160,7 @@ class Partitioned final : public vci::TrafficHandler {
     std::vector<PartitionedSend*> progressed_sends;
   };
 
-  static uint64_t SendKey(const p2p::Request& request);
+  static uint64_t SendKey(const vci::Request& request);
   // The live send that SendKey named, or nullptr. Lock-free.
   PartitionedSend* FindSend(uint64_t key) const;
   void StartSendLocked(PartitionedSend& send);

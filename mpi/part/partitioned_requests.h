@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "mpi/datatype/layout.h"
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/partitioned.h"
 #include "mpi/part/reactions.h"
@@ -41,7 +41,7 @@ inline int64_t NowNs() {
 
 // What both kinds share.
 struct PartitionedRequestBase {
-  p2p::Request* request = nullptr;
+  vci::Request* request = nullptr;
   bool is_send = false;
   bool proc_null = false;
   net::PeerVci peer;  // the other side's rank and VCI

@@ -86,10 +86,10 @@ TEST_P(PartitionedTest, RoundsDeliverEveryPartitionIntact) {
   constexpr int64_t kSendPartitions = 64, kReceivePartitions = 16;
   constexpr size_t kBytes = 64 * 1000;
   std::vector<uint8_t> out(kBytes), in(kBytes);
-  absl::StatusOr<p2p::Request*> send =
+  absl::StatusOr<vci::Request*> send =
       part_->NewSend(Arguments(out.data(), kBytes, kSendPartitions, /*vci=*/0));
   ASSERT_TRUE(send.ok()) << send.status();
-  absl::StatusOr<p2p::Request*> receive = part_->NewReceive(
+  absl::StatusOr<vci::Request*> receive = part_->NewReceive(
       Arguments(in.data(), kBytes, kReceivePartitions, /*vci=*/1));
   ASSERT_TRUE(receive.ok()) << receive.status();
   EXPECT_TRUE(Partitioned::IsSend(*send));

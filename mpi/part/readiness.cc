@@ -10,7 +10,7 @@
 
 namespace minimpi::part {
 
-using p2p::Request;
+using vci::Request;
 
 namespace {
 

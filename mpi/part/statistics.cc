@@ -21,8 +21,8 @@ namespace minimpi::part {
 
 using p2p::MessageHeader;
 using p2p::MessageType;
-using p2p::Request;
-using p2p::RequestState;
+using vci::Request;
+using vci::RequestState;
 
 void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
   if (!send.timed || send.units == 0) return;

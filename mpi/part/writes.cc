@@ -21,8 +21,8 @@ namespace minimpi::part {
 
 using p2p::MessageHeader;
 using p2p::MessageType;
-using p2p::Request;
-using p2p::RequestState;
+using vci::Request;
+using vci::RequestState;
 
 int Partitioned::ChannelVci(const PartitionedSend& send, int64_t unit) const {
   if (send.plan.channels <= 1) return send.vci;

@@ -4,12 +4,12 @@
 // the kind of traffic it belongs to.
 //
 // Threads: a VCI's lock (its own cache line) guards everything that names
-// the VCI: the transport calls, and each kind of traffic's state for it
-// (point-to-point's matching engine and request pool, partitioned
-// communication's deferred writes). Different VCIs never share a lock, so
-// threads driving different communicators never contend. A thread waiting
-// for something progresses its VCI with a try-lock and backs off when
-// another thread already holds it (that thread is making the progress both
+// the VCI: the transport calls, the allocation of its requests, and each
+// kind of traffic's state for it (point-to-point's matching engine and
+// backlog, partitioned communication's deferred writes). Different VCIs never
+// share a lock, so threads driving different communicators never contend. A
+// thread waiting for something progresses its VCI with a try-lock and backs off
+// when another thread already holds it (that thread is making the progress both
 // need); every few rounds it also progresses the other VCIs, because MPI's
 // progress rule says a posted operation must complete even if nobody waits
 // on it.
@@ -44,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mpi/vci/request.h"
 #include "mpi/vci/wait_policy.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
@@ -69,10 +70,13 @@ inline void* UntagContext(uint64_t context) {
   return reinterpret_cast<void*>(context & ~kTrafficTagMask);
 }
 
-// One VCI: its lock, on a cache line of its own. The state each kind of
-// traffic keeps for it lives with that kind, indexed by the VCI's number.
+// One VCI: its lock, on a cache line of its own, and the pool its requests
+// of every kind come from (allocated under the lock). The state each kind
+// of traffic keeps for it lives with that kind, indexed by the VCI's
+// number.
 struct alignas(64) Vci {
   std::mutex mutex;
+  RequestPool requests;
 };
 
 // One kind of traffic. Every call but AttachVci holds `vci`'s lock and may
@@ -149,6 +153,9 @@ class VciSet final : public net::CompletionHandler {
   }
   // The lock of a VCI that exists.
   std::mutex& mutex(int vci) const { return At(vci).mutex; }
+  // Its request pool (Allocate under the lock; Lookup and Release from any
+  // thread).
+  RequestPool& requests(int vci) const { return At(vci).requests; }
 
   // A VCI of its own for a new endpoint, holding one reference, or -1 when
   // all Settings::endpoint_vcis are taken. Any thread.

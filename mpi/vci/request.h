@@ -1,16 +1,23 @@
-// Requests: the state of one point-to-point operation, from posting to the
-// moment the user reads its status. A request is also the posted-receive
-// element the matching engine links (it derives from match::PostedReceive),
-// so posting a receive allocates nothing beyond the request itself.
+// Requests: the state of one operation on a VCI, of any kind (a send, a
+// receive, a collective's schedule, a partitioned send or receive, a
+// generalized request), from posting to the moment the user reads its
+// status. MPI_Wait, MPI_Test and the handles treat every kind alike; what
+// only one kind needs hangs off `extension` or lives in the fields of that
+// kind. A request is also the posted-receive element the matching engine
+// links (it derives from match::PostedReceive), so posting a receive
+// allocates nothing beyond the request itself.
 //
-// Requests come from a per-VCI pool. Allocation happens under the VCI's lock;
-// release may happen from any thread (the one that waited), so releases go
-// onto a lock-free stack that the allocator takes over whole when its own
-// free list runs dry (taking the whole stack at once has no ABA problem).
+// Each VCI owns a pool of them (Vci::requests, vci_set.h). Allocation
+// happens under the VCI's lock; release may happen from any thread (the one
+// that waited), so releases go onto a lock-free stack that the allocator
+// takes over whole when its own free list runs dry (taking the whole stack
+// at once has no ABA problem).
 //
-// Owned by: mpi/p2p. Called by: the C bindings in mpi/ (through handles).
-#ifndef MINIMPI_MPI_P2P_REQUEST_H_
-#define MINIMPI_MPI_P2P_REQUEST_H_
+// Owned by: mpi/vci. Filled and completed by the kinds of traffic (mpi/p2p,
+// mpi/part, the collectives' schedules); read by the C bindings in mpi/
+// (through handles).
+#ifndef MINIMPI_MPI_VCI_REQUEST_H_
+#define MINIMPI_MPI_VCI_REQUEST_H_
 
 #include <atomic>
 #include <cstddef>
@@ -21,7 +28,7 @@
 #include "mpi/match/match_engine.h"
 #include "net/transport.h"
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 
 enum class Error : int8_t {
   kNone = 0,
@@ -105,14 +112,16 @@ enum class RequestState : uint8_t {
 };
 
 class RequestPool;
-struct UnexpectedRecord;
-class PointToPoint;
 struct Request;
+// A non-contiguous rendezvous read in flight: point-to-point's alone
+// (defined in mpi/p2p/p2p_internal.h).
+struct GatheredRead;
 
 // Work that moves forward as requests it posted complete: the schedule of a
 // collective. When such a request completes, the progress engine queues its
 // parent on the VCI and calls Advance once it is outside the transport's
-// poll, with the VCI's lock held.
+// poll, with the VCI's lock held. The work keeps what it posts through
+// (mpi/p2p's PointToPoint) itself.
 //
 // The engine sets `in_advance` before calling Advance; while it is set,
 // completions do not queue the schedule again, so Advance must check its own
@@ -123,7 +132,7 @@ struct Request;
 class Progressable {
  public:
   virtual ~Progressable() = default;
-  virtual void Advance(PointToPoint& p2p, int vci) = 0;
+  virtual void Advance(int vci) = 0;
 
   bool queued_for_advance = false;  // guarded by the VCI lock
   bool in_advance = false;          // guarded by the VCI lock
@@ -231,6 +240,6 @@ class RequestPool {
   std::atomic<Request*>* chunks_ = nullptr;
 };
 
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci
 
-#endif  // MINIMPI_MPI_P2P_REQUEST_H_
+#endif  // MINIMPI_MPI_VCI_REQUEST_H_

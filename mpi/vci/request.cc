@@ -1,9 +1,9 @@
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 
 RequestPool::RequestPool()
     : chunks_(static_cast<std::atomic<Request*>*>(
@@ -92,4 +92,4 @@ Request* RequestPool::SlotAt(uint32_t index) const {
   return chunk == nullptr ? nullptr : &chunk[index & (kChunk - 1)];
 }
 
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci

@@ -1,4 +1,4 @@
-#include "mpi/p2p/request.h"
+#include "mpi/vci/request.h"
 
 #include <set>
 #include <thread>
@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace minimpi::p2p {
+namespace minimpi::vci {
 namespace {
 
 TEST(RequestPoolTest, AllocatesDistinctResetRequests) {
@@ -63,4 +63,4 @@ TEST(RequestPoolTest, ConcurrentReleaseLosesNothing) {
 }
 
 }  // namespace
-}  // namespace minimpi::p2p
+}  // namespace minimpi::vci
