@@ -112,14 +112,6 @@ PointToPoint::~PointToPoint() {
       record->~UnexpectedRecord();
       std::free(record);
     }
-    // Messages still queued at teardown were never going to be received.
-    for (auto& [key, queue] : vci->outgoing) {
-      while (Lane::OutgoingMessage* message = queue.head) {
-        queue.head = message->next;
-        delete message;
-      }
-    }
-    for (Lane::OutgoingMessage* message : vci->spare_outgoing) delete message;
   }
 }
 

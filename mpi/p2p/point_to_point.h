@@ -2,11 +2,12 @@
 // single-copy rendezvous; request completion.
 //
 // Point-to-point is one kind of traffic on the VCIs (mpi/vci): it keeps a
-// Lane for each VCI (its matching engine, backlog of refused
-// messages and copies), guarded by that VCI's lock, and registers as the
-// handler of its message types, so the VCIs' progress loop hands it its
-// arrivals and local completions and gives it a turn to retry what the
-// transport refused. Waiting and progress belong to the VCIs.
+// Lane for each VCI (its matching engine and the RDMA copies the transport
+// refused), guarded by that VCI's lock, and registers as the handler of its
+// message types, so the VCIs' progress loop hands it its arrivals and local
+// completions and gives it a turn to retry those copies. Requests, the
+// outbox of messages waiting for the transport, waiting and progress belong
+// to the VCIs.
 //
 // This layer speaks bytes, world ranks and matching contexts; communicators,
 // datatypes and MPI error classes belong to mpi/ above it.
@@ -29,6 +30,7 @@
 #include "mpi/datatype/pack.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
+#include "mpi/vci/outbox.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/vci_set.h"
 #include "net/transport.h"
@@ -54,42 +56,20 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 
 // Point-to-point's state for one VCI.
 struct alignas(64) Lane {
-  explicit Lane(vci::Vci& vci) : mutex(vci.mutex), requests(vci.requests) {}
+  explicit Lane(vci::Vci& vci)
+      : mutex(vci.mutex), requests(vci.requests), outbox(vci.outbox) {}
   std::mutex& mutex;  // the VCI's lock, which guards all of this
   std::unique_ptr<match::MatchEngine> engine;
   vci::RequestPool& requests;  // the VCI's
-  // Two-sided messages the transport refused for now (the ring to that peer
-  // was full), kept per peer in send order and posted again by progress.
-  // Once a peer has a backlog every later message to it queues behind, so
-  // messages still arrive in the order they were sent. A data message names
-  // its request (whose buffer stays untouched until the message has left);
-  // a control message carries its header. Guarded by `mutex`.
-  struct OutgoingMessage {
-    OutgoingMessage* next = nullptr;
-    MessageHeader header;
-    vci::Request* request = nullptr;  // data message of this request, or null
-    const void* payload = nullptr;
-    size_t payload_length = 0;
-    // Non-contiguous eager data: packed from the request's send arguments
-    // into the transport's buffer when the message leaves.
-    bool pack_from_request = false;
-    bool complete_when_sent = false;  // standard-mode eager: done once sent
-    // A control message a request owes its peer (kRendezvousDone,
-    // kWriteDone, kSyncAck): the request finishes that step only once the
-    // message has left, so whoever waits on it keeps progressing this VCI
-    // until then (an endpoint's VCI is progressed by no one else).
-    vci::Request* owed_by = nullptr;
-    bool owed_finishes_event = false;  // a rendezvous event; else Complete
-  };
-  struct OutgoingQueue {
-    OutgoingMessage* head = nullptr;
-    OutgoingMessage* tail = nullptr;
-  };
-  // By connection (ConnectionKey of the peer's VCI); looked up only while
-  // `backlogged_peers` is not empty, so the common path never hashes.
-  absl::flat_hash_map<uint64_t, OutgoingQueue> outgoing;
-  std::vector<net::PeerVci> backlogged_peers;    // whose queue is not empty
-  std::vector<OutgoingMessage*> spare_outgoing;  // recycled queue entries
+  // The VCI's messages the transport refused for now, in order per peer. A
+  // data message names its request (whose buffer stays untouched until the
+  // message has left; the word of the outbox entry), with kSentData and
+  // possibly kCompleteWhenSent; a control message a request owes its peer
+  // (kRendezvousDone, kWriteDone, kSyncAck) names it too, with kOwed: the
+  // request finishes that step only once the message has left, so whoever
+  // waits on it keeps progressing this VCI until then (an endpoint's VCI is
+  // progressed by no one else).
+  vci::Outbox& outbox;
   // Rendezvous reads and writes the transport refused for now. Guarded by
   // `mutex`.
   struct PendingCopy {
@@ -115,7 +95,8 @@ struct alignas(64) Lane {
   bool advancing = false;  // guarded by `mutex`
 };
 
-class PointToPoint final : public vci::TrafficHandler {
+class PointToPoint final : public vci::TrafficHandler,
+                           public vci::Outbox::Sender {
  public:
   // Registers with `vcis` as the handler of point-to-point traffic.
   // `world_size` sizes the matching engines' dedicated-queue budget.
@@ -203,8 +184,9 @@ class PointToPoint final : public vci::TrafficHandler {
   // `extension` (mpi/part), so that handles, Wait and Test work as for any
   // request.
   vci::Request* NewPartitionedRequest(int vci, void* extension);
-  // Sends a control message (a header only), or queues it behind the
-  // peer's backlog; never blocks. Caller holds `vci`'s lock.
+  // Sends a control message (a header only), or queues it in the VCI's
+  // outbox behind the peer's waiting messages; never blocks. Caller holds
+  // `vci`'s lock.
   void SendControlLocked(int vci, net::PeerVci peer,
                          const MessageHeader& header);
 
@@ -253,6 +235,8 @@ class PointToPoint final : public vci::TrafficHandler {
                        size_t length) override;
   void OnLocalDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
+  // vci::Outbox::Sender: a queued message of ours left.
+  void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
 
  private:
   PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
@@ -268,10 +252,6 @@ class PointToPoint final : public vci::TrafficHandler {
     if (vci >= static_cast<uint32_t>(capacity_)) return nullptr;
     return lanes_[vci].load(std::memory_order_acquire);
   }
-  // One key per (rank, VCI) connection, for the backlog map.
-  static uint64_t ConnectionKey(net::PeerVci peer) {
-    return uint64_t(uint32_t(peer.rank)) << 32 | uint32_t(peer.vci);
-  }
 
   // The following run with the VCI's lock held.
   vci::Request* NewSendLocked(const vci::SendArguments& arguments,
@@ -280,7 +260,8 @@ class PointToPoint final : public vci::TrafficHandler {
                                  bool persistent);
   void PostSendLocked(vci::Request* request);
   // Sends a data message of `request` (eager, synchronous eager, or a
-  // rendezvous request), or queues it behind the peer's backlog. A queued
+  // rendezvous request), or queues it in the VCI's outbox behind the peer's
+  // waiting messages. A queued
   // standard-mode eager message completes its request once it leaves.
   // Sends a control message `request` owes the peer; once it has left, the
   // request finishes a rendezvous event (`finishes_event`) or completes.
@@ -291,16 +272,15 @@ class PointToPoint final : public vci::TrafficHandler {
   void SendDataLocked(vci::Request* request, const MessageHeader& header,
                       const void* payload, size_t payload_length,
                       bool complete_when_sent);
-  // Posts `message` unless the peer has a backlog; false when it must wait.
-  // A non-null `packed` means the payload is the packed form of those send
-  // arguments' data.
+  // Posts a message unless the peer has messages waiting in the VCI's
+  // outbox; false when it must wait. A non-null `packed` means the payload
+  // is the packed form of those send arguments' data.
   bool TrySendLocked(int vci, net::PeerVci peer, const MessageHeader& header,
                      const void* payload, size_t payload_length,
                      const vci::SendArguments* packed = nullptr);
-  void EnqueueLocked(int vci, net::PeerVci peer,
-                     const Lane::OutgoingMessage& message);
-  // Posts what the transport refused before, in order; true if any left.
-  bool RetryOutgoingLocked(int vci);
+  // The outbox entry's flags for p2p's messages (see Lane::outbox).
+  static constexpr uint32_t kSentData = 1, kCompleteWhenSent = 2, kOwed = 4,
+                            kOwedFinishesEvent = 8;
   void PostReceiveLocked(vci::Request* request);
   void HandleArrival(int vci, net::PeerVci peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);

@@ -122,22 +122,15 @@ void PointToPoint::CancelSend(Request* request) {
   std::lock_guard<std::mutex> lock(v.mutex);
   if (IsComplete(request) || request->cancel_requested) return;
   const net::PeerVci peer = request->send.destination();
-  // Still in this VCI's backlog to the peer: take it out; nobody saw it.
-  if (auto found = v.outgoing.find(ConnectionKey(peer));
-      found != v.outgoing.end()) {
-    Lane::OutgoingQueue& queue = found->second;
-    Lane::OutgoingMessage* previous = nullptr;
-    for (Lane::OutgoingMessage* message = queue.head; message != nullptr;
-         previous = message, message = message->next) {
-      if (message->request != request) continue;
-      (previous == nullptr ? queue.head : previous->next) = message->next;
-      if (queue.tail == message) queue.tail = previous;
-      // An emptied queue leaves its peer on backlogged_peers; the next
-      // retry drops it.
-      v.spare_outgoing.push_back(message);
-      CompleteCancelledSendLocked(request);
-      return;
-    }
+  // Still in this VCI's outbox: take it out; nobody saw it.
+  if (v.outbox.Withdraw(
+          peer, [this, request](const vci::Outbox::Message& message) {
+            return message.sender == this &&
+                   message.word == reinterpret_cast<uint64_t>(request) &&
+                   (message.flags & kSentData) != 0;
+          })) {
+    CompleteCancelledSendLocked(request);
+    return;
   }
   // The message has left: ask the receiver, behind it on the same ring.
   request->cancel_requested = true;

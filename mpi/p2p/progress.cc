@@ -78,7 +78,6 @@ void PointToPoint::Free(Request* request) {
 bool PointToPoint::ProgressLocked(int vci) {
   Lane& v = LaneAt(vci);
   bool progressed = false;
-  if (!v.backlogged_peers.empty()) progressed |= RetryOutgoingLocked(vci);
   for (size_t i = 0; i < v.stalled_reads.size();) {
     Request* request = v.stalled_reads[i];
     if (!PumpGatheredReadLocked(request)) {

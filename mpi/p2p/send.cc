@@ -1,6 +1,7 @@
 // Sending: eager and synchronous sends, the rendezvous request (what a
-// large send registers and announces), and the outgoing backlog a VCI
-// keeps when the transport answers retry.
+// large send registers and announces), and what point-to-point's messages
+// put in the VCI's outbox when the transport answers retry (and what it
+// does when they leave: OnSentLocked).
 #include <sched.h>
 
 #include <algorithm>
@@ -168,100 +169,81 @@ void PointToPoint::PostRendezvousRequestLocked(Request* request) {
                  /*complete_when_sent=*/false);
 }
 
+namespace {
+
+// Non-contiguous eager data is packed once, straight into the transport's
+// buffer, from the send's arguments.
+void PackSendArguments(const void* source, void* destination) {
+  const auto& send = *static_cast<const SendArguments*>(source);
+  datatype::Pack(send.buffer, send.count, send.layout, 0, destination,
+                 static_cast<int64_t>(send.bytes));
+}
+
+vci::Outbox::Message OutboxMessage(const MessageHeader& header,
+                                   const void* payload, size_t payload_length,
+                                   const SendArguments* packed) {
+  vci::Outbox::Message message;
+  message.header = &header;
+  message.header_length = HeaderBytes(header);
+  if (packed != nullptr) {
+    message.pack = PackSendArguments;
+    message.pack_source = packed;
+    message.packed_length = packed->bytes;
+  } else {
+    message.payload = payload;
+    message.payload_length = payload_length;
+  }
+  return message;
+}
+
+}  // namespace
+
 bool PointToPoint::TrySendLocked(int vci, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
-  const Lane& v = LaneAt(vci);
-  if (!v.backlogged_peers.empty()) [[unlikely]] {
-    // Behind an earlier message to the same VCI: keep the order.
-    const auto queue = v.outgoing.find(ConnectionKey(peer));
-    if (queue != v.outgoing.end() && queue->second.head != nullptr) {
-      return false;
-    }
-  }
-  if (packed != nullptr) {
-    // Non-contiguous eager data is packed once, straight into the
-    // transport's buffer.
-    return transport_->SendPacked(vci, peer, &header, HeaderBytes(header),
-                                  packed->bytes, [packed](void* destination) {
-                                    datatype::Pack(
-                                        packed->buffer, packed->count,
-                                        packed->layout, 0, destination,
-                                        static_cast<int64_t>(packed->bytes));
-                                  }) == net::PostResult::kOk;
-  }
-  return transport_->Send(vci, peer, &header, HeaderBytes(header), payload,
-                          payload_length) == net::PostResult::kOk;
-}
-
-void PointToPoint::EnqueueLocked(int vci, net::PeerVci peer,
-                                 const Lane::OutgoingMessage& message) {
-  Lane& v = LaneAt(vci);
-  Lane::OutgoingMessage* entry;
-  if (!v.spare_outgoing.empty()) {
-    entry = v.spare_outgoing.back();
-    v.spare_outgoing.pop_back();
-  } else {
-    entry = new Lane::OutgoingMessage();
-  }
-  *entry = message;
-  entry->next = nullptr;
-  Lane::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
-  if (queue.head == nullptr) {
-    queue.head = entry;
-    v.backlogged_peers.push_back(peer);
-  } else {
-    queue.tail->next = entry;
-  }
-  queue.tail = entry;
+  return LaneAt(vci).outbox.TrySend(
+      *transport_, vci, peer,
+      OutboxMessage(header, payload, payload_length, packed));
 }
 
 void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
                                   const void* payload, size_t payload_length,
                                   bool complete_when_sent) {
   const int vci = request->send.vci;
-  const net::PeerVci peer = request->send.destination();
   // Eager data of a non-contiguous send is packed from the request (a
   // rendezvous request's payload is its own description).
   const bool pack = header.type != MessageType::kRendezvousRequest &&
                     request->send.layout != nullptr;
-  if (TrySendLocked(vci, peer, header, payload, payload_length,
-                    pack ? &request->send : nullptr)) {
-    if (complete_when_sent) Complete(request);
-    return;
+  vci::Outbox::Message message = OutboxMessage(header, payload, payload_length,
+                                               pack ? &request->send : nullptr);
+  message.sender = this;
+  message.word = reinterpret_cast<uint64_t>(request);
+  message.flags = kSentData | (complete_when_sent ? kCompleteWhenSent : 0);
+  if (LaneAt(vci).outbox.Send(*transport_, vci, request->send.destination(),
+                              message) &&
+      complete_when_sent) {
+    Complete(request);
   }
-  Lane::OutgoingMessage message;
-  message.header = header;
-  message.request = request;
-  message.payload = payload;
-  message.payload_length = payload_length;
-  message.pack_from_request = pack;
-  message.complete_when_sent = complete_when_sent;
-  EnqueueLocked(vci, peer, message);
 }
 
 void PointToPoint::SendControlLocked(int vci, net::PeerVci peer,
                                      const MessageHeader& header) {
-  if (TrySendLocked(vci, peer, header, nullptr, 0)) return;
-  Lane::OutgoingMessage message;
-  message.header = header;
-  EnqueueLocked(vci, peer, message);
+  LaneAt(vci).outbox.Send(*transport_, vci, peer,
+                          OutboxMessage(header, nullptr, 0, nullptr));
 }
 
 void PointToPoint::SendOwedControlLocked(int vci, net::PeerVci peer,
                                          const MessageHeader& header,
                                          Request* request,
                                          bool finishes_event) {
-  if (TrySendLocked(vci, peer, header, nullptr, 0)) {
+  vci::Outbox::Message message = OutboxMessage(header, nullptr, 0, nullptr);
+  message.sender = this;
+  message.word = reinterpret_cast<uint64_t>(request);
+  message.flags = kOwed | (finishes_event ? kOwedFinishesEvent : 0);
+  if (LaneAt(vci).outbox.Send(*transport_, vci, peer, message)) {
     SettleOwedLocked(request, finishes_event);
-    return;
   }
-  Lane::OutgoingMessage message;
-  message.header = header;
-  message.owed_by = request;
-  message.owed_finishes_event = finishes_event;
-  EnqueueLocked(vci, peer, message);
 }
 
 void PointToPoint::SettleOwedLocked(Request* request, bool finishes_event) {
@@ -272,50 +254,12 @@ void PointToPoint::SettleOwedLocked(Request* request, bool finishes_event) {
   }
 }
 
-bool PointToPoint::RetryOutgoingLocked(int vci) {
-  Lane& v = LaneAt(vci);
-  bool progressed = false;
-  for (size_t i = 0; i < v.backlogged_peers.size();) {
-    const net::PeerVci peer = v.backlogged_peers[i];
-    Lane::OutgoingQueue& queue = v.outgoing[ConnectionKey(peer)];
-    while (Lane::OutgoingMessage* message = queue.head) {
-      const SendArguments* packed =
-          message->pack_from_request ? &message->request->send : nullptr;
-      // Not TrySendLocked: this message is the head of the backlog.
-      const bool sent =
-          packed != nullptr
-              ? transport_->SendPacked(
-                    vci, peer, &message->header, HeaderBytes(message->header),
-                    packed->bytes,
-                    [packed](void* destination) {
-                      datatype::Pack(packed->buffer, packed->count,
-                                     packed->layout, 0, destination,
-                                     static_cast<int64_t>(packed->bytes));
-                    }) == net::PostResult::kOk
-              : transport_->Send(vci, peer, &message->header,
-                                 HeaderBytes(message->header), message->payload,
-                                 message->payload_length) ==
-                    net::PostResult::kOk;
-      if (!sent) break;
-      progressed = true;
-      queue.head = message->next;
-      Request* request = message->request;
-      const bool complete = message->complete_when_sent;
-      Request* owed_by = message->owed_by;
-      const bool finishes_event = message->owed_finishes_event;
-      v.spare_outgoing.push_back(message);
-      if (complete) Complete(request);
-      if (owed_by != nullptr) SettleOwedLocked(owed_by, finishes_event);
-    }
-    if (queue.head == nullptr) {
-      queue.tail = nullptr;
-      v.backlogged_peers[i] = v.backlogged_peers.back();
-      v.backlogged_peers.pop_back();
-    } else {
-      ++i;
-    }
+void PointToPoint::OnSentLocked(int /*vci*/, uint64_t word, uint32_t flags) {
+  auto* request = reinterpret_cast<Request*>(word);
+  if ((flags & kCompleteWhenSent) != 0) Complete(request);
+  if ((flags & kOwed) != 0) {
+    SettleOwedLocked(request, (flags & kOwedFinishesEvent) != 0);
   }
-  return progressed;
 }
 
 }  // namespace minimpi::p2p

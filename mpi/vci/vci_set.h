@@ -4,9 +4,9 @@
 // the kind of traffic it belongs to.
 //
 // Threads: a VCI's lock (its own cache line) guards everything that names
-// the VCI: the transport calls, the allocation of its requests, and each
-// kind of traffic's state for it (point-to-point's matching engine and
-// backlog, partitioned communication's deferred writes). Different VCIs never
+// the VCI: the transport calls, the allocation of its requests, its outbox,
+// and each kind of traffic's state for it (point-to-point's matching
+// engine, partitioned communication's deferred writes). Different VCIs never
 // share a lock, so threads driving different communicators never contend. A
 // thread waiting for something progresses its VCI with a try-lock and backs off
 // when another thread already holds it (that thread is making the progress both
@@ -44,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mpi/vci/outbox.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/wait_policy.h"
 #include "net/transport.h"
@@ -70,13 +71,15 @@ inline void* UntagContext(uint64_t context) {
   return reinterpret_cast<void*>(context & ~kTrafficTagMask);
 }
 
-// One VCI: its lock, on a cache line of its own, and the pool its requests
-// of every kind come from (allocated under the lock). The state each kind
-// of traffic keeps for it lives with that kind, indexed by the VCI's
-// number.
+// One VCI: its lock, on a cache line of its own; the pool its requests of
+// every kind come from (allocated under the lock); and its outbox, the
+// messages of every kind the transport refused for now, sent again in
+// order by its progress. The state each kind of traffic keeps for it lives
+// with that kind, indexed by the VCI's number.
 struct alignas(64) Vci {
   std::mutex mutex;
   RequestPool requests;
+  Outbox outbox;  // guarded by `mutex`
 };
 
 // One kind of traffic. Every call but AttachVci holds `vci`'s lock and may
@@ -175,8 +178,8 @@ class VciSet final : public net::CompletionHandler {
   // every VCI for a communicator's VCI; nothing for an endpoint's (unless
   // Settings::endpoint_progress is "process").
   bool ProgressBeyond(int vci);
-  // One round with `vci`'s lock held: the transport's completions, then
-  // each kind of traffic's deferred work.
+  // One round with `vci`'s lock held: the transport's completions, the
+  // outbox's waiting messages, then each kind of traffic's deferred work.
   bool PollLocked(int vci);
   // Progresses until done() is true; `vci` is progressed first (or every
   // VCI when vci < 0), and the others as ProgressBeyond says.
