@@ -57,7 +57,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 // Point-to-point's state for one VCI.
 struct alignas(64) Lane {
   explicit Lane(vci::Vci& vci)
-      : mutex(vci.mutex), requests(vci.requests), outbox(vci.outbox) {}
+      : mutex(vci.mutex), requests(*vci.requests), outbox(*vci.outbox) {}
   std::mutex& mutex;  // the VCI's lock, which guards all of this
   std::unique_ptr<match::MatchEngine> engine;
   vci::RequestPool& requests;  // the VCI's

@@ -183,7 +183,7 @@ bool VciSet::ProgressBeyond(int vci) {
 
 bool VciSet::PollLocked(int vci) {
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
-  Outbox& outbox = At(vci).outbox;
+  Outbox& outbox = *At(vci).outbox;
   if (!outbox.empty()) progressed |= outbox.RetryLocked(*transport_, vci);
   for (int i = 0; i < num_registered_; ++i) {
     const int index = registered_[i];
