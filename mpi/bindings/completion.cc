@@ -34,10 +34,7 @@ namespace {
 // The requests an array of handles names; nullptr for MPI_REQUEST_NULL.
 using RequestList = absl::InlinedVector<vci::Request*, 16>;
 
-bool IsActive(const vci::Request* r) {
-  return r != nullptr && r->state.load(std::memory_order_acquire) !=
-                             vci::RequestState::kInactive;
-}
+using vci::IsActive;
 
 bool IsDone(const vci::Request* r) { return p2p::PointToPoint::IsComplete(r); }
 
@@ -148,29 +145,15 @@ MPI_Status* StatusAt(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-// The VCI every active request lives on, or -1 when they are on several
-// (or none is active): a wait or test on one VCI progresses that VCI, and an
-// endpoint's VCI alone (PointToPoint::ProgressBeyond).
-int SharedVci(const RequestList& requests) {
-  int vci = -1;
-  for (const vci::Request* r : requests) {
-    if (!IsActive(r)) continue;
-    if (vci >= 0 && r->vci != vci) return -1;
-    vci = r->vci;
-  }
-  return vci;
-}
-
-// One round of progress for a test on `requests`.
+// One round of progress for a test on `requests` (VciSet::TestRound on the
+// VCI they share, or on every VCI).
 void ProgressFor(const RequestList& requests) {
-  minimpi::vci::VciSet& vcis = Instance::Get().vcis();
-  const int vci = SharedVci(requests);
-  if (vci < 0) {
-    vcis.ProgressAll();
-  } else {
-    vcis.TryProgress(vci);
-    vcis.ProgressBeyond(vci);
-  }
+  Instance::Get().vcis().TestRound(vci::CommonVci(requests), [&requests] {
+    for (const vci::Request* r : requests) {
+      if (IsActive(r) && !IsDone(r)) return false;
+    }
+    return true;
+  });
 }
 
 // The end of Waitall/Testall/Waitsome/Testsome when some request failed:
@@ -258,10 +241,8 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     minimpi::SetEmptyStatus(status);
     return MPI_SUCCESS;
   }
-  minimpi::vci::VciSet& vcis = Instance::Get().vcis();
   if (!IsDone(r)) {
-    vcis.TryProgress(r->vci);
-    if (!IsDone(r)) vcis.ProgressBeyond(r->vci);
+    Instance::Get().vcis().TestRound(r->vci, [r] { return IsDone(r); });
   }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;
@@ -276,7 +257,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
   }
-  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(vci::CommonVci(requests), [&] {
     for (const vci::Request* r : requests) {
       if (IsActive(r) && !IsDone(r)) return false;
     }
@@ -343,7 +324,7 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
     return MPI_SUCCESS;
   }
   int done = -1;
-  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(vci::CommonVci(requests), [&] {
     for (int i = 0; i < count; ++i) {
       if (IsActive(requests[i]) && IsDone(requests[i])) {
         done = i;
@@ -369,7 +350,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
     *outcount = MPI_UNDEFINED;
     return MPI_SUCCESS;
   }
-  Instance::Get().vcis().WaitUntil(SharedVci(requests), [&] {
+  Instance::Get().vcis().WaitUntil(vci::CommonVci(requests), [&] {
     for (const vci::Request* r : requests) {
       if (IsActive(r) && IsDone(r)) return true;
     }
@@ -409,8 +390,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
     return MPI_SUCCESS;
   }
   if (!IsDone(r)) {
-    Instance::Get().vcis().TryProgress(r->vci);
-    Instance::Get().vcis().ProgressBeyond(r->vci);
+    Instance::Get().vcis().TestRound(r->vci, [r] { return IsDone(r); });
   }
   *flag = IsDone(r);
   if (!*flag) return MPI_SUCCESS;

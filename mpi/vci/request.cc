@@ -92,4 +92,14 @@ Request* RequestPool::SlotAt(uint32_t index) const {
   return chunk == nullptr ? nullptr : &chunk[index & (kChunk - 1)];
 }
 
+int CommonVci(std::span<Request* const> requests) {
+  int vci = -1;
+  for (const Request* request : requests) {
+    if (!IsActive(request)) continue;
+    if (vci >= 0 && request->vci != vci) return -1;
+    vci = request->vci;
+  }
+  return vci;
+}
+
 }  // namespace minimpi::vci

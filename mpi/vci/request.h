@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "mpi/datatype/layout.h"
 #include "mpi/match/match_engine.h"
@@ -198,6 +199,20 @@ struct Request : match::PostedReceive {
   uint32_t index = 0;
   std::atomic<uint32_t> generation{0};
 };
+
+// Whether `request` is in flight or finished and not yet collected: not an
+// inactive persistent request (whose wait returns at once, with an empty
+// status). A null request is not active.
+inline bool IsActive(const Request* request) {
+  return request != nullptr && request->state.load(std::memory_order_acquire) !=
+                                   RequestState::kInactive;
+}
+
+// The VCI every active request of `requests` lives on, or -1 when they are
+// on several (or none is active): a wait or test on one VCI progresses
+// that VCI first (and an endpoint's VCI alone, VciSet::ProgressBeyond), one
+// on several progresses every VCI.
+int CommonVci(std::span<Request* const> requests);
 
 class RequestPool {
  public:

@@ -62,5 +62,25 @@ TEST(RequestPoolTest, ConcurrentReleaseLosesNothing) {
   EXPECT_EQ(live.load(), 0);
 }
 
+TEST(CommonVciTest, TheVciOfEveryActiveRequestOrMinusOne) {
+  RequestPool pool;
+  Request* a = pool.Allocate();
+  Request* b = pool.Allocate();
+  Request* inactive = pool.Allocate();
+  a->vci = 2;
+  b->vci = 2;
+  inactive->vci = 5;
+  a->state.store(RequestState::kActive);
+  b->state.store(RequestState::kComplete);  // done, not yet collected
+  // An inactive persistent request and a null one do not count.
+  std::vector<Request*> requests = {a, nullptr, inactive, b};
+  EXPECT_EQ(CommonVci(requests), 2);
+  b->vci = 3;
+  EXPECT_EQ(CommonVci(requests), -1);
+  EXPECT_EQ(CommonVci(std::vector<Request*>{inactive, nullptr}), -1);
+  EXPECT_EQ(CommonVci({}), -1);
+  for (Request* request : {a, b, inactive}) pool.Release(request);
+}
+
 }  // namespace
 }  // namespace minimpi::vci

@@ -181,6 +181,15 @@ bool VciSet::ProgressBeyond(int vci) {
   return ProgressAll();
 }
 
+void VciSet::TestRound(int vci, absl::FunctionRef<bool()> done) {
+  if (vci < 0) {
+    ProgressAll();
+    return;
+  }
+  TryProgress(vci);
+  if (!done()) ProgressBeyond(vci);
+}
+
 bool VciSet::PollLocked(int vci) {
   bool progressed = transport_->Poll(vci, *this, kCompletionsPerPoll) > 0;
   Outbox& outbox = *At(vci).outbox;

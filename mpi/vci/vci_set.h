@@ -186,6 +186,10 @@ class VciSet final : public net::CompletionHandler {
   // One round with `vci`'s lock held: the transport's completions, the
   // outbox's waiting messages, then each kind of traffic's deferred work.
   bool PollLocked(int vci);
+  // One round of progress for a test (MPI_Test and its kin) on `vci`: that
+  // VCI, then, unless done() is true by then, what a wait on it progresses
+  // besides (ProgressBeyond); every VCI when vci < 0.
+  void TestRound(int vci, absl::FunctionRef<bool()> done);
   // Progresses until done() is true; `vci` is progressed first (or every
   // VCI when vci < 0), and the others as ProgressBeyond says.
   template <typename Done>
