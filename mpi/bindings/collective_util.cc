@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "mpi/bindings/collective_staging.h"
 #include "mpi/coll/basic.h"
 
 namespace minimpi {
@@ -166,12 +165,14 @@ int CheckSignatures(const char* call, Communicator* comm,
 int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective,
                   const coll::Arguments& call_arguments, MPI_Request* request,
-                  std::shared_ptr<CollectiveStaging> staging) {
+                  std::shared_ptr<coll::CollectiveStaging> staging) {
   // Non-contiguous datatypes reach the algorithms as contiguous copies.
   coll::Arguments arguments = call_arguments;
-  if (staging == nullptr) staging = std::make_shared<CollectiveStaging>();
-  if (int error = staging->Stage(call, comm, collective, &arguments)) {
-    return error;
+  if (staging == nullptr) {
+    staging = std::make_shared<coll::CollectiveStaging>(&LookupDatatype);
+  }
+  if (int error = staging->Stage(*comm, collective, &arguments)) {
+    return RaiseError(comm, call, error, staging->error_message());
   }
   // Checking a nonblocking call would make it wait for the other ranks to
   // start theirs, which can deadlock a correct program: blocking calls only.

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "mpi/bindings/binding_util.h"
-#include "mpi/bindings/collective_staging.h"
 #include "mpi/coll/algorithms.h"
+#include "mpi/coll/staging.h"
 
 namespace minimpi {
 
@@ -64,11 +64,11 @@ int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
 // Builds the schedule of `collective` and runs it to the end (request ==
 // nullptr) or starts it and returns its request. Mismatched counts between
 // ranks surface as MPI_ERR_TRUNCATE on `comm`.
-// Non-contiguous datatypes are staged first (collective_staging.h).
+// Non-contiguous datatypes are staged first (mpi/coll/staging.h).
 int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective, const coll::Arguments& arguments,
                   MPI_Request* request,
-                  std::shared_ptr<CollectiveStaging> staging = nullptr);
+                  std::shared_ptr<coll::CollectiveStaging> staging = nullptr);
 
 }  // namespace minimpi
 

@@ -380,7 +380,8 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
   if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
     return error;
   }
-  auto staging = std::make_shared<minimpi::CollectiveStaging>();
+  auto staging =
+      std::make_shared<coll::CollectiveStaging>(&minimpi::LookupDatatype);
   coll::Arguments arguments;
   staging->StageAlltoallw(send_buffer, send_counts, send_displacements,
                           send_types, receive_buffer, receive_counts,

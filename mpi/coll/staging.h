@@ -21,35 +21,45 @@
 //
 // The staging owns its copies and its rewritten count/displacement arrays,
 // and keeps the datatypes' layouts alive, since a nonblocking collective
-// may outlive the program's MPI_Type_free.
+// may outlive the program's MPI_Type_free. It finds the datatype behind a
+// handle through the resolver it is given (the bindings' handle table), and
+// reports an argument it cannot stage as an MPI error class and a message,
+// for the caller to raise.
 //
-// Owned by: mpi/bindings. Called by: RunCollective (collective_util.cc).
-#ifndef MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
-#define MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
+// Owned by: mpi/coll. Called by: the bindings' RunCollective
+// (mpi/bindings/collective_util.cc) before a collective is built.
+#ifndef MINIMPI_MPI_COLL_STAGING_H_
+#define MINIMPI_MPI_COLL_STAGING_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "mpi/coll/algorithms.h"
 #include "mpi/comm.h"
 #include "mpi/datatype/datatype.h"
 
-namespace minimpi {
+namespace minimpi::coll {
 
 class CollectiveStaging {
  public:
-  CollectiveStaging() = default;
+  // The datatype a handle the caller already checked names.
+  using DatatypeResolver = const Datatype* (*)(MPI_Datatype handle);
+
+  explicit CollectiveStaging(DatatypeResolver resolve) : resolve_(resolve) {}
   CollectiveStaging(const CollectiveStaging&) = delete;
   CollectiveStaging& operator=(const CollectiveStaging&) = delete;
 
-  // Rewrites `arguments` of `collective` so that the algorithms see dense
-  // data only. Returns MPI_SUCCESS or the error it raised (a user
-  // reduction on a datatype whose data lies outside its items' extents).
-  int Stage(const char* call, Communicator* comm, coll::Collective collective,
-            coll::Arguments* arguments);
+  // Rewrites `arguments` of `collective` on `comm` so that the algorithms
+  // see dense data only. Returns MPI_SUCCESS, or the error class of what it
+  // cannot stage (a user reduction on a datatype whose data lies outside its
+  // items' extents; counts past INT_MAX), with error_message() saying why.
+  int Stage(const Communicator& comm, Collective collective,
+            Arguments* arguments);
+  const std::string& error_message() const { return error_message_; }
 
   // MPI_Alltoallw as an alltoallv of bytes: each block travels in its
   // packed form (copied only when some block's datatype is not dense).
@@ -60,7 +70,7 @@ class CollectiveStaging {
                       const int* receive_counts,
                       const int* receive_displacements,
                       const MPI_Datatype* receive_types, int ranks,
-                      bool in_place, coll::Arguments* arguments);
+                      bool in_place, Arguments* arguments);
 
   // Whether Stage made copies that Finish must copy back.
   bool needs_finish() const { return !finish_.empty(); }
@@ -93,19 +103,28 @@ class CollectiveStaging {
                            const Datatype& type, int preserve_block,
                            const int** new_displacements);
 
-  int StageReduction(const char* call, Communicator* comm,
-                     coll::Collective collective, coll::Arguments* arguments);
+  int StageReduction(const Communicator& comm, Collective collective,
+                     Arguments* arguments);
+  // Records why staging failed; returns `error_class`.
+  int Fail(int error_class, std::string message);
+  // The datatype behind a handle; nullptr for a side that is not
+  // significant on this rank.
+  const Datatype* TypeOf(MPI_Datatype handle) const {
+    return handle == nullptr ? nullptr : resolve_(handle);
+  }
 
   std::byte* NewBuffer(size_t bytes);
   const int* NewArray(std::vector<int> values);
   void Hold(const Datatype& type);
 
+  const DatatypeResolver resolve_;
+  std::string error_message_;
   std::vector<std::unique_ptr<std::byte[]>> buffers_;
   std::vector<std::unique_ptr<int[]>> arrays_;
   std::vector<datatype::LayoutRef> layouts_;
   std::vector<std::function<void()>> finish_;
 };
 
-}  // namespace minimpi
+}  // namespace minimpi::coll
 
-#endif  // MINIMPI_MPI_BINDINGS_COLLECTIVE_STAGING_H_
+#endif  // MINIMPI_MPI_COLL_STAGING_H_

@@ -1,24 +1,14 @@
-#include "mpi/bindings/collective_staging.h"
+#include "mpi/coll/staging.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "mpi/bindings/error_dispatch.h"
-#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/pack.h"
 
-namespace minimpi {
+namespace minimpi::coll {
 namespace {
-
-using coll::Collective;
-
-// The datatype behind a handle the bindings already checked; nullptr for a
-// side that is not significant on this rank.
-const Datatype* TypeOf(MPI_Datatype handle) {
-  return handle == nullptr ? nullptr : LookupDatatype(handle);
-}
 
 bool NeedsStaging(const Datatype* type) {
   return type != nullptr && !type->dense();
@@ -153,10 +143,15 @@ void* CollectiveStaging::PackedOutputBlocks(void* buffer, const int* counts,
   return packed;
 }
 
-int CollectiveStaging::Stage(const char* call, Communicator* comm,
-                             Collective collective,
-                             coll::Arguments* arguments) {
-  coll::Arguments& a = *arguments;
+int CollectiveStaging::Fail(int error_class, std::string message) {
+  error_message_ = std::move(message);
+  return error_class;
+}
+
+int CollectiveStaging::Stage(const Communicator& comm_ref,
+                             Collective collective, Arguments* arguments) {
+  const Communicator* comm = &comm_ref;
+  Arguments& a = *arguments;
   // Blocks are per peer: per remote process on an intercommunicator.
   const int n = comm->peer_count();
   const bool is_root = comm->inter ? a.root == MPI_ROOT : comm->rank == a.root;
@@ -180,7 +175,7 @@ int CollectiveStaging::Stage(const char* call, Communicator* comm,
     case Collective::kReduceScatterBlock:
     case Collective::kScan:
     case Collective::kExscan:
-      return StageReduction(call, comm, collective, arguments);
+      return StageReduction(comm_ref, collective, arguments);
     case Collective::kBcast: {
       const Datatype* type = TypeOf(a.type);
       if (!NeedsStaging(type)) return MPI_SUCCESS;
@@ -270,10 +265,11 @@ int CollectiveStaging::Stage(const char* call, Communicator* comm,
   return MPI_SUCCESS;
 }
 
-int CollectiveStaging::StageReduction(const char* call, Communicator* comm,
+int CollectiveStaging::StageReduction(const Communicator& comm_ref,
                                       Collective collective,
-                                      coll::Arguments* arguments) {
-  coll::Arguments& a = *arguments;
+                                      Arguments* arguments) {
+  const Communicator* comm = &comm_ref;
+  Arguments& a = *arguments;
   const Datatype* type = TypeOf(a.type);
   if (type == nullptr || type->predefined()) return MPI_SUCCESS;
   const int n = comm->size;  // reduce_scatter's counts: the local group
@@ -350,10 +346,10 @@ int CollectiveStaging::StageReduction(const char* call, Communicator* comm,
       }
     }
     if (std::max<int64_t>(input_items, output_items) * per_item > INT_MAX) {
-      return RaiseError(comm, call, MPI_ERR_COUNT,
-                        absl::StrFormat("%d items of %d %s each are more than "
-                                        "INT_MAX elements to reduce",
-                                        input_items, per_item, base.name()));
+      return Fail(MPI_ERR_COUNT,
+                  absl::StrFormat("%d items of %d %s each are more than "
+                                  "INT_MAX elements to reduce",
+                                  input_items, per_item, base.name()));
     }
     a.type = base.handle();
     a.extent = static_cast<size_t>(base.extent());
@@ -374,8 +370,8 @@ int CollectiveStaging::StageReduction(const char* call, Communicator* comm,
   const datatype::Layout& layout = type->layout();
   if (layout.true_lb() < 0 || layout.true_ub() > type->extent() ||
       type->extent() <= 0) {
-    return RaiseError(
-        comm, call, MPI_ERR_TYPE,
+    return Fail(
+        MPI_ERR_TYPE,
         absl::StrFormat("a user-defined operation on a datatype whose data "
                         "lies outside its items' extent (true lb %d, true ub "
                         "%d, extent %d) is not supported",
@@ -408,8 +404,8 @@ void CollectiveStaging::StageAlltoallw(
     const int* send_displacements, const MPI_Datatype* send_types,
     void* receive_buffer, const int* receive_counts,
     const int* receive_displacements, const MPI_Datatype* receive_types,
-    int ranks, bool in_place, coll::Arguments* arguments) {
-  coll::Arguments& a = *arguments;
+    int ranks, bool in_place, Arguments* arguments) {
+  Arguments& a = *arguments;
   // In place, the blocks to send are the receive buffer's.
   if (in_place) {
     send_buffer = receive_buffer;
@@ -422,10 +418,11 @@ void CollectiveStaging::StageAlltoallw(
     std::vector<int> byte_counts;
     bool all_dense = true;
   };
-  auto describe = [ranks](const int* counts, const MPI_Datatype* handles) {
+  auto describe = [this, ranks](const int* counts,
+                                const MPI_Datatype* handles) {
     Side side;
     for (int i = 0; i < ranks; ++i) {
-      const Datatype* type = LookupDatatype(handles[i]);
+      const Datatype* type = resolve_(handles[i]);
       side.types.push_back(type);
       side.byte_counts.push_back(static_cast<int>(counts[i] * type->size()));
       side.all_dense = side.all_dense && type->dense();
@@ -519,4 +516,4 @@ void CollectiveStaging::Finish() {
   finish_.clear();
 }
 
-}  // namespace minimpi
+}  // namespace minimpi::coll
