@@ -148,17 +148,16 @@ int CollectiveStaging::Fail(int error_class, std::string message) {
   return error_class;
 }
 
-int CollectiveStaging::Stage(const Communicator& comm_ref,
-                             Collective collective, Arguments* arguments) {
-  const Communicator* comm = &comm_ref;
+int CollectiveStaging::Stage(const Communicator& comm, Collective collective,
+                             Arguments* arguments) {
   Arguments& a = *arguments;
   // Blocks are per peer: per remote process on an intercommunicator.
-  const int n = comm->peer_count();
-  const bool is_root = comm->inter ? a.root == MPI_ROOT : comm->rank == a.root;
+  const int n = comm.peer_count();
+  const bool is_root = comm.inter ? a.root == MPI_ROOT : comm.rank == a.root;
   // An intercommunicator's root group: only the root has data, and it is
   // the side left unset by the bindings that the other processes send or
   // receive.
-  if (comm->inter && a.root == MPI_PROC_NULL &&
+  if (comm.inter && a.root == MPI_PROC_NULL &&
       (collective == Collective::kBcast || collective == Collective::kReduce ||
        collective == Collective::kGather ||
        collective == Collective::kGatherv ||
@@ -175,7 +174,7 @@ int CollectiveStaging::Stage(const Communicator& comm_ref,
     case Collective::kReduceScatterBlock:
     case Collective::kScan:
     case Collective::kExscan:
-      return StageReduction(comm_ref, collective, arguments);
+      return StageReduction(comm, collective, arguments);
     case Collective::kBcast: {
       const Datatype* type = TypeOf(a.type);
       if (!NeedsStaging(type)) return MPI_SUCCESS;
@@ -248,7 +247,7 @@ int CollectiveStaging::Stage(const Communicator& comm_ref,
       const int preserve =
           !a.in_place ? -1
                       : (collective == Collective::kAlltoallv ? kPreserveAll
-                                                              : comm->rank);
+                                                              : comm.rank);
       a.receive_buffer = PackedOutputBlocks(
           a.receive_buffer, a.receive_counts, a.receive_displacements, n,
           *receive_type, preserve, &a.receive_displacements);
@@ -265,15 +264,14 @@ int CollectiveStaging::Stage(const Communicator& comm_ref,
   return MPI_SUCCESS;
 }
 
-int CollectiveStaging::StageReduction(const Communicator& comm_ref,
+int CollectiveStaging::StageReduction(const Communicator& comm,
                                       Collective collective,
                                       Arguments* arguments) {
-  const Communicator* comm = &comm_ref;
   Arguments& a = *arguments;
   const Datatype* type = TypeOf(a.type);
   if (type == nullptr || type->predefined()) return MPI_SUCCESS;
-  const int n = comm->size;  // reduce_scatter's counts: the local group
-  const bool is_root = comm->inter ? a.root == MPI_ROOT : comm->rank == a.root;
+  const int n = comm.size;  // reduce_scatter's counts: the local group
+  const bool is_root = comm.inter ? a.root == MPI_ROOT : comm.rank == a.root;
 
   // How many items each buffer holds on this rank (-1: not significant).
   int64_t input_items = 0;
@@ -283,7 +281,7 @@ int CollectiveStaging::StageReduction(const Communicator& comm_ref,
   switch (collective) {
     case Collective::kReduce:
       // An intercommunicator's root only receives.
-      input_items = comm->inter && is_root ? 0 : a.count;
+      input_items = comm.inter && is_root ? 0 : a.count;
       output_items = is_root ? a.count : -1;
       output_kept = output_items;
       break;
@@ -298,7 +296,7 @@ int CollectiveStaging::StageReduction(const Communicator& comm_ref,
       break;
     case Collective::kReduceScatter:
       input_items = Sum(a.receive_counts, n);
-      output_kept = a.receive_counts[comm->rank];
+      output_kept = a.receive_counts[comm.rank];
       output_items = a.in_place ? input_items : output_kept;
       break;
     case Collective::kReduceScatterBlock:

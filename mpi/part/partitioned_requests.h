@@ -7,17 +7,16 @@
 #define MINIMPI_MPI_PART_PARTITIONED_REQUESTS_H_
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "mpi/datatype/layout.h"
-#include "mpi/vci/request.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/partitioned.h"
 #include "mpi/part/reactions.h"
+#include "mpi/vci/request.h"
 #include "net/transport.h"
 
 namespace minimpi::part {
@@ -31,12 +30,6 @@ constexpr uint32_t kUnitMask = (1u << kUnitBits) - 1;
 inline uint32_t EncodeImmediate(uint32_t slot, int64_t first, int64_t units) {
   return (slot << (2 * kUnitBits)) | (uint32_t(first) << kUnitBits) |
          uint32_t(units - 1);
-}
-
-inline int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // What both kinds share.

@@ -3,18 +3,11 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <ctime>
 
 namespace minimpi::part {
 namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // kWhenComplete: a group's counter holds its units plus the clear; whoever
 // takes the last posts the whole group. One atomic per ready unit.
@@ -147,9 +140,8 @@ class WaitingTimer final : public ClaimingReaction {
       slack_set = true;
     }
     constexpr int64_t kSliceNs = 5000;
-    const int64_t deadline =
-        SteadyNowNs() + static_cast<int64_t>(delta_us_ * 1000);
-    for (int64_t now = SteadyNowNs(); now < deadline; now = SteadyNowNs()) {
+    const int64_t deadline = NowNs() + static_cast<int64_t>(delta_us_ * 1000);
+    for (int64_t now = NowNs(); now < deadline; now = NowNs()) {
       if (GroupDone(group)) return;  // the last thread (or the clear) sent it
       const timespec pause = {
           0, static_cast<long>(std::min(kSliceNs, deadline - now))};
@@ -186,7 +178,7 @@ class DeferredWindows final : public ClaimingReaction {
       return;
     }
     // Open a window if none is, then close whatever window has expired.
-    const int64_t now = SteadyNowNs();
+    const int64_t now = NowNs();
     const int64_t deadline = now + static_cast<int64_t>(delta_us_ * 1000);
     int64_t closed = kClosed;
     if (deadline_[group].compare_exchange_strong(closed, deadline,
@@ -201,7 +193,7 @@ class DeferredWindows final : public ClaimingReaction {
     for (int64_t g = 0; g < groups_; ++g) {
       if (CountDown(g)) ClaimAndPost(g, held_vci);
     }
-    FireExpired(SteadyNowNs(), held_vci);
+    FireExpired(NowNs(), held_vci);
   }
 
   void OnProgress(int64_t now_ns, int held_vci) override {

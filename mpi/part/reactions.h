@@ -32,6 +32,7 @@
 #define MINIMPI_MPI_PART_REACTIONS_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -39,6 +40,14 @@
 #include "mpi/part/aggregator.h"
 
 namespace minimpi::part {
+
+// The steady clock in nanoseconds: the reactions' waits and windows, and
+// the arrival times and profile of mpi/part.
+inline int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Where a reaction sends what it decided.
 class RunSink {

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -18,12 +17,6 @@
 
 namespace minimpi::part {
 namespace {
-
-int64_t Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct PostedRun {
   int64_t first = 0, units = 0;
@@ -110,7 +103,7 @@ TEST_P(ReactionTest, NothingBeforeTheClearThenEverythingOnce) {
   for (int64_t u = 0; u < units; ++u) reaction->OnUnitReady(u, -1);
   EXPECT_TRUE(sink.Take().empty()) << "posted before the clear";
   reaction->OnCleared(0);
-  reaction->OnProgress(Now(), 0);
+  reaction->OnProgress(NowNs(), 0);
   ExpectRound(sink.Take(), units, 3, GetParam(), *reaction);
   EXPECT_EQ(sink.early.load(), 0);
 }
@@ -153,10 +146,10 @@ TEST_P(ReactionTest, ManyThreadsManyRounds) {
           reaction->OnCleared(0);
         }
         // A unit never sent fails the round below rather than hanging.
-        const int64_t give_up = Now() + int64_t(10e9);
-        while (sink.UnitsPosted() < units && Now() < give_up) {
+        const int64_t give_up = NowNs() + int64_t(10e9);
+        while (sink.UnitsPosted() < units && NowNs() < give_up) {
           std::lock_guard<std::mutex> lock(vci);
-          reaction->OnProgress(Now(), 0);
+          reaction->OnProgress(NowNs(), 0);
         }
       });
       for (std::thread& marker : markers) marker.join();
@@ -165,7 +158,7 @@ TEST_P(ReactionTest, ManyThreadsManyRounds) {
         // A window may outlive its group (sent by its last unit), but
         // progress past every deadline closes it and sends nothing more.
         std::lock_guard<std::mutex> lock(vci);
-        reaction->OnProgress(Now() + int64_t(delta_us * 1000) + 1, 0);
+        reaction->OnProgress(NowNs() + int64_t(delta_us * 1000) + 1, 0);
         EXPECT_TRUE(reaction->MaySleep()) << "a window stayed open";
       }
       ExpectRound(sink.Take(), units, groups, GetParam(), *reaction);
@@ -237,7 +230,7 @@ TEST(DeferredWindowsTest, AWindowClosesAtItsDeadlineByProgress) {
   reaction->StartRound(MakePlan(ReactionKind::kDeferredWindows, 1, delta_us));
   reaction->OnCleared(0);
   EXPECT_TRUE(reaction->MaySleep());
-  const int64_t before = Now();
+  const int64_t before = NowNs();
   reaction->OnUnitReady(3, -1);
   reaction->OnUnitReady(4, -1);
   EXPECT_EQ(sink.windows_opened.load(), 1);
