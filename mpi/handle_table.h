@@ -45,6 +45,7 @@ enum class HandleKind : uint8_t {
   kInfo = 6,
   kErrhandler = 7,
   kMessage = 8,
+  kWindow = 9,
 };
 
 namespace handle_internal {

@@ -1,11 +1,14 @@
 #include "mpi/instance.h"
 
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "mpi/datatype/datatype.h"
+#include "mpi/datatype/predefined.h"
 #include "mpi/group.h"
+#include "mpi/op.h"
 #include "runtime/topology.h"
 
 namespace minimpi {
@@ -17,6 +20,39 @@ namespace {
 // Local ids 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF in every process.
 constexpr int32_t kWorldId = 0;
 constexpr int32_t kSelfId = 1;
+
+// How one-sided communication applies an accumulate's op at the target
+// (rma::ApplyOpFunction): MPI_REPLACE copies, the predefined ops reduce.
+bool ApplyAccumulateOp(uint32_t op_handle, uint32_t basic_handle,
+                       const void* in, void* inout, int64_t bytes) {
+  const auto op = reinterpret_cast<MPI_Op>(static_cast<uintptr_t>(op_handle));
+  const auto basic =
+      reinterpret_cast<MPI_Datatype>(static_cast<uintptr_t>(basic_handle));
+  if (op == MPI_REPLACE) {
+    std::memcpy(inout, in, static_cast<size_t>(bytes));
+    return true;
+  }
+  if (op == MPI_NO_OP) return true;
+  const datatype::PredefinedType* type = datatype::FindPredefined(basic);
+  const Op* reduction = LookupPredefinedOp(op);
+  if (type == nullptr || reduction == nullptr || !reduction->Supports(basic)) {
+    return false;
+  }
+  if (!type->is_pair) {
+    reduction->Apply(in, inout, static_cast<int>(bytes / type->size), basic);
+    return true;
+  }
+  // A pair's members are contiguous in packed data and at the target, but
+  // the op works on the C struct, padding included.
+  alignas(16) std::byte value[32], result[32];
+  for (int64_t at = 0; at + type->size <= bytes; at += type->size) {
+    std::memcpy(value, static_cast<const std::byte*>(in) + at, type->size);
+    std::memcpy(result, static_cast<std::byte*>(inout) + at, type->size);
+    reduction->Apply(value, result, 1, basic);
+    std::memcpy(static_cast<std::byte*>(inout) + at, result, type->size);
+  }
+  return true;
+}
 }  // namespace
 
 absl::Status Instance::Initialize() {
@@ -70,6 +106,9 @@ absl::Status Instance::Setup() {
       part::Partitioned::Create(*vcis_, *p2p_, settings_, bootstrap_->rank());
   if (!partitioned.ok()) return partitioned.status();
   partitioned_ = std::move(partitioned).value();
+  auto one_sided = rma::OneSided::Create(*vcis_, &ApplyAccumulateOp);
+  if (!one_sided.ok()) return one_sided.status();
+  one_sided_ = std::move(one_sided).value();
 
   const int size = bootstrap_->size();
   world_ = std::make_unique<Communicator>();
@@ -118,6 +157,7 @@ void Instance::Finalize() {
   // Derived datatypes the program never freed (typebind): each open handle
   // gives its reference back, so the objects and their layouts are freed.
   instance->datatypes_.ForEach([](Datatype* type) { type->Release(); });
+  instance->one_sided_.reset();
   instance->partitioned_.reset();
   instance->p2p_.reset();
   instance->vcis_.reset();

@@ -19,6 +19,7 @@
 #include "mpi/handle_table.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/part/partitioned.h"
+#include "mpi/rma/one_sided.h"
 #include "mpi/vci/vci_set.h"
 #include "net/transport.h"
 #include "runtime/bootstrap.h"
@@ -50,6 +51,7 @@ class Instance final : public CommunicatorReleaseSink,
   vci::VciSet& vcis() { return *vcis_; }
   p2p::PointToPoint& p2p() { return *p2p_; }
   part::Partitioned& partitioned() { return *partitioned_; }
+  rma::OneSided& one_sided() { return *one_sided_; }
   Communicator* world() { return world_.get(); }
   Communicator* self() { return self_.get(); }
   int world_rank() const { return world_rank_; }
@@ -93,6 +95,7 @@ class Instance final : public CommunicatorReleaseSink,
   std::unique_ptr<vci::VciSet> vcis_;
   std::unique_ptr<p2p::PointToPoint> p2p_;
   std::unique_ptr<part::Partitioned> partitioned_;
+  std::unique_ptr<rma::OneSided> one_sided_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   int world_rank_ = 0;

@@ -1136,9 +1136,9 @@ MINIMPI_DECLARE(int, Type_get_attr,
                  int* flag))
 MINIMPI_DECLARE(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
 
-/* Windows. No window can be created yet: the creating calls check their
- * arguments and fail with MPI_ERR_UNSUPPORTED_OPERATION, and every call
- * that takes a window fails with MPI_ERR_WIN. Window keyvals are real. */
+/* Windows and one-sided communication (mpi/rma). Dynamic windows
+ * (MPI_Win_create_dynamic) are not implemented yet: that call fails with
+ * MPI_ERR_UNSUPPORTED_OPERATION. */
 enum {
   MPI_WIN_BASE = 20001,
   MPI_WIN_DISP_UNIT = 20002,
@@ -1238,6 +1238,55 @@ MINIMPI_DECLARE(int, Get_accumulate,
                  int result_count, MPI_Datatype result_datatype,
                  int target_rank, MPI_Aint target_disp, int target_count,
                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MINIMPI_DECLARE(int, Fetch_and_op,
+                (const void* origin_addr, void* result_addr,
+                 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                 MPI_Op op, MPI_Win win))
+MINIMPI_DECLARE(int, Compare_and_swap,
+                (const void* origin_addr, const void* compare_addr,
+                 void* result_addr, MPI_Datatype datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Win win))
+MINIMPI_DECLARE(int, Rput,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Rget,
+                (void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Raccumulate,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Rget_accumulate,
+                (const void* origin_addr, int origin_count,
+                 MPI_Datatype origin_datatype, void* result_addr,
+                 int result_count, MPI_Datatype result_datatype,
+                 int target_rank, MPI_Aint target_disp, int target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Win_shared_query,
+                (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
+                 void* baseptr))
+MINIMPI_DECLARE(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size))
+MINIMPI_DECLARE(int, Win_detach, (MPI_Win win, const void* base))
+MINIMPI_DECLARE(int, Win_get_group, (MPI_Win win, MPI_Group* group))
+MINIMPI_DECLARE(int, Win_set_info, (MPI_Win win, MPI_Info info))
+MINIMPI_DECLARE(int, Win_get_info, (MPI_Win win, MPI_Info* info_used))
+MINIMPI_DECLARE(int, Win_flush_local, (int rank, MPI_Win win))
+MINIMPI_DECLARE(int, Win_flush_local_all, (MPI_Win win))
+MINIMPI_DECLARE(int, Win_sync, (MPI_Win win))
+MINIMPI_DECLARE(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+MINIMPI_DECLARE(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+MINIMPI_DECLARE(int, Win_complete, (MPI_Win win))
+MINIMPI_DECLARE(int, Win_wait, (MPI_Win win))
+MINIMPI_DECLARE(int, Win_test, (MPI_Win win, int* flag))
 
 /* The MPI-1 calls MPI-3.0 removed, which old programs and MPICH's test
  * helpers still call. Each behaves as its MPI-2 replacement (named in the

@@ -583,7 +583,7 @@ MPI_TEST_CASES = [
         "ranks": [2],
         "args": ["fatal"],
         "expect": "failure",
-        "stderr": "MPI_Win_create\\(rank [01]\\): one-sided communication is not implemented yet",
+        "stderr": "MPI_Win_create\\(rank [01]\\): invalid disp_unit 0 \\(must be positive\\)",
         "timeout": 30,
     },
     {

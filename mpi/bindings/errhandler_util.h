@@ -11,6 +11,10 @@
 
 namespace minimpi {
 
+class Errhandler;
+// The handler a handle names (predefined or the program's), or nullptr.
+Errhandler* LookupErrhandler(MPI_Errhandler handle);
+
 int SetCommErrhandler(const char* call, MPI_Comm comm,
                       MPI_Errhandler errhandler);
 int GetCommErrhandler(const char* call, MPI_Comm comm,

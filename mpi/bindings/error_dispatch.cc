@@ -417,6 +417,33 @@ int RaiseError(Communicator* comm, const char* call, int error_class,
   return Dispatch(comm, code, error_class, line);
 }
 
+int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
+                     int error_class, const std::string& problem) {
+  const std::string line = ErrorLine(call, problem);
+  int code = error_class > MPI_ERR_LASTCODE ? error_class
+                                            : MakeErrorCode(error_class, line);
+  switch (handler->action()) {
+    case Errhandler::Action::kReturn:
+      return code;
+    case Errhandler::Action::kUser: {
+      // Stored as the communicator kind; both take (handle*, int*, ...).
+      auto* function = reinterpret_cast<MPI_Win_errhandler_function*>(
+          handler->function());
+      MPI_Win handle = window;
+      function(&handle, &code);
+      return code;
+    }
+    case Errhandler::Action::kFatal:
+    case Errhandler::Action::kAbort:
+      break;
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+  Instance::Get().bootstrap().Abort(
+      error_class > MPI_ERR_LASTCODE ? MPI_ERR_OTHER : error_class, line);
+  std::abort();
+}
+
 int RaiseErrorCode(Communicator* comm, const char* call, int code,
                    const std::string& problem) {
   const int error_class = ErrorClassOf(code);

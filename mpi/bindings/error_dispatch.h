@@ -29,6 +29,7 @@
 #include <string>
 
 #include "mpi/comm.h"
+#include "mpi/errhandler.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -65,6 +66,12 @@ int LastUsedCode();
 // would from MPICH and Open MPI.
 int RaiseError(Communicator* comm, const char* call, int error_class,
                const std::string& problem);
+
+// Raises `error_class` on a window's error handler (`handler`, which the
+// caller keeps alive; `window` is what a user handler is given), as
+// RaiseError does on a communicator's.
+int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
+                     int error_class, const std::string& problem);
 
 // The same for an error code made elsewhere (an attribute callback's, say,
 // possibly from MPI_Add_error_code): the handler gets, and the call returns,

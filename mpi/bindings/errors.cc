@@ -35,15 +35,6 @@ int BadErrorCode(const char* call, int code) {
   return MPI_ERR_ARG;
 }
 
-// The handler a handle names, or nullptr.
-Errhandler* LookupErrhandler(MPI_Errhandler handle) {
-  if (handle == MPI_ERRORS_ARE_FATAL) return Errhandler::Fatal();
-  if (handle == MPI_ERRORS_RETURN) return Errhandler::Return();
-  if (handle == MPI_ERRORS_ABORT) return Errhandler::Abort();
-  if (minimpi::IsPredefinedHandle(handle)) return nullptr;
-  return Instance::Get().errhandlers().Lookup(minimpi::HandleValue(handle));
-}
-
 int InvalidErrhandler(const char* call, Communicator* comm,
                       MPI_Errhandler handle) {
   return RaiseError(comm, call, MPI_ERR_ARG,
@@ -53,6 +44,20 @@ int InvalidErrhandler(const char* call, Communicator* comm,
 }
 
 }  // namespace
+
+namespace minimpi {
+
+Errhandler* LookupErrhandler(MPI_Errhandler handle) {
+  if (handle == MPI_ERRORS_ARE_FATAL) return Errhandler::Fatal();
+  if (handle == MPI_ERRORS_RETURN) return Errhandler::Return();
+  if (handle == MPI_ERRORS_ABORT) return Errhandler::Abort();
+  if (IsPredefinedHandle(handle)) return nullptr;
+  return Instance::Get().errhandlers().Lookup(HandleValue(handle));
+}
+
+}  // namespace minimpi
+
+using minimpi::LookupErrhandler;
 
 // Shared with the MPI-1 names (compat: MPI_Errhandler_set/get/create), so
 // each error names the call the program made.

@@ -1,55 +1,98 @@
-// Windows, before one-sided communication exists (it is later work, in
-// mpi/rma). Programs and test harnesses that merely mention windows must
-// build and run, and every call must answer as the standard says it would
-// for the windows that exist, namely none:
+// Windows: MPI_Win_create, _allocate, _allocate_shared, MPI_Win_free, and
+// what a program asks of or attaches to a window (attributes, the
+// predefined ones included, names, error handlers, info, its group,
+// MPI_Win_shared_query). The operations and synchronization calls are in
+// one_sided.cc; the engine under both is mpi/rma.
 //
-//   - MPI_Win_create, _allocate, _allocate_shared and _create_dynamic check
-//     their arguments like any call, then fail with
-//     MPI_ERR_UNSUPPORTED_OPERATION (raised on the communicator), leaving
-//     MPI_WIN_NULL in *win;
-//   - every call that names a window fails with MPI_ERR_WIN, since no
-//     handle can name one;
-//   - window keyvals (MPI_Win_create_keyval, MPI_Win_free_keyval) and
-//     MPI_Win_create_errhandler are real: they need no window.
+// A window runs its collectives (the exchange of its members' bases and
+// keys, fences' barriers, the closing barrier) on a private duplicate of
+// the communicator it was made from, so they never meet the program's own.
 //
-// Errors tied to no valid window go where RaiseError sends errors tied to
-// no object (MPI_COMM_SELF's handler if the program set one, else
-// MPI_COMM_WORLD's).
-#include <string>
+// MPI_Win_allocate_shared maps one POSIX shared-memory segment in every
+// member (all on one node), each member's part following the previous one
+// (contiguous, as the standard's default asks); the members then load and
+// store each other's parts directly, and MPI_Put and MPI_Get reach them as
+// on any window.
+//
+// Not yet: MPI_Win_create_dynamic (MPI_ERR_UNSUPPORTED_OPERATION).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/datatype_util.h"
+#include "mpi/bindings/errhandler_util.h"
 #include "mpi/bindings/keyval_util.h"
+#include "mpi/bindings/window_object.h"
 #include "mpi/errhandler.h"
+#include "mpi/group.h"
+#include "mpi/info.h"
 
+using minimpi::AttributeFailure;
 using minimpi::AttributeObjectKind;
 using minimpi::Communicator;
 using minimpi::Errhandler;
 using minimpi::Instance;
 using minimpi::Keyval;
 using minimpi::RaiseError;
+using minimpi::RaiseOnWindow;
+using minimpi::WindowObject;
+
+namespace minimpi {
+
+HandleTable<WindowObject>& WindowTable() {
+  static auto* table = new HandleTable<WindowObject>(HandleKind::kWindow);
+  return *table;
+}
+
+int RaiseOnWindow(WindowObject* window, const char* call, int error_class,
+                  const std::string& problem) {
+  if (window == nullptr) return RaiseError(nullptr, call, error_class, problem);
+  Errhandler* handler;
+  {
+    std::lock_guard<std::mutex> lock(window->mutex);
+    handler = window->errhandler;
+    handler->Retain();
+  }
+  const int code =
+      RaiseWindowError(handler, window->handle, call, error_class, problem);
+  handler->Release();
+  return code;
+}
+
+int CheckWindow(const char* call, MPI_Win handle, WindowObject** window) {
+  *window = LookupWindow(handle);
+  if (*window != nullptr) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return RaiseError(nullptr, call, MPI_ERR_WIN,
+                    handle == MPI_WIN_NULL
+                        ? "invalid window (MPI_WIN_NULL)"
+                        : "invalid window (freed, or not a window)");
+}
+
+}  // namespace minimpi
 
 namespace {
 
-// Any window handle: there are no windows to name.
-[[gnu::cold]] int InvalidWindow(const char* call, MPI_Win win) {
-  return RaiseError(nullptr, call, MPI_ERR_WIN,
-                    win == MPI_WIN_NULL
-                        ? "invalid window (MPI_WIN_NULL)"
-                        : "invalid window (no window exists: one-sided "
-                          "communication is not implemented yet)");
-}
-
-// The checks every window constructor shares; on success the call fails
-// anyway, because no window can be made yet.
 int CheckConstructor(const char* call, MPI_Comm comm, MPI_Info info,
-                     MPI_Win* win, Communicator** c) {
+                     MPI_Win* win, Communicator** c, minimpi::Info** hints) {
   if (int error = minimpi::CheckCommunicator(call, comm, c)) return error;
-  minimpi::Info* unused;
-  if (int error =
-          minimpi::CheckInfo(call, *c, info, /*null_allowed=*/true, &unused)) {
+  if ((*c)->inter) {
+    return RaiseError(*c, call, MPI_ERR_COMM,
+                      "windows need an intracommunicator");
+  }
+  if (int error = minimpi::CheckInfo(call, *c, info, /*null_allowed=*/true,
+                                     hints)) {
     return error;
   }
   if (win == nullptr) return minimpi::NullArgument(call, *c, "win");
@@ -71,11 +114,154 @@ int CheckSizeAndUnit(const char* call, Communicator* c, MPI_Aint size,
   return MPI_SUCCESS;
 }
 
-[[gnu::cold]] int Unsupported(const char* call, Communicator* c, MPI_Win* win) {
-  *win = MPI_WIN_NULL;
-  return RaiseError(c, call, MPI_ERR_UNSUPPORTED_OPERATION,
-                    "one-sided communication is not implemented yet (no "
-                    "window was created)");
+// Makes the window over `base` (collective over `c`): the private
+// communicator, the engine's window, the exchange of every member's
+// description. `object` comes filled with the memory and flavor.
+int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
+               std::unique_ptr<WindowObject> object, MPI_Win* win) {
+  std::unique_ptr<Communicator> duplicate = minimpi::DuplicateCommunicator(*c);
+  Communicator* comm = minimpi::Publish(std::move(duplicate));
+  object->comm = comm;
+  std::vector<int> vcis(comm->size);
+  for (int r = 0; r < comm->size; ++r) vcis[r] = comm->remote_vci(r);
+  minimpi::rma::Flavor flavor = minimpi::rma::Flavor::kCreate;
+  if (object->create_flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+    flavor = minimpi::rma::Flavor::kAllocate;
+  } else if (object->create_flavor == MPI_WIN_FLAVOR_SHARED) {
+    flavor = minimpi::rma::Flavor::kShared;
+  }
+  absl::StatusOr<minimpi::rma::Window*> window = Instance::Get().one_sided().Open(
+      object->base, static_cast<uint64_t>(object->size), object->disp_unit,
+      flavor, comm->rank, comm->world_ranks, std::move(vcis));
+  // Every member takes part in the exchange, so that a failure here is
+  // seen everywhere rather than leaving the others waiting.
+  minimpi::rma::TargetInfo mine;
+  if (window.ok()) mine = Instance::Get().one_sided().Describe(**window);
+  std::vector<minimpi::rma::TargetInfo> all(comm->size);
+  PMPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine),
+                 MPI_BYTE, comm->handle);
+  bool everyone = true;
+  for (const minimpi::rma::TargetInfo& member : all) everyone &= member.window >= 0;
+  if (!everyone) {
+    if (window.ok()) Instance::Get().one_sided().Close(*window);
+    minimpi::Unpublish(comm);
+    return RaiseError(
+        c, call, MPI_ERR_OTHER,
+        window.ok() ? "another member could not make its part of the window"
+                    : std::string(window.status().message()));
+  }
+  object->window = *window;
+  Instance::Get().one_sided().Publish(**window, std::move(all));
+  object->locked.reset(new std::atomic<uint8_t>[comm->size]);
+  for (int r = 0; r < comm->size; ++r) {
+    object->locked[r].store(0, std::memory_order_relaxed);
+  }
+  object->in_access_group.assign(comm->size, 0);
+  if (hints != nullptr) object->info = hints->Entries();
+  WindowObject* raw = object.release();
+  const uintptr_t handle = minimpi::WindowTable().Insert(raw);
+  raw->handle = reinterpret_cast<MPI_Win>(handle);
+  *win = raw->handle;
+  return MPI_SUCCESS;
+}
+
+// Memory for MPI_Win_allocate: aligned for any type, never null.
+void* AllocateWindowMemory(size_t length) {
+  return std::aligned_alloc(64, (std::max<size_t>(length, 1) + 63) / 64 * 64);
+}
+
+std::atomic<uint64_t> shared_segments{0};
+
+// MPI_Win_allocate_shared's segment (collective over `c`): every member's
+// size, then rank 0 makes and sizes the segment, every member maps it.
+int MapSharedSegment(const char* call, Communicator* c, MPI_Aint size,
+                     int disp_unit, WindowObject* object) {
+  minimpi::Instance& instance = Instance::Get();
+  const int node = instance.bootstrap().node_of(c->world_ranks[0]);
+  for (int r = 1; r < c->size; ++r) {
+    if (instance.bootstrap().node_of(c->world_ranks[r]) != node) {
+      return RaiseError(c, call, MPI_ERR_RMA_SHARED,
+                        absl::StrFormat("ranks 0 and %d are on different "
+                                        "nodes: shared windows need one node",
+                                        r));
+    }
+  }
+  struct Part {
+    uint64_t size;
+    int64_t disp_unit;
+  } part{static_cast<uint64_t>(size), disp_unit};
+  std::vector<Part> parts(c->size);
+  PMPI_Allgather(&part, sizeof(part), MPI_BYTE, parts.data(), sizeof(part),
+                 MPI_BYTE, c->handle);
+  uint64_t total = 0;
+  object->shared_bases.resize(c->size);
+  object->shared_sizes.resize(c->size);
+  object->disp_units.resize(c->size);
+  for (int r = 0; r < c->size; ++r) {
+    object->shared_bases[r] = total;
+    object->shared_sizes[r] = parts[r].size;
+    object->disp_units[r] = static_cast<int>(parts[r].disp_unit);
+    total += parts[r].size;
+  }
+  char name[64] = {};
+  int ok = 1;
+  if (c->rank == 0 && total > 0) {
+    std::snprintf(name, sizeof(name), "/minimpi-win-%d-%llu",
+                  static_cast<int>(getpid()),
+                  static_cast<unsigned long long>(shared_segments++));
+    const int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    ok = fd >= 0 && ftruncate(fd, static_cast<off_t>(total)) == 0;
+    if (fd >= 0) close(fd);
+  }
+  PMPI_Bcast(name, sizeof(name), MPI_CHAR, 0, c->handle);
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, c->handle);
+  if (!ok) {
+    return RaiseError(c, call, MPI_ERR_NO_MEM,
+                      absl::StrCat("cannot make a shared segment of ", total,
+                                   " bytes: ", std::strerror(errno)));
+  }
+  void* mapping = nullptr;
+  if (total > 0) {
+    const int fd = shm_open(name, O_RDWR, 0600);
+    if (fd >= 0) {
+      mapping = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+    }
+    int mapped = mapping != MAP_FAILED && mapping != nullptr ? 1 : 0;
+    int everyone = 0;
+    PMPI_Allreduce(&mapped, &everyone, 1, MPI_INT, MPI_MIN, c->handle);
+    if (c->rank == 0) shm_unlink(name);
+    if (!everyone) {
+      if (mapped) munmap(mapping, total);
+      return RaiseError(c, call, MPI_ERR_NO_MEM,
+                        "a member cannot map the shared segment");
+    }
+  }
+  for (int r = 0; r < c->size; ++r) {
+    object->shared_bases[r] += reinterpret_cast<uint64_t>(mapping);
+  }
+  object->allocated = mapping;
+  object->allocated_length = total;
+  object->shared_mapping = true;
+  object->base = parts[c->rank].size > 0
+                     ? reinterpret_cast<void*>(object->shared_bases[c->rank])
+                     : nullptr;
+  return MPI_SUCCESS;
+}
+
+void FreeMemory(WindowObject* object) {
+  if (object->allocated == nullptr) return;
+  if (object->shared_mapping) {
+    munmap(object->allocated, object->allocated_length);
+  } else {
+    std::free(object->allocated);
+  }
+  object->allocated = nullptr;
+}
+
+int InfoKeyError(const char* call, WindowObject* w, int error_class,
+                 const std::string& problem) {
+  return RaiseOnWindow(w, call, error_class, problem);
 }
 
 }  // namespace
@@ -87,14 +273,22 @@ int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info,
   constexpr const char* kCall = "MPI_Win_create";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  if (int error = CheckConstructor(kCall, comm, info, win, &c)) return error;
+  minimpi::Info* hints;
+  if (int error = CheckConstructor(kCall, comm, info, win, &c, &hints)) {
+    return error;
+  }
   if (int error = CheckSizeAndUnit(kCall, c, size, disp_unit)) return error;
   if (base == nullptr && size > 0) {
     return RaiseError(
         c, kCall, MPI_ERR_BUFFER,
         absl::StrFormat("null base with size %d", static_cast<int64_t>(size)));
   }
-  return Unsupported(kCall, c, win);
+  auto object = std::make_unique<WindowObject>();
+  object->create_flavor = MPI_WIN_FLAVOR_CREATE;
+  object->base = base;
+  object->size = size;
+  object->disp_unit = disp_unit;
+  return OpenWindow(kCall, c, hints, std::move(object), win);
 }
 
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
@@ -102,10 +296,32 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   constexpr const char* kCall = "MPI_Win_allocate";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  if (int error = CheckConstructor(kCall, comm, info, win, &c)) return error;
+  minimpi::Info* hints;
+  if (int error = CheckConstructor(kCall, comm, info, win, &c, &hints)) {
+    return error;
+  }
   if (int error = CheckSizeAndUnit(kCall, c, size, disp_unit)) return error;
   if (baseptr == nullptr) return minimpi::NullArgument(kCall, c, "baseptr");
-  return Unsupported(kCall, c, win);
+  auto object = std::make_unique<WindowObject>();
+  object->create_flavor = MPI_WIN_FLAVOR_ALLOCATE;
+  object->allocated = AllocateWindowMemory(static_cast<size_t>(size));
+  if (object->allocated == nullptr) {
+    return RaiseError(c, kCall, MPI_ERR_NO_MEM,
+                      absl::StrCat("cannot allocate ", size, " bytes"));
+  }
+  object->allocated_length = static_cast<size_t>(size);
+  object->base = object->allocated;
+  object->size = size;
+  object->disp_unit = disp_unit;
+  void* base = object->base;
+  WindowObject* raw = object.get();
+  if (int error = OpenWindow(kCall, c, hints, std::move(object), win)) {
+    (void)raw;
+    std::free(base);
+    return error;
+  }
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
 }
 
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
@@ -113,25 +329,115 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
   constexpr const char* kCall = "MPI_Win_allocate_shared";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  if (int error = CheckConstructor(kCall, comm, info, win, &c)) return error;
+  minimpi::Info* hints;
+  if (int error = CheckConstructor(kCall, comm, info, win, &c, &hints)) {
+    return error;
+  }
   if (int error = CheckSizeAndUnit(kCall, c, size, disp_unit)) return error;
   if (baseptr == nullptr) return minimpi::NullArgument(kCall, c, "baseptr");
-  return Unsupported(kCall, c, win);
+  auto object = std::make_unique<WindowObject>();
+  object->create_flavor = MPI_WIN_FLAVOR_SHARED;
+  object->size = size;
+  object->disp_unit = disp_unit;
+  if (int error = MapSharedSegment(kCall, c, size, disp_unit, object.get())) {
+    return error;
+  }
+  void* base = object->base;
+  void* mapping = object->allocated;
+  const size_t length = object->allocated_length;
+  if (int error = OpenWindow(kCall, c, hints, std::move(object), win)) {
+    if (mapping != nullptr) munmap(mapping, length);
+    return error;
+  }
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
 }
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   constexpr const char* kCall = "MPI_Win_create_dynamic";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
-  if (int error = CheckConstructor(kCall, comm, info, win, &c)) return error;
-  return Unsupported(kCall, c, win);
+  minimpi::Info* hints;
+  if (int error = CheckConstructor(kCall, comm, info, win, &c, &hints)) {
+    return error;
+  }
+  *win = MPI_WIN_NULL;
+  return RaiseError(c, kCall, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "dynamic windows are not implemented yet (windows from "
+                    "MPI_Win_create, _allocate and _allocate_shared are)");
+}
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
+                          int* disp_unit, void* baseptr) {
+  constexpr const char* kCall = "MPI_Win_shared_query";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (w->create_flavor != MPI_WIN_FLAVOR_SHARED) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
+                         "not a window from MPI_Win_allocate_shared");
+  }
+  const int members = static_cast<int>(w->shared_sizes.size());
+  if (rank != MPI_PROC_NULL && (rank < 0 || rank >= members)) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RANK,
+                         absl::StrFormat("invalid rank %d (window group size "
+                                         "%d)",
+                                         rank, members));
+  }
+  if (size == nullptr || disp_unit == nullptr || baseptr == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  int of = rank;
+  if (rank == MPI_PROC_NULL) {
+    // The first member with memory (MPI-4.1 12.2.3).
+    of = -1;
+    for (int r = 0; r < members && of < 0; ++r) {
+      if (w->shared_sizes[r] > 0) of = r;
+    }
+  }
+  if (of < 0) {
+    *size = 0;
+    *disp_unit = w->disp_units.empty() ? 1 : w->disp_units[0];
+    *static_cast<void**>(baseptr) = nullptr;
+    return MPI_SUCCESS;
+  }
+  *size = static_cast<MPI_Aint>(w->shared_sizes[of]);
+  *disp_unit = w->disp_units[of];
+  *static_cast<void**>(baseptr) =
+      w->shared_sizes[of] > 0 ? reinterpret_cast<void*>(w->shared_bases[of])
+                              : nullptr;
+  return MPI_SUCCESS;
 }
 
 int PMPI_Win_free(MPI_Win* win) {
   constexpr const char* kCall = "MPI_Win_free";
   MINIMPI_REQUIRE_INIT(kCall);
   if (win == nullptr) return minimpi::NullArgument(kCall, nullptr, "win");
-  return InvalidWindow(kCall, *win);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, *win, &w)) return error;
+  if (w->lock_all.load() || w->locks_held.load() > 0 ||
+      w->access_epoch.load() || w->exposure_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "an access or exposure epoch is still open (unlock, "
+                         "complete or wait first)");
+  }
+  // What this member started ends here; the barrier then says every
+  // member's has, so nothing can reach the window after.
+  Instance::Get().one_sided().WaitForOperations(*w->window, -1);
+  PMPI_Barrier(w->comm->handle);
+  const AttributeFailure failure =
+      w->attributes.DeleteAll(minimpi::HandleValue(*win));
+  minimpi::WindowTable().Remove(minimpi::HandleValue(*win));
+  Instance::Get().one_sided().Close(w->window);
+  minimpi::Unpublish(w->comm);
+  FreeMemory(w);
+  w->errhandler->Release();
+  delete w;
+  *win = MPI_WIN_NULL;
+  if (!failure.ok()) {
+    return minimpi::RaiseAttributeFailure(kCall, nullptr, failure, "delete");
+  }
+  return MPI_SUCCESS;
 }
 
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
@@ -157,33 +463,128 @@ int PMPI_Win_free_keyval(int* win_keyval) {
   return minimpi::FreeKeyval(kCall, AttributeObjectKind::kWindow, win_keyval);
 }
 
-int PMPI_Win_set_attr(MPI_Win win, int, void*) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_set_attr");
-  return InvalidWindow("MPI_Win_set_attr", win);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
+  constexpr const char* kCall = "MPI_Win_set_attr";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (win_keyval >= MPI_WIN_BASE && win_keyval <= MPI_WIN_MODEL) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_KEYVAL,
+                         absl::StrFormat("keyval %d is predefined and read "
+                                         "only",
+                                         win_keyval));
+  }
+  Keyval* key;
+  if (int error = minimpi::AcquireKeyval(kCall, AttributeObjectKind::kWindow,
+                                         win_keyval, &key)) {
+    return error;
+  }
+  const AttributeFailure failure =
+      w->attributes.Set(minimpi::HandleValue(win), key, attribute_val);
+  minimpi::ProcessKeyvals().Release(key);
+  if (!failure.ok()) {
+    return minimpi::RaiseAttributeFailure(kCall, nullptr, failure, "delete");
+  }
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_get_attr(MPI_Win win, int, void*, int*) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_get_attr");
-  return InvalidWindow("MPI_Win_get_attr", win);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val,
+                      int* flag) {
+  constexpr const char* kCall = "MPI_Win_get_attr";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (attribute_val == nullptr || flag == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  // The predefined attributes point at values the window keeps (MPI-4.1
+  // 12.2.6): the base itself, and the others' addresses.
+  static thread_local MPI_Aint size_value;
+  static thread_local int int_value;
+  void* value = nullptr;
+  switch (win_keyval) {
+    case MPI_WIN_BASE:
+      value = w->base;
+      break;
+    case MPI_WIN_SIZE:
+      size_value = static_cast<MPI_Aint>(w->size);
+      value = &size_value;
+      break;
+    case MPI_WIN_DISP_UNIT:
+      int_value = w->disp_unit;
+      value = &int_value;
+      break;
+    case MPI_WIN_CREATE_FLAVOR:
+      int_value = w->create_flavor;
+      value = &int_value;
+      break;
+    case MPI_WIN_MODEL:
+      int_value = MPI_WIN_UNIFIED;
+      value = &int_value;
+      break;
+    default: {
+      Keyval* key;
+      if (int error = minimpi::AcquireKeyval(
+              kCall, AttributeObjectKind::kWindow, win_keyval, &key)) {
+        return error;
+      }
+      *flag = w->attributes.Get(key, &value) ? 1 : 0;
+      if (*flag) *static_cast<void**>(attribute_val) = value;
+      minimpi::ProcessKeyvals().Release(key);
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  *static_cast<void**>(attribute_val) = value;
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_delete_attr(MPI_Win win, int) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_delete_attr");
-  return InvalidWindow("MPI_Win_delete_attr", win);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+  constexpr const char* kCall = "MPI_Win_delete_attr";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  Keyval* key;
+  if (int error = minimpi::AcquireKeyval(kCall, AttributeObjectKind::kWindow,
+                                         win_keyval, &key)) {
+    return error;
+  }
+  const AttributeFailure failure =
+      w->attributes.Delete(minimpi::HandleValue(win), key);
+  minimpi::ProcessKeyvals().Release(key);
+  if (!failure.ok()) {
+    return minimpi::RaiseAttributeFailure(kCall, nullptr, failure, "delete");
+  }
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_name(MPI_Win win, const char*) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_set_name");
-  return InvalidWindow("MPI_Win_set_name", win);
+int PMPI_Win_set_name(MPI_Win win, const char* win_name) {
+  constexpr const char* kCall = "MPI_Win_set_name";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (win_name == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null win_name");
+  }
+  std::lock_guard<std::mutex> lock(w->mutex);
+  w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_get_name(MPI_Win win, char*, int*) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_get_name");
-  return InvalidWindow("MPI_Win_get_name", win);
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
+  constexpr const char* kCall = "MPI_Win_get_name";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (win_name == nullptr || resultlen == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  std::lock_guard<std::mutex> lock(w->mutex);
+  std::memcpy(win_name, w->name.c_str(), w->name.size() + 1);
+  *resultlen = static_cast<int>(w->name.size());
+  return MPI_SUCCESS;
 }
 
-// A real handler, which MPI_Errhandler_free frees; with no window to set it
-// on, the program can do nothing else with it that MPI allows.
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
                                MPI_Errhandler* errhandler) {
   constexpr const char* kCall = "MPI_Win_create_errhandler";
@@ -194,8 +595,8 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
   if (errhandler == nullptr) {
     return minimpi::NullArgument(kCall, nullptr, "errhandler");
   }
-  // Both handler types take (handle*, int*, ...); the window one is stored
-  // as is and never called, as no window can raise an error.
+  // Both handler types take (handle*, int*, ...); a window's error calls it
+  // with the window (RaiseWindowError).
   Errhandler* handler = Errhandler::NewUser(
       reinterpret_cast<MPI_Comm_errhandler_function*>(win_errhandler_fn));
   const uintptr_t handle = Instance::Get().errhandlers().Insert(handler);
@@ -209,79 +610,117 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* win_errhandler_fn,
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_set_errhandler");
-  return InvalidWindow("MPI_Win_set_errhandler", win);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+  constexpr const char* kCall = "MPI_Win_set_errhandler";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  Errhandler* handler = minimpi::LookupErrhandler(errhandler);
+  if (handler == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG,
+                         "invalid error handler (freed, or not one)");
+  }
+  handler->Retain();
+  Errhandler* previous;
+  {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    previous = w->errhandler;
+    w->errhandler = handler;
+  }
+  previous->Release();
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler*) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_get_errhandler");
-  return InvalidWindow("MPI_Win_get_errhandler", win);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+  constexpr const char* kCall = "MPI_Win_get_errhandler";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (errhandler == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  std::lock_guard<std::mutex> lock(w->mutex);
+  w->errhandler->Retain();  // the returned handle's reference
+  *errhandler = w->errhandler->handle();
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_call_errhandler(MPI_Win win, int) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_call_errhandler");
-  return InvalidWindow("MPI_Win_call_errhandler", win);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+  constexpr const char* kCall = "MPI_Win_call_errhandler";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  const int error_class = minimpi::ErrorClassOf(errorcode);
+  RaiseOnWindow(w, kCall, error_class > 0 ? error_class : MPI_ERR_OTHER,
+                absl::StrFormat("error code %d raised by the program",
+                                errorcode));
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_fence(int, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_fence");
-  return InvalidWindow("MPI_Win_fence", win);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+  constexpr const char* kCall = "MPI_Win_get_group";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (group == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  *group = minimpi::NewGroupHandle(w->comm->world_ranks);
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_lock(int, int, int, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_lock");
-  return InvalidWindow("MPI_Win_lock", win);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+  constexpr const char* kCall = "MPI_Win_set_info";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  minimpi::Info* hints = minimpi::LookupInfo(info);
+  if (hints == nullptr) {
+    return InfoKeyError(kCall, w, MPI_ERR_INFO, "invalid info object");
+  }
+  std::lock_guard<std::mutex> lock(w->mutex);
+  for (const auto& [key, value] : hints->Entries()) {
+    bool replaced = false;
+    for (auto& entry : w->info) {
+      if (entry.first == key) {
+        entry.second = value;
+        replaced = true;
+      }
+    }
+    if (!replaced) w->info.emplace_back(key, value);
+  }
+  return MPI_SUCCESS;
 }
 
-int PMPI_Win_unlock(int, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_unlock");
-  return InvalidWindow("MPI_Win_unlock", win);
-}
-
-int PMPI_Win_lock_all(int, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_lock_all");
-  return InvalidWindow("MPI_Win_lock_all", win);
-}
-
-int PMPI_Win_unlock_all(MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_unlock_all");
-  return InvalidWindow("MPI_Win_unlock_all", win);
-}
-
-int PMPI_Win_flush(int, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_flush");
-  return InvalidWindow("MPI_Win_flush", win);
-}
-
-int PMPI_Win_flush_all(MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Win_flush_all");
-  return InvalidWindow("MPI_Win_flush_all", win);
-}
-
-int PMPI_Put(const void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype,
-             MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Put");
-  return InvalidWindow("MPI_Put", win);
-}
-
-int PMPI_Get(void*, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype,
-             MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get");
-  return InvalidWindow("MPI_Get", win);
-}
-
-int PMPI_Accumulate(const void*, int, MPI_Datatype, int, MPI_Aint, int,
-                    MPI_Datatype, MPI_Op, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Accumulate");
-  return InvalidWindow("MPI_Accumulate", win);
-}
-
-int PMPI_Get_accumulate(const void*, int, MPI_Datatype, void*, int,
-                        MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op,
-                        MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_accumulate");
-  return InvalidWindow("MPI_Get_accumulate", win);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+  constexpr const char* kCall = "MPI_Win_get_info";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (info_used == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null output argument");
+  }
+  std::vector<minimpi::Info::Entry> entries;
+  {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    entries = w->info;
+  }
+  // What the window does whatever the hints: accumulates are ordered and
+  // may use any op; no assertion about locks is relied on.
+  auto set_default = [&](const char* key, const char* value) {
+    for (const auto& entry : entries) {
+      if (entry.first == key) return;
+    }
+    entries.emplace_back(key, value);
+  };
+  set_default("no_locks", "false");
+  set_default("accumulate_ordering", "rar,raw,war,waw");
+  set_default("accumulate_ops", "same_op_no_op");
+  set_default("same_size", "false");
+  set_default("same_disp_unit", "false");
+  *info_used = minimpi::NewInfoHandle(
+      std::make_unique<minimpi::Info>(std::move(entries)));
+  return MPI_SUCCESS;
 }
 
 }  // extern "C"
@@ -290,6 +729,7 @@ MINIMPI_EXPORT(Win_create)
 MINIMPI_EXPORT(Win_allocate)
 MINIMPI_EXPORT(Win_allocate_shared)
 MINIMPI_EXPORT(Win_create_dynamic)
+MINIMPI_EXPORT(Win_shared_query)
 MINIMPI_EXPORT(Win_free)
 MINIMPI_EXPORT(Win_create_keyval)
 MINIMPI_EXPORT(Win_free_keyval)
@@ -302,14 +742,6 @@ MINIMPI_EXPORT(Win_create_errhandler)
 MINIMPI_EXPORT(Win_set_errhandler)
 MINIMPI_EXPORT(Win_get_errhandler)
 MINIMPI_EXPORT(Win_call_errhandler)
-MINIMPI_EXPORT(Win_fence)
-MINIMPI_EXPORT(Win_lock)
-MINIMPI_EXPORT(Win_unlock)
-MINIMPI_EXPORT(Win_lock_all)
-MINIMPI_EXPORT(Win_unlock_all)
-MINIMPI_EXPORT(Win_flush)
-MINIMPI_EXPORT(Win_flush_all)
-MINIMPI_EXPORT(Put)
-MINIMPI_EXPORT(Get)
-MINIMPI_EXPORT(Accumulate)
-MINIMPI_EXPORT(Get_accumulate)
+MINIMPI_EXPORT(Win_get_group)
+MINIMPI_EXPORT(Win_set_info)
+MINIMPI_EXPORT(Win_get_info)

@@ -59,6 +59,8 @@ enum class RequestKind : uint8_t {
   // A partitioned send or receive (MPI_Psend_init/MPI_Precv_init): always
   // persistent; mpi/part owns it through `extension` and completes it.
   kPartitioned,
+  // A request-based one-sided operation (MPI_Rput...): mpi/rma completes it.
+  kOneSided,
 };
 
 // kBuffered marks a persistent MPI_Bsend_init request: each start copies

@@ -164,6 +164,8 @@ class VciSet final : public net::CompletionHandler {
   // Its request pool (Allocate under the lock; Lookup and Release from any
   // thread).
   RequestPool& requests(int vci) const { return *At(vci).requests; }
+  // Its outbox (under the lock).
+  Outbox& outbox(int vci) const { return *At(vci).outbox; }
 
   // A VCI of its own for a new endpoint, holding one reference, or -1 when
   // all Settings::endpoint_vcis are taken. Any thread.

@@ -1,0 +1,778 @@
+// One-sided operations and synchronization: the checks the standard asks
+// for (epochs, ranks, ranges, datatypes, ops), then mpi/rma does the work.
+//
+// Epochs are tracked per window as the program opens them: fences (between
+// two fences an access epoch is open, unless the last fence asserted
+// MPI_MODE_NOSUCCEED), locks per target and lock_all, and general active
+// target's start..complete. An operation outside every epoch that covers
+// its target is MPI_ERR_RMA_SYNC; request-based operations need a passive
+// target epoch (MPI-4.1 12.3.5).
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/comm_util.h"
+#include "mpi/bindings/object_handles.h"
+#include "mpi/bindings/window_object.h"
+#include "mpi/datatype/predefined.h"
+#include "mpi/group.h"
+
+using minimpi::Datatype;
+using minimpi::Instance;
+using minimpi::RaiseOnWindow;
+using minimpi::WindowObject;
+
+namespace {
+
+constexpr uint8_t kLockedShared = 1;
+constexpr uint8_t kLockedExclusive = 2;
+constexpr uint8_t kNoCheck = 4;  // with MPI_MODE_NOCHECK: no lock traffic
+
+minimpi::rma::OneSided& Engine() { return Instance::Get().one_sided(); }
+
+bool InPassiveEpoch(const WindowObject* w, int rank) {
+  return w->lock_all.load(std::memory_order_acquire) ||
+         w->locked[rank].load(std::memory_order_acquire) != 0;
+}
+
+bool InEpoch(const WindowObject* w, int rank) {
+  return w->fence_epoch.load(std::memory_order_acquire) ||
+         InPassiveEpoch(w, rank) ||
+         (w->access_epoch.load(std::memory_order_acquire) &&
+          w->in_access_group[rank] != 0);
+}
+
+int CheckData(const char* call, WindowObject* w, int64_t count,
+              MPI_Datatype handle, const char* what, const Datatype** type) {
+  if (count < 0) {
+    return RaiseOnWindow(w, call, MPI_ERR_COUNT,
+                         absl::StrFormat("invalid %s count %d", what, count));
+  }
+  *type = minimpi::LookupDatatype(handle);
+  if (*type == nullptr) {
+    return RaiseOnWindow(w, call, MPI_ERR_TYPE,
+                         absl::StrFormat("invalid %s datatype", what));
+  }
+  if (!(*type)->committed()) {
+    return RaiseOnWindow(w, call, MPI_ERR_TYPE,
+                         absl::StrFormat("%s datatype is not committed", what));
+  }
+  return MPI_SUCCESS;
+}
+
+// The target rank, the epoch and the range (count items of `type` at
+// displacement `disp` must lie inside the target's window). *skip is set
+// for MPI_PROC_NULL: the call then does nothing.
+int CheckTarget(const char* call, WindowObject* w, int rank, MPI_Aint disp,
+                int64_t count, const Datatype* type, bool passive_only,
+                bool* skip) {
+  *skip = false;
+  const int members = w->window->group_size;
+  if (rank == MPI_PROC_NULL) {
+    *skip = true;
+    return MPI_SUCCESS;
+  }
+  if (rank < 0 || rank >= members) {
+    return RaiseOnWindow(w, call, MPI_ERR_RANK,
+                         absl::StrFormat("invalid target rank %d (window "
+                                         "group size %d)",
+                                         rank, members));
+  }
+  if (passive_only ? !InPassiveEpoch(w, rank) : !InEpoch(w, rank)) {
+    return RaiseOnWindow(
+        w, call, MPI_ERR_RMA_SYNC,
+        absl::StrFormat("no %sepoch is open for target rank %d",
+                        passive_only ? "passive target " : "access ", rank));
+  }
+  if (count == 0 || type->size() == 0) return MPI_SUCCESS;
+  const minimpi::rma::TargetInfo& target = w->window->targets[rank];
+  const minimpi::datatype::Layout& layout = type->layout();
+  const int64_t start = static_cast<int64_t>(disp) * target.disp_unit;
+  const int64_t last_item = (count - 1) * layout.extent();
+  const int64_t first = start + std::min<int64_t>(0, last_item) + layout.true_lb();
+  const int64_t end = start + std::max<int64_t>(0, last_item) + layout.true_ub();
+  if (first < 0 || end > static_cast<int64_t>(target.size)) {
+    return RaiseOnWindow(
+        w, call, MPI_ERR_RMA_RANGE,
+        absl::StrFormat("bytes [%d, %d) of target rank %d's window, which "
+                        "holds %d",
+                        first, end, rank, static_cast<int64_t>(target.size)));
+  }
+  return MPI_SUCCESS;
+}
+
+int CheckSameSize(const char* call, WindowObject* w, int64_t origin_count,
+                  const Datatype* origin, int64_t target_count,
+                  const Datatype* target) {
+  if (origin_count * origin->size() == target_count * target->size()) {
+    return MPI_SUCCESS;
+  }
+  return RaiseOnWindow(
+      w, call, MPI_ERR_TYPE,
+      absl::StrFormat("origin data (%d bytes) and target data (%d bytes) "
+                      "differ in size",
+                      origin_count * origin->size(),
+                      target_count * target->size()));
+}
+
+// An accumulate's op and element type: a predefined op (or MPI_REPLACE,
+// MPI_NO_OP) on the one predefined type every side is made of.
+int CheckAccumulate(const char* call, WindowObject* w, MPI_Op op,
+                    const Datatype* origin, MPI_Datatype origin_handle,
+                    MPI_Datatype target_handle, MPI_Datatype* basic) {
+  *basic = minimpi::ReductionType(target_handle);
+  if (*basic == MPI_DATATYPE_NULL) {
+    return RaiseOnWindow(w, call, MPI_ERR_TYPE,
+                         "the target datatype mixes predefined types");
+  }
+  if (op != MPI_NO_OP && origin != nullptr &&
+      minimpi::ReductionType(origin_handle) != *basic) {
+    return RaiseOnWindow(w, call, MPI_ERR_TYPE,
+                         "origin and target are made of different types");
+  }
+  if (op == MPI_REPLACE || op == MPI_NO_OP) return MPI_SUCCESS;
+  const minimpi::Op* reduction = minimpi::LookupOp(op);
+  if (reduction == nullptr || !reduction->predefined()) {
+    return RaiseOnWindow(w, call, MPI_ERR_OP,
+                         "accumulates take predefined operations only");
+  }
+  if (!reduction->Supports(*basic)) {
+    return RaiseOnWindow(w, call, MPI_ERR_OP,
+                         absl::StrFormat("%s is not defined on the target's "
+                                         "type",
+                                         reduction->name()));
+  }
+  return MPI_SUCCESS;
+}
+
+uint32_t HandleWord(const void* handle) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(handle));
+}
+
+minimpi::rma::Buffer BufferOf(const void* address, int64_t count,
+                              const Datatype* type) {
+  return {address, count, &type->layout()};
+}
+
+minimpi::rma::TargetSpan SpanOf(int rank, MPI_Aint disp, int64_t count,
+                                const Datatype* type) {
+  return {rank, static_cast<int64_t>(disp), count, &type->layout()};
+}
+
+MPI_Request CompletedRequest(WindowObject* w) {
+  return minimpi::ToHandle(Instance::Get().p2p().NewCompletedRequest(
+      minimpi::ProcNullStatus(), w->window->vci));
+}
+
+int PutOrGet(const char* call, bool read, void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(call, win, &w)) return error;
+  const Datatype* origin;
+  const Datatype* target;
+  if (int error = CheckData(call, w, origin_count, origin_datatype, "origin",
+                            &origin)) {
+    return error;
+  }
+  if (int error = CheckData(call, w, target_count, target_datatype, "target",
+                            &target)) {
+    return error;
+  }
+  bool skip;
+  if (int error = CheckTarget(call, w, target_rank, target_disp, target_count,
+                              target, request != nullptr, &skip)) {
+    return error;
+  }
+  if (int error = CheckSameSize(call, w, origin_count, origin, target_count,
+                                target)) {
+    return error;
+  }
+  if (skip) {
+    if (request != nullptr) *request = CompletedRequest(w);
+    return MPI_SUCCESS;
+  }
+  minimpi::vci::Request* r =
+      request != nullptr ? Engine().NewRequest(*w->window) : nullptr;
+  const minimpi::rma::Buffer local = BufferOf(origin_addr, origin_count, origin);
+  const minimpi::rma::TargetSpan span =
+      SpanOf(target_rank, target_disp, target_count, target);
+  if (read) {
+    Engine().Get(*w->window, local, span, r);
+  } else {
+    Engine().Put(*w->window, local, span, r);
+  }
+  if (request != nullptr) *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+int AccumulateCall(const char* call, const void* origin_addr,
+                   int origin_count, MPI_Datatype origin_datatype,
+                   void* result_addr, int result_count,
+                   MPI_Datatype result_datatype, bool fetch, int target_rank,
+                   MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                   MPI_Request* request) {
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(call, win, &w)) return error;
+  const Datatype* origin = nullptr;
+  const Datatype* result = nullptr;
+  const Datatype* target;
+  const bool sends_data = !(fetch && op == MPI_NO_OP);
+  if (sends_data) {
+    if (int error = CheckData(call, w, origin_count, origin_datatype,
+                              "origin", &origin)) {
+      return error;
+    }
+  }
+  if (fetch) {
+    if (int error = CheckData(call, w, result_count, result_datatype,
+                              "result", &result)) {
+      return error;
+    }
+  }
+  if (int error = CheckData(call, w, target_count, target_datatype, "target",
+                            &target)) {
+    return error;
+  }
+  MPI_Datatype basic;
+  if (int error = CheckAccumulate(call, w, op, origin, origin_datatype,
+                                  target_datatype, &basic)) {
+    return error;
+  }
+  bool skip;
+  if (int error = CheckTarget(call, w, target_rank, target_disp, target_count,
+                              target, request != nullptr, &skip)) {
+    return error;
+  }
+  if (sends_data) {
+    if (int error = CheckSameSize(call, w, origin_count, origin, target_count,
+                                  target)) {
+      return error;
+    }
+  }
+  if (fetch) {
+    if (int error = CheckSameSize(call, w, result_count, result, target_count,
+                                  target)) {
+      return error;
+    }
+  }
+  if (skip) {
+    if (request != nullptr) *request = CompletedRequest(w);
+    return MPI_SUCCESS;
+  }
+  minimpi::vci::Request* r =
+      request != nullptr ? Engine().NewRequest(*w->window) : nullptr;
+  const minimpi::rma::Buffer source =
+      sends_data ? BufferOf(origin_addr, origin_count, origin)
+                 : minimpi::rma::Buffer{nullptr, 0, &target->layout()};
+  minimpi::rma::Buffer into;
+  if (fetch) into = BufferOf(result_addr, result_count, result);
+  Engine().Accumulate(*w->window, source, fetch ? &into : nullptr,
+                      SpanOf(target_rank, target_disp, target_count, target),
+                      HandleWord(op), HandleWord(basic), r);
+  if (request != nullptr) *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+// The window ranks of a group's members; MPI_ERR_GROUP when one is not in
+// the window's group.
+int GroupRanks(const char* call, WindowObject* w, MPI_Group handle,
+               std::vector<int>* ranks) {
+  minimpi::Group* group = minimpi::ToGroup(handle);
+  if (group == nullptr) {
+    return RaiseOnWindow(w, call, MPI_ERR_GROUP, "invalid group");
+  }
+  const std::vector<int>& window_ranks = w->comm->world_ranks;
+  ranks->clear();
+  for (int world_rank : group->members()) {
+    auto found =
+        std::find(window_ranks.begin(), window_ranks.end(), world_rank);
+    if (found == window_ranks.end()) {
+      return RaiseOnWindow(w, call, MPI_ERR_GROUP,
+                           "the group holds a process outside the window's "
+                           "group");
+    }
+    ranks->push_back(static_cast<int>(found - window_ranks.begin()));
+  }
+  return MPI_SUCCESS;
+}
+
+bool AnyPassiveEpoch(const WindowObject* w) {
+  return w->lock_all.load() || w->locks_held.load() > 0;
+}
+
+int FlushCall(const char* call, int rank, MPI_Win win) {
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(call, win, &w)) return error;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= w->window->group_size) {
+    return RaiseOnWindow(w, call, MPI_ERR_RANK,
+                         absl::StrFormat("invalid rank %d", rank));
+  }
+  if (!InPassiveEpoch(w, rank)) {
+    return RaiseOnWindow(w, call, MPI_ERR_RMA_SYNC,
+                         absl::StrFormat("rank %d is not locked", rank));
+  }
+  Engine().WaitForOperations(*w->window, rank);
+  return MPI_SUCCESS;
+}
+
+int FlushAllCall(const char* call, MPI_Win win) {
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(call, win, &w)) return error;
+  if (!AnyPassiveEpoch(w)) {
+    return RaiseOnWindow(w, call, MPI_ERR_RMA_SYNC,
+                         "no passive target epoch is open");
+  }
+  Engine().WaitForOperations(*w->window, -1);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Put(const void* origin_addr, int origin_count,
+             MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Put");
+  return PutOrGet("MPI_Put", false, const_cast<void*>(origin_addr),
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, nullptr);
+}
+
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Get");
+  return PutOrGet("MPI_Get", true, origin_addr, origin_count, origin_datatype,
+                  target_rank, target_disp, target_count, target_datatype, win,
+                  nullptr);
+}
+
+int PMPI_Rput(const void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rput");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rput", nullptr, "request");
+  }
+  return PutOrGet("MPI_Rput", false, const_cast<void*>(origin_addr),
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
+
+int PMPI_Rget(void* origin_addr, int origin_count,
+              MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rget");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rget", nullptr, "request");
+  }
+  return PutOrGet("MPI_Rget", true, origin_addr, origin_count, origin_datatype,
+                  target_rank, target_disp, target_count, target_datatype, win,
+                  request);
+}
+
+int PMPI_Accumulate(const void* origin_addr, int origin_count,
+                    MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Accumulate");
+  if (op == MPI_NO_OP) {
+    // Nothing to add (MPI-4.1 lists MPI_NO_OP for the fetching calls only).
+    WindowObject* w;
+    if (int error = minimpi::CheckWindow("MPI_Accumulate", win, &w)) {
+      return error;
+    }
+    return RaiseOnWindow(w, "MPI_Accumulate", MPI_ERR_OP,
+                         "MPI_NO_OP is for MPI_Get_accumulate and "
+                         "MPI_Fetch_and_op");
+  }
+  return AccumulateCall("MPI_Accumulate", origin_addr, origin_count,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        target_rank, target_disp, target_count,
+                        target_datatype, op, win, nullptr);
+}
+
+int PMPI_Raccumulate(const void* origin_addr, int origin_count,
+                     MPI_Datatype origin_datatype, int target_rank,
+                     MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Raccumulate");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Raccumulate", nullptr, "request");
+  }
+  return AccumulateCall("MPI_Raccumulate", origin_addr, origin_count,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        target_rank, target_disp, target_count,
+                        target_datatype, op, win, request);
+}
+
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
+                        MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype,
+                        MPI_Op op, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Get_accumulate");
+  return AccumulateCall("MPI_Get_accumulate", origin_addr, origin_count,
+                        origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp,
+                        target_count, target_datatype, op, win, nullptr);
+}
+
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, void* result_addr,
+                         int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp,
+                         int target_count, MPI_Datatype target_datatype,
+                         MPI_Op op, MPI_Win win, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rget_accumulate");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rget_accumulate", nullptr, "request");
+  }
+  return AccumulateCall("MPI_Rget_accumulate", origin_addr, origin_count,
+                        origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp,
+                        target_count, target_datatype, op, win, request);
+}
+
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
+                      MPI_Datatype datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Fetch_and_op");
+  if (minimpi::datatype::FindPredefined(datatype) == nullptr) {
+    WindowObject* w;
+    if (int error = minimpi::CheckWindow("MPI_Fetch_and_op", win, &w)) {
+      return error;
+    }
+    return RaiseOnWindow(w, "MPI_Fetch_and_op", MPI_ERR_TYPE,
+                         "MPI_Fetch_and_op takes a predefined datatype");
+  }
+  return AccumulateCall("MPI_Fetch_and_op", origin_addr, 1, datatype,
+                        result_addr, 1, datatype, true, target_rank,
+                        target_disp, 1, datatype, op, win, nullptr);
+}
+
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
+                          void* result_addr, MPI_Datatype datatype,
+                          int target_rank, MPI_Aint target_disp, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Compare_and_swap";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  const minimpi::datatype::PredefinedType* type = minimpi::datatype::FindPredefined(datatype);
+  if (type == nullptr || type->is_pair ||
+      !minimpi::LookupOp(MPI_BAND)->Supports(datatype)) {
+    // The standard allows C and Fortran integers, logicals and bytes.
+    if (type == nullptr || type->is_pair ||
+        (datatype != MPI_BYTE && datatype != MPI_C_BOOL)) {
+      return RaiseOnWindow(w, kCall, MPI_ERR_TYPE,
+                           "MPI_Compare_and_swap takes a predefined integer, "
+                           "logical or byte type");
+    }
+  }
+  const Datatype* described = minimpi::LookupDatatype(datatype);
+  bool skip;
+  if (int error = CheckTarget(kCall, w, target_rank, target_disp, 1, described,
+                              false, &skip)) {
+    return error;
+  }
+  if (origin_addr == nullptr || compare_addr == nullptr ||
+      result_addr == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_BUFFER, "null buffer");
+  }
+  if (skip) return MPI_SUCCESS;
+  Engine().CompareAndSwap(*w->window, origin_addr, compare_addr, result_addr,
+                          type->size, HandleWord(datatype),
+                          SpanOf(target_rank, target_disp, 1, described));
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_fence(int assert, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_fence";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (AnyPassiveEpoch(w) || w->access_epoch.load() ||
+      w->exposure_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "a lock or general active target epoch is open");
+  }
+  Engine().WaitForOperations(*w->window, -1);
+  // Every member's operations are complete once all have passed here.
+  PMPI_Barrier(w->comm->handle);
+  w->fence_epoch.store((assert & MPI_MODE_NOSUCCEED) == 0,
+                       std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_lock";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_LOCKTYPE,
+                         absl::StrFormat("invalid lock type %d", lock_type));
+  }
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= w->window->group_size) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RANK,
+                         absl::StrFormat("invalid rank %d (window group size "
+                                         "%d)",
+                                         rank, w->window->group_size));
+  }
+  if (w->lock_all.load() || w->locked[rank].load() != 0 ||
+      w->fence_epoch.load() || w->access_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         absl::StrFormat("rank %d is already in an access "
+                                         "epoch of this window",
+                                         rank));
+  }
+  const bool exclusive = lock_type == MPI_LOCK_EXCLUSIVE;
+  const bool no_check = (assert & MPI_MODE_NOCHECK) != 0;
+  if (!no_check) Engine().Lock(*w->window, rank, exclusive);
+  w->locked[rank].store(
+      (exclusive ? kLockedExclusive : kLockedShared) | (no_check ? kNoCheck : 0),
+      std::memory_order_release);
+  w->locks_held.fetch_add(1);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_unlock(int rank, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_unlock";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+  if (rank < 0 || rank >= w->window->group_size) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RANK,
+                         absl::StrFormat("invalid rank %d", rank));
+  }
+  const uint8_t state = w->locked[rank].load();
+  if (state == 0) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         absl::StrFormat("rank %d is not locked", rank));
+  }
+  if (state & kNoCheck) {
+    Engine().WaitForOperations(*w->window, rank);
+  } else {
+    Engine().Unlock(*w->window, rank, (state & kLockedExclusive) != 0);
+  }
+  w->locked[rank].store(0, std::memory_order_release);
+  w->locks_held.fetch_sub(1);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_lock_all(int assert, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_lock_all";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (AnyPassiveEpoch(w) || w->fence_epoch.load() || w->access_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "an access epoch of this window is already open");
+  }
+  const bool no_check = (assert & MPI_MODE_NOCHECK) != 0;
+  if (!no_check) {
+    for (int r = 0; r < w->window->group_size; ++r) {
+      Engine().Lock(*w->window, r, /*exclusive=*/false);
+    }
+  }
+  w->lock_all_no_check = no_check;
+  w->lock_all.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_unlock_all(MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_unlock_all";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (!w->lock_all.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "MPI_Win_lock_all was not called");
+  }
+  Engine().WaitForOperations(*w->window, -1);
+  if (!w->lock_all_no_check) {
+    for (int r = 0; r < w->window->group_size; ++r) {
+      Engine().Unlock(*w->window, r, /*exclusive=*/false);
+    }
+  }
+  w->lock_all.store(false, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_flush(int rank, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_flush");
+  return FlushCall("MPI_Win_flush", rank, win);
+}
+
+int PMPI_Win_flush_local(int rank, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_flush_local");
+  return FlushCall("MPI_Win_flush_local", rank, win);
+}
+
+int PMPI_Win_flush_all(MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_flush_all");
+  return FlushAllCall("MPI_Win_flush_all", win);
+}
+
+int PMPI_Win_flush_local_all(MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_flush_local_all");
+  return FlushAllCall("MPI_Win_flush_local_all", win);
+}
+
+int PMPI_Win_sync(MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_sync");
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow("MPI_Win_sync", win, &w)) return error;
+  // One copy of memory (the unified model): ordering loads and stores
+  // against the other members' is all there is to do.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_post(MPI_Group group, int /*assert*/, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_post";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (w->exposure_epoch.load() || w->fence_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "an exposure epoch is already open");
+  }
+  std::vector<int> origins;
+  if (int error = GroupRanks(kCall, w, group, &origins)) return error;
+  w->exposure_group = origins;
+  w->exposure_epoch.store(true, std::memory_order_release);
+  Engine().Post(*w->window, origins);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_start";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (w->access_epoch.load() || AnyPassiveEpoch(w) || w->fence_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "an access epoch is already open");
+  }
+  std::vector<int> targets;
+  if (int error = GroupRanks(kCall, w, group, &targets)) return error;
+  Engine().Start(*w->window, targets);
+  std::fill(w->in_access_group.begin(), w->in_access_group.end(), 0);
+  for (int target : targets) w->in_access_group[target] = 1;
+  w->access_group = std::move(targets);
+  w->access_epoch.store(true, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_complete(MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_complete";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (!w->access_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "MPI_Win_start was not called");
+  }
+  Engine().Complete(*w->window, w->access_group);
+  w->access_epoch.store(false, std::memory_order_release);
+  std::fill(w->in_access_group.begin(), w->in_access_group.end(), 0);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_wait(MPI_Win win) {
+  constexpr const char* kCall = "MPI_Win_wait";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (!w->exposure_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "MPI_Win_post was not called");
+  }
+  Engine().WaitPosted(*w->window, w->exposure_group, /*test=*/false);
+  w->exposure_epoch.store(false, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_test(MPI_Win win, int* flag) {
+  constexpr const char* kCall = "MPI_Win_test";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (flag == nullptr) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_ARG, "null flag");
+  }
+  if (!w->exposure_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "MPI_Win_post was not called");
+  }
+  *flag = Engine().WaitPosted(*w->window, w->exposure_group, /*test=*/true);
+  if (*flag) w->exposure_epoch.store(false, std::memory_order_release);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_attach(MPI_Win win, void* /*base*/, MPI_Aint /*size*/) {
+  constexpr const char* kCall = "MPI_Win_attach";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
+                       "not a dynamic window (MPI_Win_create_dynamic)");
+}
+
+int PMPI_Win_detach(MPI_Win win, const void* /*base*/) {
+  constexpr const char* kCall = "MPI_Win_detach";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
+                       "not a dynamic window (MPI_Win_create_dynamic)");
+}
+
+}  // extern "C"
+
+MINIMPI_EXPORT(Put)
+MINIMPI_EXPORT(Get)
+MINIMPI_EXPORT(Rput)
+MINIMPI_EXPORT(Rget)
+MINIMPI_EXPORT(Accumulate)
+MINIMPI_EXPORT(Raccumulate)
+MINIMPI_EXPORT(Get_accumulate)
+MINIMPI_EXPORT(Rget_accumulate)
+MINIMPI_EXPORT(Fetch_and_op)
+MINIMPI_EXPORT(Compare_and_swap)
+MINIMPI_EXPORT(Win_fence)
+MINIMPI_EXPORT(Win_lock)
+MINIMPI_EXPORT(Win_unlock)
+MINIMPI_EXPORT(Win_lock_all)
+MINIMPI_EXPORT(Win_unlock_all)
+MINIMPI_EXPORT(Win_flush)
+MINIMPI_EXPORT(Win_flush_local)
+MINIMPI_EXPORT(Win_flush_all)
+MINIMPI_EXPORT(Win_flush_local_all)
+MINIMPI_EXPORT(Win_sync)
+MINIMPI_EXPORT(Win_post)
+MINIMPI_EXPORT(Win_start)
+MINIMPI_EXPORT(Win_complete)
+MINIMPI_EXPORT(Win_wait)
+MINIMPI_EXPORT(Win_test)
+MINIMPI_EXPORT(Win_attach)
+MINIMPI_EXPORT(Win_detach)

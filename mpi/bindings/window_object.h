@@ -1,0 +1,83 @@
+// What a window handle names in the bindings: the engine's window
+// (mpi/rma), the private communicator its collectives run on, and what the
+// program attaches to it (name, error handler, attributes, info), plus the
+// epochs it has opened, which the operations' checks read.
+//
+// Owned by: mpi/bindings (windows.cc, one_sided.cc).
+#ifndef MINIMPI_MPI_BINDINGS_WINDOW_OBJECT_H_
+#define MINIMPI_MPI_BINDINGS_WINDOW_OBJECT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mpi/attributes.h"
+#include "mpi/comm.h"
+#include "mpi/errhandler.h"
+#include "mpi/handle_table.h"
+#include "mpi/mpi.h"
+#include "mpi/rma/one_sided.h"
+
+namespace minimpi {
+
+struct WindowObject {
+  rma::Window* window = nullptr;
+  Communicator* comm = nullptr;  // private duplicate, published
+  MPI_Win handle = MPI_WIN_NULL;
+  int create_flavor = MPI_WIN_FLAVOR_CREATE;
+  // MPI_Win_allocate's and _allocate_shared's memory (freed with the window).
+  void* allocated = nullptr;
+  size_t allocated_length = 0;
+  bool shared_mapping = false;  // `allocated` is a mapping of a segment
+  // Shared windows: every member's base and size, for MPI_Win_shared_query.
+  std::vector<uint64_t> shared_bases;
+  std::vector<uint64_t> shared_sizes;
+  std::vector<int> disp_units;
+  // Attributes the program sets; the predefined ones are answered directly.
+  AttributeStore attributes{&ProcessKeyvals()};
+  // Guarded by `mutex`.
+  std::mutex mutex;
+  std::string name;
+  Errhandler* errhandler = Errhandler::Fatal();
+  std::vector<std::pair<std::string, std::string>> info;
+
+  // Epochs, as the program opened them (checked by the operations; a
+  // program that races its own synchronization calls is erroneous).
+  std::atomic<bool> fence_epoch{false};  // between fences
+  std::atomic<bool> lock_all{false};
+  bool lock_all_no_check = false;
+  std::unique_ptr<std::atomic<uint8_t>[]> locked;  // 0, or 1 + exclusive
+  std::atomic<int> locks_held{0};
+  // General active target: the access group (start .. complete) and the
+  // exposure group (post .. wait), as ranks of the window's group.
+  std::vector<int> access_group;
+  std::atomic<bool> access_epoch{false};
+  std::vector<uint8_t> in_access_group;
+  std::vector<int> exposure_group;
+  std::atomic<bool> exposure_epoch{false};
+  // Base address for MPI_WIN_BASE: what the program passed or got.
+  void* base = nullptr;
+  int64_t size = 0;
+  int disp_unit = 1;
+};
+
+HandleTable<WindowObject>& WindowTable();
+
+inline WindowObject* LookupWindow(MPI_Win handle) {
+  return WindowTable().Lookup(reinterpret_cast<uintptr_t>(handle));
+}
+
+// Raises on the window's handler (or, with none, as RaiseError does for an
+// error tied to no object).
+int RaiseOnWindow(WindowObject* window, const char* call, int error_class,
+                  const std::string& problem);
+
+// The window `handle` names; MPI_ERR_WIN otherwise.
+int CheckWindow(const char* call, MPI_Win handle, WindowObject** window);
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_BINDINGS_WINDOW_OBJECT_H_

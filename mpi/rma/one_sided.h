@@ -1,0 +1,221 @@
+// One-sided communication (MPI RMA): windows' remote access and their
+// synchronization, as one more kind of traffic on the VCIs.
+//
+// How each operation travels:
+//   - MPI_Put and MPI_Get are RDMA writes and reads straight between the
+//     origin's buffer and the target's registered window (a single copy by
+//     cross-memory attach inside a node, the NIC or net/tcp's emulation
+//     between nodes), cut along both sides' datatypes into gathered pieces
+//     (datatype::PairSegments). The target's CPU takes no part, so they
+//     progress while the target computes.
+//   - Accumulates, MPI_Fetch_and_op and MPI_Compare_and_swap are messages
+//     (protocol.h) applied by the target's progress on the window's VCI,
+//     one at a time under that VCI's lock: atomic per element against every
+//     other accumulate to the window, from any origin or thread. Each piece
+//     is answered, with the old data when the call wants it.
+//   - Passive-target locks are granted by the target's progress (a lock
+//     manager per window: shared holders, one exclusive holder, and a FIFO
+//     of waiters); general active target's post and complete are notices.
+//
+// Completion: every operation counts as pending at its origin, per target,
+// until its last RDMA piece completes locally (the transports report a
+// write only once it is in place at the target) and its last reply has
+// come. Fences, flushes, unlocks and MPI_Win_complete wait for those counts
+// to reach zero; a fence then ends with a barrier in the bindings.
+//
+// Threads: a window's state is guarded by its VCI's lock; any thread may
+// issue operations on it. No call waits while holding the lock.
+//
+// Owned by: mpi/rma. Made by: mpi/instance; called by the bindings.
+#ifndef MINIMPI_MPI_RMA_ONE_SIDED_H_
+#define MINIMPI_MPI_RMA_ONE_SIDED_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "mpi/datatype/layout.h"
+#include "mpi/vci/request.h"
+#include "mpi/vci/vci_set.h"
+#include "net/transport.h"
+
+namespace minimpi::rma {
+
+enum class Flavor : uint8_t { kCreate, kAllocate, kShared, kDynamic };
+
+// What each member tells the others about its window when it is made.
+struct TargetInfo {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint64_t remote_key = 0;
+  int32_t disp_unit = 1;
+  int32_t window = -1;  // its id in the member's table
+};
+
+// Applies a predefined reduction `op` (MPI_REPLACE included) to `bytes`
+// bytes of packed elements of the predefined type `basic`:
+// inout[i] = in[i] op inout[i]. A pair type's elements lie one per piece
+// (its members are contiguous, its padding is not). False when the op does
+// not apply to the type. Handed in by whoever knows the ops (mpi/instance).
+using ApplyOpFunction = bool (*)(uint32_t op, uint32_t basic, const void* in,
+                                 void* inout, int64_t bytes);
+
+// Where an operation's data lives at the origin, or the result goes.
+struct Buffer {
+  const void* address = nullptr;
+  int64_t count = 0;
+  const datatype::Layout* layout = nullptr;  // never null
+};
+
+// Where it goes at the target: (count, layout) at displacement `disp`.
+struct TargetSpan {
+  int rank = 0;  // in the window's group
+  int64_t disp = 0;
+  int64_t count = 0;
+  const datatype::Layout* layout = nullptr;
+};
+
+class Window;
+struct Operation;
+
+class OneSided final : public vci::TrafficHandler,
+                       public vci::Outbox::Sender {
+ public:
+  static absl::StatusOr<std::unique_ptr<OneSided>> Create(
+      vci::VciSet& vcis, ApplyOpFunction apply_op);
+  ~OneSided() override;
+  OneSided(const OneSided&) = delete;
+  OneSided& operator=(const OneSided&) = delete;
+
+  // A window over `length` bytes at `base` for a group whose members have
+  // these world ranks and VCIs (ours is `rank`): registered with the
+  // transport and given an id. The caller exchanges Describe() with every
+  // member, then calls Publish with all of them, before any operation.
+  absl::StatusOr<Window*> Open(void* base, uint64_t length, int disp_unit,
+                               Flavor flavor, int rank,
+                               std::vector<int> world_ranks,
+                               std::vector<int> vcis);
+  TargetInfo Describe(const Window& window) const;
+  void Publish(Window& window, std::vector<TargetInfo> members);
+  // After every member stopped using it (the bindings' closing barrier).
+  void Close(Window* window);
+
+  // Operations, with the window's epoch and ranges already checked. A
+  // non-null `request` is completed when the operation is (MPI_Rput...).
+  // Get_accumulate with MPI_NO_OP sends no origin data (origin.count 0).
+  void Put(Window& window, const Buffer& origin, const TargetSpan& target,
+           vci::Request* request);
+  void Get(Window& window, const Buffer& result, const TargetSpan& target,
+           vci::Request* request);
+  void Accumulate(Window& window, const Buffer& origin, const Buffer* result,
+                  const TargetSpan& target, uint32_t op, uint32_t basic,
+                  vci::Request* request);
+  void CompareAndSwap(Window& window, const void* origin, const void* compare,
+                      void* result, int64_t element_size, uint32_t basic,
+                      const TargetSpan& target);
+  // A request for an operation about to start (MPI_Rput...), from the
+  // window's VCI.
+  vci::Request* NewRequest(Window& window);
+
+  // Waits (progressing) until no operation to `rank` (-1: to anyone) is
+  // pending.
+  void WaitForOperations(Window& window, int rank);
+  // Passive target: waits until `rank`'s lock manager grants the lock.
+  void Lock(Window& window, int rank, bool exclusive);
+  // Waits for the operations to `rank`, then releases its lock.
+  void Unlock(Window& window, int rank, bool exclusive);
+  // General active target.
+  void Post(Window& window, const std::vector<int>& origins);
+  void Start(Window& window, const std::vector<int>& targets);
+  void Complete(Window& window, const std::vector<int>& targets);
+  // Waits for MPI_Win_complete from each origin of the last post (or,
+  // with `test`, only looks once). True when all have completed.
+  bool WaitPosted(Window& window, const std::vector<int>& origins, bool test);
+
+  // vci::TrafficHandler.
+  void OnMessageLocked(int vci, net::PeerVci peer, const std::byte* data,
+                       size_t length) override;
+  void OnLocalDoneLocked(int vci, uint64_t context) override;
+  bool ProgressLocked(int vci) override;
+  // vci::Outbox::Sender: a queued reply has left; its buffer is freed.
+  void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
+
+ private:
+  OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op);
+  void Transfer(Window& window, bool read, const Buffer& origin,
+                const TargetSpan& target, vci::Request* request);
+  // Posts what it can of `operation`'s RDMA pieces; queues it for progress
+  // when the transport refuses one.
+  void PostPiecesLocked(Operation& operation);
+  void SendLocked(Window& window, int rank, const void* header,
+                  size_t header_length, const void* payload,
+                  size_t payload_length);
+  void OnePieceDoneLocked(Operation& operation);
+  void OnReplyLocked(Operation& operation, const struct Header& header,
+                     const std::byte* data, size_t length);
+  void FinishLocked(Operation& operation);
+  void ApplyLocked(Window& window, int vci, net::PeerVci peer,
+                   const struct Header& header, const std::byte* payload,
+                   size_t payload_length);
+  void GrantLocked(Window& window);
+  template <typename Done>
+  void WaitOn(Window& window, Done done);
+
+  vci::VciSet& vcis_;
+  net::Transport& transport_;
+  const ApplyOpFunction apply_op_;
+  // Windows by id; a slot is set before the window's description leaves
+  // and cleared after its closing barrier, so messages always find theirs.
+  static constexpr int kMaxWindows = 1 << 14;
+  std::unique_ptr<std::atomic<Window*>[]> windows_;
+  std::mutex ids_mutex_;
+  std::vector<int32_t> free_ids_;  // guarded by ids_mutex_
+  int32_t next_id_ = 0;            // guarded by ids_mutex_
+  // By VCI: operations whose pieces the transport refused, for progress.
+  std::unique_ptr<std::vector<Operation*>[]> refused_;
+};
+
+// One member's view of a window. Everything but the constants is guarded
+// by the window's VCI's lock, or atomic where waits read it.
+class Window {
+ public:
+  int32_t id = -1;
+  int vci = 0;
+  int rank = 0;
+  int group_size = 0;
+  std::vector<int> world_ranks;  // by rank in the window's group
+  std::vector<int> vcis;         // by rank
+  void* base = nullptr;
+  uint64_t length = 0;
+  int disp_unit = 1;
+  Flavor flavor = Flavor::kCreate;
+  net::MemoryRegion region;
+  bool registered = false;
+  std::vector<TargetInfo> targets;  // by rank, after Publish
+
+  // Origin side.
+  std::unique_ptr<std::atomic<int64_t>[]> pending;  // by target rank
+  std::atomic<int64_t> pending_total{0};
+  std::unique_ptr<std::atomic<uint8_t>[]> granted;  // lock granted, by rank
+  std::unique_ptr<std::atomic<int32_t>[]> posts_seen;      // by target
+  std::unique_ptr<std::atomic<int32_t>[]> completes_seen;  // by origin
+
+  // Target side: the lock manager.
+  struct Waiter {
+    int rank;
+    bool exclusive;
+  };
+  int shared_holders = 0;
+  int exclusive_holder = -1;
+  std::deque<Waiter> lock_queue;
+};
+
+}  // namespace minimpi::rma
+
+#endif  // MINIMPI_MPI_RMA_ONE_SIDED_H_

@@ -1,0 +1,351 @@
+// The operations: puts and gets as RDMA pieces cut along both sides'
+// datatypes, accumulates and compare-and-swap as messages the target
+// applies, and their completion at the origin.
+#include "mpi/rma/operations.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "mpi/datatype/predefined.h"
+#include "mpi/rma/protocol.h"
+
+namespace minimpi::rma {
+namespace {
+
+// Pieces per RDMA post and bytes per piece: one post never holds more.
+constexpr int kMaxPieces = 64;
+constexpr int64_t kMaxPieceBytes = int64_t{1} << 30;
+
+// The bytes (count, layout) at `address` touches: [first, last).
+void Extent(const void* address, int64_t count,
+            const datatype::Layout& layout, uintptr_t* first,
+            uintptr_t* last) {
+  const intptr_t base = reinterpret_cast<intptr_t>(address);
+  const int64_t last_item = (count - 1) * layout.extent();
+  *first = static_cast<uintptr_t>(base + std::min<int64_t>(0, last_item) +
+                                  layout.true_lb());
+  *last = static_cast<uintptr_t>(base + std::max<int64_t>(0, last_item) +
+                                 layout.true_ub());
+}
+
+}  // namespace
+
+vci::Request* OneSided::NewRequest(Window& window) {
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  vci::Request* request = vcis_.requests(window.vci).Allocate();
+  request->kind = vci::RequestKind::kOneSided;
+  request->vci = window.vci;
+  request->status = vci::Status{};
+  request->state.store(vci::RequestState::kActive, std::memory_order_release);
+  return request;
+}
+
+void OneSided::Put(Window& window, const Buffer& origin,
+                   const TargetSpan& target, vci::Request* request) {
+  Transfer(window, /*read=*/false, origin, target, request);
+}
+
+void OneSided::Get(Window& window, const Buffer& result,
+                   const TargetSpan& target, vci::Request* request) {
+  Transfer(window, /*read=*/true, result, target, request);
+}
+
+void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
+                        const TargetSpan& target, vci::Request* request) {
+  auto* op = new Operation;
+  op->kind = read ? Operation::Kind::kGet : Operation::Kind::kPut;
+  op->window = &window;
+  op->target = target.rank;
+  op->request = request;
+  op->local_layout = datatype::LayoutRef::Share(origin.layout);
+  op->remote_layout = datatype::LayoutRef::Share(target.layout);
+  const TargetInfo& info = window.targets[target.rank];
+  op->local.emplace(origin.address, origin.count, origin.layout);
+  op->remote.emplace(
+      reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
+      target.count, target.layout);
+  uintptr_t first, last;
+  Extent(origin.address, origin.count, *origin.layout, &first, &last);
+  if (origin.count > 0 && origin.layout->size() > 0) {
+    absl::StatusOr<net::MemoryRegion> region = transport_.RegisterMemory(
+        reinterpret_cast<void*>(first), last - first);
+    if (!region.ok()) {
+      std::fprintf(stderr, "minimpi: one-sided: cannot register memory: %s\n",
+                   std::string(region.status().message()).c_str());
+      std::abort();
+    }
+    op->local_region = *region;
+    op->local_registered = true;
+  }
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
+  window.pending_total.fetch_add(1, std::memory_order_relaxed);
+  PostPiecesLocked(*op);
+}
+
+void OneSided::PostPiecesLocked(Operation& op) {
+  Window& window = *op.window;
+  const net::PeerVci peer{window.world_ranks[op.target],
+                          window.vcis[op.target]};
+  const uint32_t remote_key =
+      static_cast<uint32_t>(window.targets[op.target].remote_key);
+  const uint64_t context = vci::TagContext(vci::Traffic::kOneSided, &op);
+  const int max_pieces = std::min(kMaxPieces, transport_.max_io_segments());
+  datatype::Segment local[kMaxPieces];
+  datatype::Segment remote[kMaxPieces];
+  net::IoSegment local_io[kMaxPieces];
+  net::IoSegment remote_io[kMaxPieces];
+  while (!op.remote->done() && !op.local->done()) {
+    const int64_t local_at = op.local->position();
+    const int64_t remote_at = op.remote->position();
+    net::PostResult result;
+    if (op.kind == Operation::Kind::kGet) {
+      const datatype::SegmentPairing pairing =
+          datatype::PairSegments(*op.local, *op.remote, local, remote,
+                                 max_pieces, kMaxPieceBytes);
+      if (pairing.bytes == 0) break;
+      for (int i = 0; i < pairing.local_segments; ++i) {
+        local_io[i] = {reinterpret_cast<uint64_t>(local[i].address),
+                       static_cast<size_t>(local[i].length)};
+      }
+      for (int i = 0; i < pairing.remote_segments; ++i) {
+        remote_io[i] = {reinterpret_cast<uint64_t>(remote[i].address),
+                        static_cast<size_t>(remote[i].length)};
+      }
+      result = transport_.RdmaReadv(
+          window.vci, peer, local_io, pairing.local_segments, op.local_region,
+          remote_io, pairing.remote_segments, remote_key, context);
+    } else {
+      // A write lands in one contiguous stretch of the target: one remote
+      // segment, and the origin's pieces that fill it.
+      if (op.remote->Fill(remote, 1, kMaxPieceBytes) == 0) break;
+      const int n = op.local->Fill(local, max_pieces, remote[0].length);
+      int64_t covered = 0;
+      for (int i = 0; i < n; ++i) {
+        local_io[i] = {reinterpret_cast<uint64_t>(local[i].address),
+                       static_cast<size_t>(local[i].length)};
+        covered += local[i].length;
+      }
+      if (covered == 0) break;
+      if (covered < remote[0].length) op.remote->Seek(remote_at + covered);
+      result = transport_.RdmaWritev(
+          window.vci, peer, local_io, n, op.local_region,
+          {reinterpret_cast<uint64_t>(remote[0].address), remote_key},
+          nullptr, context);
+    }
+    if (result == net::PostResult::kRetry) {
+      op.local->Seek(local_at);
+      op.remote->Seek(remote_at);
+      if (!op.queued) {
+        op.queued = true;
+        refused_[window.vci].push_back(&op);
+      }
+      return;
+    }
+    ++op.in_flight;
+  }
+  op.all_posted = true;
+  if (op.in_flight == 0) FinishLocked(op);
+}
+
+bool OneSided::ProgressLocked(int vci) {
+  std::vector<Operation*>& refused = refused_[vci];
+  if (refused.empty()) return false;
+  std::vector<Operation*> retry;
+  retry.swap(refused);
+  for (Operation* op : retry) {
+    op->queued = false;
+    PostPiecesLocked(*op);
+  }
+  return true;
+}
+
+void OneSided::OnLocalDoneLocked(int /*vci*/, uint64_t context) {
+  OnePieceDoneLocked(*static_cast<Operation*>(vci::UntagContext(context)));
+}
+
+void OneSided::OnePieceDoneLocked(Operation& op) {
+  --op.in_flight;
+  if (op.all_posted && op.in_flight == 0) FinishLocked(op);
+}
+
+void OneSided::FinishLocked(Operation& op) {
+  Window& window = *op.window;
+  if (op.local_registered) transport_.DeregisterMemory(op.local_region);
+  if (vci::Request* request = op.request) {
+    const vci::RequestState previous = request->state.exchange(
+        vci::RequestState::kComplete, std::memory_order_acq_rel);
+    if (previous == vci::RequestState::kActiveFreed) {
+      request->pool->Release(request);
+    }
+  }
+  window.pending[op.target].fetch_sub(1, std::memory_order_release);
+  window.pending_total.fetch_sub(1, std::memory_order_release);
+  const int vci = window.vci;
+  delete &op;
+  vcis_.WakeSleepers(vci);
+}
+
+void OneSided::Accumulate(Window& window, const Buffer& origin,
+                          const Buffer* result, const TargetSpan& target,
+                          uint32_t op_handle, uint32_t basic,
+                          vci::Request* request) {
+  auto* op = new Operation;
+  op->kind = Operation::Kind::kMessages;
+  op->window = &window;
+  op->target = target.rank;
+  op->request = request;
+  const int64_t bytes = datatype::PackedSize(target.count, target.layout);
+  if (origin.count > 0) {
+    op->packed.resize(bytes);
+    datatype::Pack(origin.address, origin.count, origin.layout, 0,
+                   op->packed.data(), bytes);
+  }
+  if (result != nullptr) {
+    op->result = const_cast<void*>(result->address);
+    op->result_count = result->count;
+    op->result_layout = datatype::LayoutRef::Share(result->layout);
+  }
+  const TargetInfo& info = window.targets[target.rank];
+  datatype::SegmentCursor remote(
+      reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
+      target.count, target.layout);
+  // Each message carries whole elements, as much as one message holds.
+  const datatype::PredefinedType* type = datatype::FindPredefined(
+      reinterpret_cast<MPI_Datatype>(static_cast<uintptr_t>(basic)));
+  const int64_t element = type != nullptr ? std::max<int64_t>(1, type->size) : 1;
+  const int64_t room = static_cast<int64_t>(transport_.max_message_size()) -
+                       static_cast<int64_t>(sizeof(Header));
+  const int64_t chunk = std::max<int64_t>(element, room / element * element);
+
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
+  window.pending_total.fetch_add(1, std::memory_order_relaxed);
+  Header header;
+  header.type = MessageType::kAccumulate;
+  header.flags = result != nullptr ? kWantsResult : 0;
+  header.window = info.window;
+  header.from_rank = window.rank;
+  header.op = op_handle;
+  header.basic = basic;
+  header.cookie = reinterpret_cast<uint64_t>(op);
+  datatype::Segment piece;
+  while (!remote.done()) {
+    const int64_t at = remote.position();
+    if (remote.Fill(&piece, 1, chunk) == 0) break;
+    header.offset = reinterpret_cast<uint64_t>(piece.address) - info.base;
+    header.length = static_cast<uint64_t>(piece.length);
+    header.result_offset = static_cast<uint64_t>(at);
+    ++op->in_flight;
+    SendLocked(window, target.rank, &header, sizeof(header),
+               op->packed.empty() ? nullptr : op->packed.data() + at,
+               op->packed.empty() ? 0 : static_cast<size_t>(piece.length));
+  }
+  op->all_posted = true;
+  if (op->in_flight == 0) FinishLocked(*op);
+}
+
+void OneSided::CompareAndSwap(Window& window, const void* origin,
+                              const void* compare, void* result,
+                              int64_t element_size, uint32_t basic,
+                              const TargetSpan& target) {
+  auto* op = new Operation;
+  op->kind = Operation::Kind::kMessages;
+  op->window = &window;
+  op->target = target.rank;
+  op->packed.resize(2 * element_size);
+  std::memcpy(op->packed.data(), compare, element_size);
+  std::memcpy(op->packed.data() + element_size, origin, element_size);
+  op->result = result;
+  op->result_count = element_size;  // bytes; no layout: contiguous
+  const TargetInfo& info = window.targets[target.rank];
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
+  window.pending_total.fetch_add(1, std::memory_order_relaxed);
+  Header header;
+  header.type = MessageType::kCompareSwap;
+  header.flags = kWantsResult;
+  header.window = info.window;
+  header.from_rank = window.rank;
+  header.basic = basic;
+  header.offset = static_cast<uint64_t>(target.disp * info.disp_unit);
+  header.length = static_cast<uint64_t>(element_size);
+  header.cookie = reinterpret_cast<uint64_t>(op);
+  op->in_flight = 1;
+  op->all_posted = true;
+  SendLocked(window, target.rank, &header, sizeof(header), op->packed.data(),
+             op->packed.size());
+}
+
+void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
+                           const Header& header, const std::byte* payload,
+                           size_t payload_length) {
+  if (header.offset + header.length > window.length) {
+    std::fprintf(stderr,
+                 "minimpi: one-sided access beyond window %d from rank %d "
+                 "(offset %llu, length %llu, window %llu bytes): ignored\n",
+                 window.id, peer.rank,
+                 static_cast<unsigned long long>(header.offset),
+                 static_cast<unsigned long long>(header.length),
+                 static_cast<unsigned long long>(window.length));
+    return;
+  }
+  std::byte* target = static_cast<std::byte*>(window.base) + header.offset;
+  std::byte* old = nullptr;
+  if (header.flags & kWantsResult) {
+    old = new std::byte[header.length];
+    std::memcpy(old, target, header.length);
+  }
+  if (header.type == MessageType::kCompareSwap) {
+    if (payload_length == 2 * header.length &&
+        std::memcmp(target, payload, header.length) == 0) {
+      std::memcpy(target, payload + header.length, header.length);
+    }
+  } else if (payload_length > 0) {
+    if (!apply_op_(header.op, header.basic, payload, target,
+                   static_cast<int64_t>(payload_length))) {
+      std::fprintf(stderr,
+                   "minimpi: accumulate from rank %d with an op and type "
+                   "that do not go together: ignored\n",
+                   peer.rank);
+    }
+  }
+  Header reply;
+  reply.type = MessageType::kReply;
+  reply.window = header.window;
+  reply.from_rank = window.rank;
+  reply.length = old != nullptr ? header.length : 0;
+  reply.cookie = header.cookie;
+  reply.result_offset = header.result_offset;
+  vci::Outbox::Message message;
+  message.header = &reply;
+  message.header_length = sizeof(reply);
+  message.payload = old;
+  message.payload_length = old != nullptr ? header.length : 0;
+  message.sender = this;
+  message.word = reinterpret_cast<uint64_t>(old);
+  if (vcis_.outbox(vci).Send(transport_, vci, peer, message)) delete[] old;
+}
+
+void OneSided::OnSentLocked(int /*vci*/, uint64_t word, uint32_t /*flags*/) {
+  delete[] reinterpret_cast<std::byte*>(word);
+}
+
+void OneSided::OnReplyLocked(Operation& op, const Header& header,
+                             const std::byte* data, size_t length) {
+  if (op.result != nullptr && length > 0) {
+    if (op.result_layout) {
+      datatype::Unpack(data, static_cast<int64_t>(length), op.result,
+                       op.result_count, op.result_layout.get(),
+                       static_cast<int64_t>(header.result_offset));
+    } else {
+      std::memcpy(op.result, data,
+                  std::min<size_t>(length, static_cast<size_t>(op.result_count)));
+    }
+  }
+  OnePieceDoneLocked(op);
+}
+
+}  // namespace minimpi::rma
