@@ -106,7 +106,10 @@ absl::Status Instance::Setup() {
       part::Partitioned::Create(*vcis_, *p2p_, settings_, bootstrap_->rank());
   if (!partitioned.ok()) return partitioned.status();
   partitioned_ = std::move(partitioned).value();
-  auto one_sided = rma::OneSided::Create(*vcis_, &ApplyAccumulateOp);
+  auto one_sided = rma::OneSided::Create(
+      *vcis_, &ApplyAccumulateOp,
+      {.progress_thread = settings_.rma_progress == "thread",
+       .progress_us = settings_.rma_progress_us});
   if (!one_sided.ok()) return one_sided.status();
   one_sided_ = std::move(one_sided).value();
 

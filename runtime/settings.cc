@@ -146,6 +146,10 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   if (const char* profile = Env("MINIMPI_PART_PROFILE")) {
     s.part_profile = profile;
   }
+  status.Update(
+      ReadChoice("MINIMPI_RMA_PROGRESS", {"thread", "none"}, s.rma_progress));
+  status.Update(
+      ReadInt("MINIMPI_RMA_PROGRESS_US", 1, 10'000'000, s.rma_progress_us));
   for (const char* collective : kCollectiveNames) {
     std::string variable =
         absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
@@ -311,6 +315,14 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_PART_PROFILE", s.part_profile, d.part_profile,
        "FILE: record partitioned rounds (starts, readies, writes) to "
        "FILE.<rank> for tools/part_profile"},
+      {"MINIMPI_RMA_PROGRESS", s.rma_progress, d.rma_progress,
+       "one-sided: thread: a helper thread answers accumulates and locks for "
+       "a target busy outside MPI (puts and gets are RDMA and need none); "
+       "none: only the target's MPI calls do"},
+      {"MINIMPI_RMA_PROGRESS_US", absl::StrCat(s.rma_progress_us),
+       absl::StrCat(d.rma_progress_us),
+       "one-sided: microseconds between the helper thread's looks at the "
+       "VCIs that carry windows"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

@@ -167,6 +167,14 @@ struct Settings {
   // Record every round's starts, readies and writes to FILE.<rank>.
   std::string part_profile;
 
+  // One-sided communication: what answers accumulates and lock requests
+  // for a target that is computing without calling MPI. "thread": a helper
+  // thread progresses the VCIs that carry windows every rma_progress_us
+  // (a try-lock: it never holds up the owner); "none": only the target's own
+  // MPI calls do. Puts and gets need neither (they are RDMA).
+  std::string rma_progress = "thread";
+  int rma_progress_us = 200;
+
   // Reads the MINIMPI_* environment; an unknown value is an error that names
   // the variable and lists the accepted values.
   static absl::StatusOr<Settings> FromEnvironment();

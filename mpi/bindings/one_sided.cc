@@ -88,7 +88,11 @@ int CheckTarget(const char* call, WindowObject* w, int rank, MPI_Aint disp,
         absl::StrFormat("no %sepoch is open for target rank %d",
                         passive_only ? "passive target " : "access ", rank));
   }
-  if (count == 0 || type->size() == 0) return MPI_SUCCESS;
+  // A dynamic window's target alone knows what it has attached.
+  if (count == 0 || type->size() == 0 ||
+      w->create_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    return MPI_SUCCESS;
+  }
   const minimpi::rma::TargetInfo& target = w->window->targets[rank];
   const minimpi::datatype::Layout& layout = type->layout();
   const int64_t start = static_cast<int64_t>(disp) * target.disp_unit;
@@ -202,7 +206,17 @@ int PutOrGet(const char* call, bool read, void* origin_addr, int origin_count,
   const minimpi::rma::Buffer local = BufferOf(origin_addr, origin_count, origin);
   const minimpi::rma::TargetSpan span =
       SpanOf(target_rank, target_disp, target_count, target);
-  if (read) {
+  if (w->create_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    // Checked against the attached memory by the target (mpi/rma).
+    if (read) {
+      Engine().Accumulate(*w->window, {nullptr, 0, &target->layout()}, &local,
+                          span, HandleWord(MPI_NO_OP), HandleWord(MPI_BYTE),
+                          r);
+    } else {
+      Engine().Accumulate(*w->window, local, nullptr, span,
+                          HandleWord(MPI_REPLACE), HandleWord(MPI_BYTE), r);
+    }
+  } else if (read) {
     Engine().Get(*w->window, local, span, r);
   } else {
     Engine().Put(*w->window, local, span, r);
@@ -303,6 +317,18 @@ int GroupRanks(const char* call, WindowObject* w, MPI_Group handle,
   return MPI_SUCCESS;
 }
 
+// After a synchronization: accesses a dynamic window's targets refused
+// (outside what they had attached) are the program's error.
+int CheckRefusals(const char* call, WindowObject* w) {
+  const int refused = Engine().TakeRefusals(*w->window);
+  if (refused == 0) return MPI_SUCCESS;
+  return RaiseOnWindow(
+      w, call, MPI_ERR_RMA_RANGE,
+      absl::StrFormat("%d access%s fell outside the memory the target had "
+                      "attached",
+                      refused, refused == 1 ? "" : "es"));
+}
+
 bool AnyPassiveEpoch(const WindowObject* w) {
   return w->lock_all.load() || w->locks_held.load() > 0;
 }
@@ -320,7 +346,7 @@ int FlushCall(const char* call, int rank, MPI_Win win) {
                          absl::StrFormat("rank %d is not locked", rank));
   }
   Engine().WaitForOperations(*w->window, rank);
-  return MPI_SUCCESS;
+  return CheckRefusals(call, w);
 }
 
 int FlushAllCall(const char* call, MPI_Win win) {
@@ -331,7 +357,7 @@ int FlushAllCall(const char* call, MPI_Win win) {
                          "no passive target epoch is open");
   }
   Engine().WaitForOperations(*w->window, -1);
-  return MPI_SUCCESS;
+  return CheckRefusals(call, w);
 }
 
 }  // namespace
@@ -517,7 +543,7 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   PMPI_Barrier(w->comm->handle);
   w->fence_epoch.store((assert & MPI_MODE_NOSUCCEED) == 0,
                        std::memory_order_release);
-  return MPI_SUCCESS;
+  return CheckRefusals(kCall, w);
 }
 
 int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
@@ -575,7 +601,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win) {
   }
   w->locked[rank].store(0, std::memory_order_release);
   w->locks_held.fetch_sub(1);
-  return MPI_SUCCESS;
+  return CheckRefusals(kCall, w);
 }
 
 int PMPI_Win_lock_all(int assert, MPI_Win win) {
@@ -614,7 +640,7 @@ int PMPI_Win_unlock_all(MPI_Win win) {
     }
   }
   w->lock_all.store(false, std::memory_order_release);
-  return MPI_SUCCESS;
+  return CheckRefusals(kCall, w);
 }
 
 int PMPI_Win_flush(int rank, MPI_Win win) {
@@ -695,7 +721,7 @@ int PMPI_Win_complete(MPI_Win win) {
   Engine().Complete(*w->window, w->access_group);
   w->access_epoch.store(false, std::memory_order_release);
   std::fill(w->in_access_group.begin(), w->in_access_group.end(), 0);
-  return MPI_SUCCESS;
+  return CheckRefusals(kCall, w);
 }
 
 int PMPI_Win_wait(MPI_Win win) {
@@ -729,24 +755,6 @@ int PMPI_Win_test(MPI_Win win, int* flag) {
   return MPI_SUCCESS;
 }
 
-int PMPI_Win_attach(MPI_Win win, void* /*base*/, MPI_Aint /*size*/) {
-  constexpr const char* kCall = "MPI_Win_attach";
-  MINIMPI_REQUIRE_INIT(kCall);
-  WindowObject* w;
-  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
-                       "not a dynamic window (MPI_Win_create_dynamic)");
-}
-
-int PMPI_Win_detach(MPI_Win win, const void* /*base*/) {
-  constexpr const char* kCall = "MPI_Win_detach";
-  MINIMPI_REQUIRE_INIT(kCall);
-  WindowObject* w;
-  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
-                       "not a dynamic window (MPI_Win_create_dynamic)");
-}
-
 }  // extern "C"
 
 MINIMPI_EXPORT(Put)
@@ -774,5 +782,3 @@ MINIMPI_EXPORT(Win_start)
 MINIMPI_EXPORT(Win_complete)
 MINIMPI_EXPORT(Win_wait)
 MINIMPI_EXPORT(Win_test)
-MINIMPI_EXPORT(Win_attach)
-MINIMPI_EXPORT(Win_detach)

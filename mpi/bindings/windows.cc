@@ -14,7 +14,8 @@
 // store each other's parts directly, and MPI_Put and MPI_Get reach them as
 // on any window.
 //
-// Not yet: MPI_Win_create_dynamic (MPI_ERR_UNSUPPORTED_OPERATION).
+// A dynamic window (MPI_Win_create_dynamic) exposes what each member
+// attaches; its displacements are addresses (MPI_Get_address).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -129,6 +130,8 @@ int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
     flavor = minimpi::rma::Flavor::kAllocate;
   } else if (object->create_flavor == MPI_WIN_FLAVOR_SHARED) {
     flavor = minimpi::rma::Flavor::kShared;
+  } else if (object->create_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    flavor = minimpi::rma::Flavor::kDynamic;
   }
   absl::StatusOr<minimpi::rma::Window*> window = Instance::Get().one_sided().Open(
       object->base, static_cast<uint64_t>(object->size), object->disp_unit,
@@ -152,6 +155,9 @@ int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
   }
   object->window = *window;
   Instance::Get().one_sided().Publish(**window, std::move(all));
+  // No member may reach this one's window before it knows the others'
+  // (a lock request is answered to the sender's window).
+  PMPI_Barrier(comm->handle);
   object->locked.reset(new std::atomic<uint8_t>[comm->size]);
   for (int r = 0; r < comm->size; ++r) {
     object->locked[r].store(0, std::memory_order_relaxed);
@@ -361,10 +367,53 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   if (int error = CheckConstructor(kCall, comm, info, win, &c, &hints)) {
     return error;
   }
-  *win = MPI_WIN_NULL;
-  return RaiseError(c, kCall, MPI_ERR_UNSUPPORTED_OPERATION,
-                    "dynamic windows are not implemented yet (windows from "
-                    "MPI_Win_create, _allocate and _allocate_shared are)");
+  auto object = std::make_unique<WindowObject>();
+  object->create_flavor = MPI_WIN_FLAVOR_DYNAMIC;
+  object->base = nullptr;  // MPI_BOTTOM: displacements are addresses
+  object->size = 0;
+  object->disp_unit = 1;
+  return OpenWindow(kCall, c, hints, std::move(object), win);
+}
+
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+  constexpr const char* kCall = "MPI_Win_attach";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (w->create_flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
+                         "not a dynamic window (MPI_Win_create_dynamic)");
+  }
+  if (size < 0) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_SIZE,
+                         absl::StrFormat("invalid size %d",
+                                         static_cast<int64_t>(size)));
+  }
+  if (base == nullptr && size > 0) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_BUFFER, "null base");
+  }
+  if (!Instance::Get().one_sided().Attach(*w->window, base,
+                                          static_cast<uint64_t>(size))) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_ATTACH,
+                         "the memory overlaps memory already attached");
+  }
+  return MPI_SUCCESS;
+}
+
+int PMPI_Win_detach(MPI_Win win, const void* base) {
+  constexpr const char* kCall = "MPI_Win_detach";
+  MINIMPI_REQUIRE_INIT(kCall);
+  WindowObject* w;
+  if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
+  if (w->create_flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_FLAVOR,
+                         "not a dynamic window (MPI_Win_create_dynamic)");
+  }
+  if (!Instance::Get().one_sided().Detach(*w->window, base)) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_ATTACH,
+                         "no memory is attached at that address");
+  }
+  return MPI_SUCCESS;
 }
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size,
@@ -729,6 +778,8 @@ MINIMPI_EXPORT(Win_create)
 MINIMPI_EXPORT(Win_allocate)
 MINIMPI_EXPORT(Win_allocate_shared)
 MINIMPI_EXPORT(Win_create_dynamic)
+MINIMPI_EXPORT(Win_attach)
+MINIMPI_EXPORT(Win_detach)
 MINIMPI_EXPORT(Win_shared_query)
 MINIMPI_EXPORT(Win_free)
 MINIMPI_EXPORT(Win_create_keyval)

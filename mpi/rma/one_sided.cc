@@ -4,6 +4,7 @@
 // active target's notices. The operations themselves are in operations.cc.
 #include "mpi/rma/one_sided.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +17,8 @@
 namespace minimpi::rma {
 
 absl::StatusOr<std::unique_ptr<OneSided>> OneSided::Create(
-    vci::VciSet& vcis, ApplyOpFunction apply_op) {
-  std::unique_ptr<OneSided> engine(new OneSided(vcis, apply_op));
+    vci::VciSet& vcis, ApplyOpFunction apply_op, Options options) {
+  std::unique_ptr<OneSided> engine(new OneSided(vcis, apply_op, options));
   absl::Status registered = vcis.Register({
       .traffic = vci::Traffic::kOneSided,
       .handler = engine.get(),
@@ -31,6 +32,7 @@ absl::StatusOr<std::unique_ptr<OneSided>> OneSided::Create(
               static_cast<uint8_t>(MessageType::kUnlock),
               static_cast<uint8_t>(MessageType::kPost),
               static_cast<uint8_t>(MessageType::kComplete),
+              static_cast<uint8_t>(MessageType::kUnlocked),
           },
       // Polls skip one-sided traffic while no window exists.
       .always_progress = false,
@@ -39,18 +41,56 @@ absl::StatusOr<std::unique_ptr<OneSided>> OneSided::Create(
   return engine;
 }
 
-OneSided::OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op)
+OneSided::OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op,
+                   Options options)
     : vcis_(vcis),
       transport_(vcis.transport()),
       apply_op_(apply_op),
       windows_(new std::atomic<Window*>[kMaxWindows]),
-      refused_(new std::vector<Operation*>[vcis.capacity()]) {
+      refused_(new std::vector<Operation*>[vcis.capacity()]),
+      options_(options),
+      windows_on_vci_(new std::atomic<int>[vcis.capacity()]) {
   for (int i = 0; i < kMaxWindows; ++i) {
     windows_[i].store(nullptr, std::memory_order_relaxed);
   }
+  for (int i = 0; i < vcis.capacity(); ++i) {
+    windows_on_vci_[i].store(0, std::memory_order_relaxed);
+  }
 }
 
-OneSided::~OneSided() { vcis_.Unregister(vci::Traffic::kOneSided); }
+OneSided::~OneSided() {
+  {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    stopping_ = true;
+  }
+  thread_wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  vcis_.Unregister(vci::Traffic::kOneSided);
+}
+
+// What a NIC would do for accumulates and locks if it could: answer them
+// while the target computes. A try-lock per VCI, so an owner busy in MPI
+// is never held up (it answers them itself), and nothing while no window
+// exists.
+void OneSided::ProgressLoop() {
+  std::unique_lock<std::mutex> lock(thread_mutex_);
+  while (!stopping_) {
+    if (open_windows_ == 0) {
+      thread_wake_.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    const int in_use = vcis_.in_use();
+    for (int v = 0; v < in_use; ++v) {
+      if (windows_on_vci_[v].load(std::memory_order_relaxed) > 0) {
+        vcis_.TryProgress(v);
+      }
+    }
+    lock.lock();
+    thread_wake_.wait_for(lock,
+                          std::chrono::microseconds(options_.progress_us));
+  }
+}
 
 absl::StatusOr<Window*> OneSided::Open(void* base, uint64_t length,
                                        int disp_unit, Flavor flavor, int rank,
@@ -101,6 +141,12 @@ absl::StatusOr<Window*> OneSided::Open(void* base, uint64_t length,
   // Messages for the window may arrive as soon as its description leaves.
   windows_[window->id].store(window.get(), std::memory_order_release);
   vcis_.AddUser(vci::Traffic::kOneSided);
+  windows_on_vci_[window->vci].fetch_add(1, std::memory_order_relaxed);
+  if (options_.progress_thread) {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    if (open_windows_++ == 0) thread_wake_.notify_all();
+    if (!thread_.joinable()) thread_ = std::thread([this] { ProgressLoop(); });
+  }
   return window.release();
 }
 
@@ -114,11 +160,42 @@ TargetInfo OneSided::Describe(const Window& window) const {
   return info;
 }
 
+bool OneSided::Attach(Window& window, void* base, uint64_t length) {
+  const uint64_t start = reinterpret_cast<uint64_t>(base);
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  for (const auto& [other, other_length] : window.attached) {
+    if (start < other + other_length && other < start + length) return false;
+  }
+  window.attached.emplace_back(start, length);
+  return true;
+}
+
+int OneSided::TakeRefusals(Window& window) {
+  return window.refused.exchange(0, std::memory_order_acq_rel);
+}
+
+bool OneSided::Detach(Window& window, const void* base) {
+  const uint64_t start = reinterpret_cast<uint64_t>(base);
+  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  for (size_t i = 0; i < window.attached.size(); ++i) {
+    if (window.attached[i].first == start) {
+      window.attached.erase(window.attached.begin() + i);
+      return true;
+    }
+  }
+  return false;
+}
+
 void OneSided::Publish(Window& window, std::vector<TargetInfo> members) {
   window.targets = std::move(members);
 }
 
 void OneSided::Close(Window* window) {
+  if (options_.progress_thread) {
+    std::lock_guard<std::mutex> lock(thread_mutex_);
+    --open_windows_;
+  }
+  windows_on_vci_[window->vci].fetch_sub(1, std::memory_order_relaxed);
   windows_[window->id].store(nullptr, std::memory_order_release);
   if (window->registered) transport_.DeregisterMemory(window->region);
   {
@@ -186,11 +263,17 @@ void OneSided::Lock(Window& window, int rank, bool exclusive) {
 
 void OneSided::Unlock(Window& window, int rank, bool exclusive) {
   WaitForOperations(window, rank);
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
-  window.granted[rank].store(0, std::memory_order_relaxed);
-  const Header header =
-      Notice(window, rank, MessageType::kUnlock, exclusive ? kExclusive : 0);
-  SendLocked(window, rank, &header, sizeof(header), nullptr, 0);
+  {
+    std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+    const Header header =
+        Notice(window, rank, MessageType::kUnlock, exclusive ? kExclusive : 0);
+    SendLocked(window, rank, &header, sizeof(header), nullptr, 0);
+  }
+  // Answered once released: the window may be freed right after, and no
+  // message of the epoch may still be on its way to it.
+  WaitOn(window, [&] {
+    return window.granted[rank].load(std::memory_order_acquire) == 0;
+  });
 }
 
 void OneSided::Post(Window& window, const std::vector<int>& origins) {
@@ -304,6 +387,13 @@ void OneSided::OnMessageLocked(int vci, net::PeerVci peer,
         --window->shared_holders;
       }
       GrantLocked(*window);
+      {
+        const Header done = Notice(*window, from, MessageType::kUnlocked);
+        SendLocked(*window, from, &done, sizeof(done), nullptr, 0);
+      }
+      return;
+    case MessageType::kUnlocked:
+      window->granted[from].store(0, std::memory_order_release);
       return;
     case MessageType::kPost:
       window->posts_seen[from].fetch_add(1, std::memory_order_acq_rel);

@@ -13,6 +13,10 @@
 //     one at a time under that VCI's lock: atomic per element against every
 //     other accumulate to the window, from any origin or thread. Each piece
 //     is answered, with the old data when the call wants it.
+//   - On a dynamic window puts and gets travel as messages too (as
+//     MPI_REPLACE and MPI_NO_OP accumulates of bytes): the target checks
+//     each access against the memory attached at that moment, so no
+//     origin ever needs a key for memory that may since have been detached.
 //   - Passive-target locks are granted by the target's progress (a lock
 //     manager per window: shared holders, one exclusive holder, and a FIFO
 //     of waiters); general active target's post and complete are notices.
@@ -31,11 +35,13 @@
 #define MINIMPI_MPI_RMA_ONE_SIDED_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -87,8 +93,16 @@ struct Operation;
 class OneSided final : public vci::TrafficHandler,
                        public vci::Outbox::Sender {
  public:
+  // How a target that computes without calling MPI still answers
+  // accumulates and lock requests (Settings::rma_progress): a helper thread
+  // that looks at the VCIs carrying windows every `progress_us`, with a
+  // try-lock, while any window exists.
+  struct Options {
+    bool progress_thread = true;
+    int progress_us = 200;
+  };
   static absl::StatusOr<std::unique_ptr<OneSided>> Create(
-      vci::VciSet& vcis, ApplyOpFunction apply_op);
+      vci::VciSet& vcis, ApplyOpFunction apply_op, Options options);
   ~OneSided() override;
   OneSided(const OneSided&) = delete;
   OneSided& operator=(const OneSided&) = delete;
@@ -119,6 +133,15 @@ class OneSided final : public vci::TrafficHandler,
   void CompareAndSwap(Window& window, const void* origin, const void* compare,
                       void* result, int64_t element_size, uint32_t basic,
                       const TargetSpan& target);
+  // Dynamic windows: memory a member exposes from now on / no longer.
+  // Overlapping attaches are refused (false), as are detaches of memory
+  // not attached.
+  bool Attach(Window& window, void* base, uint64_t length);
+  bool Detach(Window& window, const void* base);
+  // Accesses the targets refused since the last call (outside their
+  // attached memory), counted at the origin.
+  int TakeRefusals(Window& window);
+
   // A request for an operation about to start (MPI_Rput...), from the
   // window's VCI.
   vci::Request* NewRequest(Window& window);
@@ -147,7 +170,8 @@ class OneSided final : public vci::TrafficHandler,
   void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
 
  private:
-  OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op);
+  OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op, Options options);
+  void ProgressLoop();
   void Transfer(Window& window, bool read, const Buffer& origin,
                 const TargetSpan& target, vci::Request* request);
   // Posts what it can of `operation`'s RDMA pieces; queues it for progress
@@ -179,6 +203,16 @@ class OneSided final : public vci::TrafficHandler,
   int32_t next_id_ = 0;            // guarded by ids_mutex_
   // By VCI: operations whose pieces the transport refused, for progress.
   std::unique_ptr<std::vector<Operation*>[]> refused_;
+
+  // The helper thread (Options::progress_thread), started with the first
+  // window; windows by VCI say which VCIs it looks at.
+  const Options options_;
+  std::unique_ptr<std::atomic<int>[]> windows_on_vci_;
+  std::mutex thread_mutex_;
+  std::condition_variable thread_wake_;
+  int open_windows_ = 0;   // guarded by thread_mutex_
+  bool stopping_ = false;  // guarded by thread_mutex_
+  std::thread thread_;
 };
 
 // One member's view of a window. Everything but the constants is guarded
@@ -206,6 +240,10 @@ class Window {
   std::unique_ptr<std::atomic<int32_t>[]> posts_seen;      // by target
   std::unique_ptr<std::atomic<int32_t>[]> completes_seen;  // by origin
 
+  std::atomic<int> refused{0};  // see OneSided::TakeRefusals
+
+  // Target side: a dynamic window's attached memory, by base.
+  std::vector<std::pair<uint64_t, uint64_t>> attached;
   // Target side: the lock manager.
   struct Waiter {
     int rank;

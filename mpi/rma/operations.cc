@@ -279,17 +279,42 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
              op->packed.size());
 }
 
+namespace {
+// Whether [offset, offset + length) is memory the window exposes: inside
+// it, or for a dynamic window (whose base is address 0) inside one
+// attached piece.
+bool Exposes(const Window& window, uint64_t offset, uint64_t length) {
+  if (window.flavor != Flavor::kDynamic) {
+    return offset <= window.length && length <= window.length - offset;
+  }
+  for (const auto& [start, size] : window.attached) {
+    if (offset >= start && offset - start <= size &&
+        length <= size - (offset - start)) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
                            const Header& header, const std::byte* payload,
                            size_t payload_length) {
-  if (header.offset + header.length > window.length) {
-    std::fprintf(stderr,
-                 "minimpi: one-sided access beyond window %d from rank %d "
-                 "(offset %llu, length %llu, window %llu bytes): ignored\n",
-                 window.id, peer.rank,
-                 static_cast<unsigned long long>(header.offset),
-                 static_cast<unsigned long long>(header.length),
-                 static_cast<unsigned long long>(window.length));
+  Header reply;
+  reply.type = MessageType::kReply;
+  reply.window = header.window;
+  reply.from_rank = window.rank;
+  reply.cookie = header.cookie;
+  reply.result_offset = header.result_offset;
+  if (!Exposes(window, header.offset, header.length)) {
+    // The origin checked what it could; only a dynamic window's attached
+    // memory is known here alone. The origin's next synchronization raises
+    // MPI_ERR_RMA_RANGE.
+    reply.flags = kRefused;
+    vci::Outbox::Message message;
+    message.header = &reply;
+    message.header_length = sizeof(reply);
+    vcis_.outbox(vci).Send(transport_, vci, peer, message);
     return;
   }
   std::byte* target = static_cast<std::byte*>(window.base) + header.offset;
@@ -312,13 +337,7 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
                    peer.rank);
     }
   }
-  Header reply;
-  reply.type = MessageType::kReply;
-  reply.window = header.window;
-  reply.from_rank = window.rank;
   reply.length = old != nullptr ? header.length : 0;
-  reply.cookie = header.cookie;
-  reply.result_offset = header.result_offset;
   vci::Outbox::Message message;
   message.header = &reply;
   message.header_length = sizeof(reply);
@@ -335,6 +354,9 @@ void OneSided::OnSentLocked(int /*vci*/, uint64_t word, uint32_t /*flags*/) {
 
 void OneSided::OnReplyLocked(Operation& op, const Header& header,
                              const std::byte* data, size_t length) {
+  if (header.flags & kRefused) {
+    op.window->refused.fetch_add(1, std::memory_order_relaxed);
+  }
   if (op.result != nullptr && length > 0) {
     if (op.result_layout) {
       datatype::Unpack(data, static_cast<int64_t>(length), op.result,

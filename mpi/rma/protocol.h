@@ -25,10 +25,13 @@ enum class MessageType : uint8_t {
   kUnlock,            // flags: kExclusive or not
   kPost,              // general active target: the target exposes
   kComplete,          // the origin's access epoch to the target ended
+  kUnlocked,          // the lock is released (so nothing of the epoch is
+                      // left in flight when MPI_Win_unlock returns)
 };
 
 inline constexpr uint8_t kExclusive = 1;
 inline constexpr uint8_t kWantsResult = 2;  // reply carries the old data
+inline constexpr uint8_t kRefused = 4;  // reply: outside the target's memory
 
 struct Header {
   MessageType type;
