@@ -65,11 +65,15 @@ static void constructors(void) {
   CHECK(base != NULL, "MPI_Win_allocate gave no memory");
   memset(base, 1, 128);
   MPI_CHECK(MPI_Win_free(&win));
-  MPI_CHECK(MPI_Win_allocate_shared(128, 8, MPI_INFO_NULL, MPI_COMM_WORLD,
-                                    &base, &win));
+  MPI_Comm node;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                                MPI_INFO_NULL, &node));
+  MPI_CHECK(
+      MPI_Win_allocate_shared(128, 8, MPI_INFO_NULL, node, &base, &win));
   CHECK(base != NULL, "MPI_Win_allocate_shared gave no memory");
   memset(base, 1, 128);
   MPI_CHECK(MPI_Win_free(&win));
+  MPI_CHECK(MPI_Comm_free(&node));
   win = (MPI_Win)(intptr_t)0x5555;
   expect_class(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win),
                MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_create_dynamic");
