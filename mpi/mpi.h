@@ -1287,6 +1287,65 @@ MINIMPI_DECLARE(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
 MINIMPI_DECLARE(int, Win_complete, (MPI_Win win))
 MINIMPI_DECLARE(int, Win_wait, (MPI_Win win))
 MINIMPI_DECLARE(int, Win_test, (MPI_Win win, int* flag))
+/* The large-count forms (MPI-4). */
+MINIMPI_DECLARE(int, Win_create_c,
+                (void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                 MPI_Comm comm, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_allocate_c,
+                (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                 MPI_Comm comm, void* baseptr, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_allocate_shared_c,
+                (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                 MPI_Comm comm, void* baseptr, MPI_Win* win))
+MINIMPI_DECLARE(int, Win_shared_query_c,
+                (MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit,
+                 void* baseptr))
+MINIMPI_DECLARE(int, Put_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Win win))
+MINIMPI_DECLARE(int, Get_c,
+                (void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Win win))
+MINIMPI_DECLARE(int, Accumulate_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MINIMPI_DECLARE(int, Get_accumulate_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, void* result_addr,
+                 MPI_Count result_count, MPI_Datatype result_datatype,
+                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MINIMPI_DECLARE(int, Rput_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Rget_c,
+                (void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Raccumulate_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank,
+                 MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Rget_accumulate_c,
+                (const void* origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, void* result_addr,
+                 MPI_Count result_count, MPI_Datatype result_datatype,
+                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                 MPI_Request* request))
 
 /* The MPI-1 calls MPI-3.0 removed, which old programs and MPICH's test
  * helpers still call. Each behaves as its MPI-2 replacement (named in the

@@ -754,6 +754,47 @@ static void derived_datatypes(void) {
   free(got);
 }
 
+/* The large-count forms (MPI-4) of the window calls: the same checks
+ * through MPI_Win_allocate_c, MPI_Put_c, MPI_Get_c, MPI_Accumulate_c and
+ * MPI_Get_accumulate_c. */
+static void large_count_forms(void) {
+  enum { kLongs = 256 };
+  long long* base = NULL;
+  MPI_Win win;
+  MPI_CHECK(MPI_Win_allocate_c(kLongs * (MPI_Aint)sizeof(long long),
+                               (MPI_Aint)sizeof(long long), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &base, &win));
+  for (int i = 0; i < kLongs; ++i) base[i] = 0;
+  long long send[kLongs], got[kLongs], old[kLongs];
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  for (int i = 0; i < kLongs; ++i) send[i] = 1000LL * g_rank + i;
+  MPI_CHECK(MPI_Win_fence(0, win));
+  MPI_CHECK(MPI_Put_c(send, kLongs / 2, MPI_LONG_LONG, right, 0, kLongs / 2,
+                      MPI_LONG_LONG, win));
+  MPI_CHECK(MPI_Accumulate_c(send, kLongs / 2, MPI_LONG_LONG, right,
+                             kLongs / 2, kLongs / 2, MPI_LONG_LONG, MPI_SUM,
+                             win));
+  MPI_CHECK(MPI_Win_fence(0, win));
+  for (int i = 0; i < kLongs / 2; ++i) {
+    CHECK(base[i] == 1000LL * left + i, "MPI_Put_c: word %d is %lld", i, base[i]);
+    CHECK(base[kLongs / 2 + i] == 1000LL * left + i,
+          "MPI_Accumulate_c: word %d is %lld", kLongs / 2 + i, base[kLongs / 2 + i]);
+  }
+  MPI_CHECK(MPI_Get_c(got, kLongs, MPI_LONG_LONG, left, 0, kLongs,
+                      MPI_LONG_LONG, win));
+  MPI_CHECK(MPI_Win_fence(0, win));
+  const int left2 = (left + g_size - 1) % g_size;
+  for (int i = 0; i < kLongs; ++i) {
+    CHECK(got[i] == 1000LL * left2 + i % (kLongs / 2), "MPI_Get_c: word %d is %lld", i, got[i]);
+  }
+  MPI_CHECK(MPI_Get_accumulate_c(send, 1, MPI_LONG_LONG, old, 1, MPI_LONG_LONG,
+                                 right, 0, 1, MPI_LONG_LONG, MPI_SUM, win));
+  MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+  CHECK(old[0] == 1000LL * g_rank, "MPI_Get_accumulate_c fetched %lld", old[0]);
+  CHECK(base[0] == 2000LL * left, "after MPI_Get_accumulate_c word 0 is %lld", base[0]);
+  MPI_CHECK(MPI_Win_free(&win));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -770,6 +811,7 @@ int main(int argc, char** argv) {
   accumulates();
   fetching_atomics();
   derived_datatypes();
+  large_count_forms();
 
   MPI_Barrier(MPI_COMM_WORLD);
   test_report_pass("rma_fence", MPI_COMM_WORLD);

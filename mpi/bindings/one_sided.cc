@@ -172,9 +172,9 @@ MPI_Request CompletedRequest(WindowObject* w) {
       minimpi::ProcNullStatus(), w->window->vci));
 }
 
-int PutOrGet(const char* call, bool read, void* origin_addr, int origin_count,
-             MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count,
+int PutOrGet(const char* call, bool read, void* origin_addr,
+             int64_t origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int64_t target_count,
              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   WindowObject* w;
   if (int error = minimpi::CheckWindow(call, win, &w)) return error;
@@ -226,10 +226,10 @@ int PutOrGet(const char* call, bool read, void* origin_addr, int origin_count,
 }
 
 int AccumulateCall(const char* call, const void* origin_addr,
-                   int origin_count, MPI_Datatype origin_datatype,
-                   void* result_addr, int result_count,
+                   int64_t origin_count, MPI_Datatype origin_datatype,
+                   void* result_addr, int64_t result_count,
                    MPI_Datatype result_datatype, bool fetch, int target_rank,
-                   MPI_Aint target_disp, int target_count,
+                   MPI_Aint target_disp, int64_t target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                    MPI_Request* request) {
   WindowObject* w;
@@ -755,8 +755,127 @@ int PMPI_Win_test(MPI_Win win, int* flag) {
   return MPI_SUCCESS;
 }
 
+// The large-count forms (MPI-4): the same calls with MPI_Count counts.
+
+int PMPI_Put_c(const void* origin_addr, MPI_Count origin_count,
+               MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Put_c");
+  return PutOrGet("MPI_Put_c", false, const_cast<void*>(origin_addr),
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, nullptr);
+}
+
+int PMPI_Get_c(void* origin_addr, MPI_Count origin_count,
+               MPI_Datatype origin_datatype, int target_rank,
+               MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Get_c");
+  return PutOrGet("MPI_Get_c", true, origin_addr, origin_count,
+                  origin_datatype, target_rank, target_disp, target_count,
+                  target_datatype, win, nullptr);
+}
+
+int PMPI_Rput_c(const void* origin_addr, MPI_Count origin_count,
+                MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rput_c");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rput_c", nullptr, "request");
+  }
+  return PutOrGet("MPI_Rput_c", false, const_cast<void*>(origin_addr),
+                  origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
+
+int PMPI_Rget_c(void* origin_addr, MPI_Count origin_count,
+                MPI_Datatype origin_datatype, int target_rank,
+                MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rget_c");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rget_c", nullptr, "request");
+  }
+  return PutOrGet("MPI_Rget_c", true, origin_addr, origin_count,
+                  origin_datatype, target_rank, target_disp, target_count,
+                  target_datatype, win, request);
+}
+
+int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, int target_rank,
+                      MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Accumulate_c");
+  if (op == MPI_NO_OP) {
+    return PMPI_Accumulate(origin_addr, 0, origin_datatype, target_rank,
+                           target_disp, 0, target_datatype, op, win);
+  }
+  return AccumulateCall("MPI_Accumulate_c", origin_addr, origin_count,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        target_rank, target_disp, target_count,
+                        target_datatype, op, win, nullptr);
+}
+
+int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank,
+                       MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                       MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Raccumulate_c");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Raccumulate_c", nullptr, "request");
+  }
+  return AccumulateCall("MPI_Raccumulate_c", origin_addr, origin_count,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        target_rank, target_disp, target_count,
+                        target_datatype, op, win, request);
+}
+
+int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void* result_addr,
+                          MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count,
+                          MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win) {
+  MINIMPI_REQUIRE_INIT("MPI_Get_accumulate_c");
+  return AccumulateCall("MPI_Get_accumulate_c", origin_addr, origin_count,
+                        origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp,
+                        target_count, target_datatype, op, win, nullptr);
+}
+
+int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void* result_addr,
+                           MPI_Count result_count,
+                           MPI_Datatype result_datatype, int target_rank,
+                           MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op,
+                           MPI_Win win, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Rget_accumulate_c");
+  if (request == nullptr) {
+    return minimpi::NullArgument("MPI_Rget_accumulate_c", nullptr, "request");
+  }
+  return AccumulateCall("MPI_Rget_accumulate_c", origin_addr, origin_count,
+                        origin_datatype, result_addr, result_count,
+                        result_datatype, true, target_rank, target_disp,
+                        target_count, target_datatype, op, win, request);
+}
+
 }  // extern "C"
 
+MINIMPI_EXPORT(Put_c)
+MINIMPI_EXPORT(Get_c)
+MINIMPI_EXPORT(Rput_c)
+MINIMPI_EXPORT(Rget_c)
+MINIMPI_EXPORT(Accumulate_c)
+MINIMPI_EXPORT(Raccumulate_c)
+MINIMPI_EXPORT(Get_accumulate_c)
+MINIMPI_EXPORT(Rget_accumulate_c)
 MINIMPI_EXPORT(Put)
 MINIMPI_EXPORT(Get)
 MINIMPI_EXPORT(Rput)

@@ -772,8 +772,72 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
   return MPI_SUCCESS;
 }
 
+// The large-count forms (MPI-4): disp_unit is an MPI_Aint.
+
+namespace {
+int DispUnit(const char* call, MPI_Comm comm, MPI_Aint disp_unit, int* unit) {
+  if (disp_unit > INT32_MAX) {
+    return RaiseError(minimpi::ToCommunicator(comm), call, MPI_ERR_DISP,
+                      absl::StrFormat("disp_unit %d is larger than this "
+                                      "library supports (%d)",
+                                      static_cast<int64_t>(disp_unit),
+                                      INT32_MAX));
+  }
+  *unit = static_cast<int>(disp_unit);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+int PMPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit,
+                      MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_create_c");
+  int unit;
+  if (int error = DispUnit("MPI_Win_create_c", comm, disp_unit, &unit)) {
+    return error;
+  }
+  return PMPI_Win_create(base, size, unit, info, comm, win);
+}
+
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                        MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_allocate_c");
+  int unit;
+  if (int error = DispUnit("MPI_Win_allocate_c", comm, disp_unit, &unit)) {
+    return error;
+  }
+  return PMPI_Win_allocate(size, unit, info, comm, baseptr, win);
+}
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit,
+                               MPI_Info info, MPI_Comm comm, void* baseptr,
+                               MPI_Win* win) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_allocate_shared_c");
+  int unit;
+  if (int error =
+          DispUnit("MPI_Win_allocate_shared_c", comm, disp_unit, &unit)) {
+    return error;
+  }
+  return PMPI_Win_allocate_shared(size, unit, info, comm, baseptr, win);
+}
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size,
+                            MPI_Aint* disp_unit, void* baseptr) {
+  MINIMPI_REQUIRE_INIT("MPI_Win_shared_query_c");
+  if (disp_unit == nullptr) {
+    return PMPI_Win_shared_query(win, rank, size, nullptr, baseptr);
+  }
+  int unit = 0;
+  const int code = PMPI_Win_shared_query(win, rank, size, &unit, baseptr);
+  if (code == MPI_SUCCESS) *disp_unit = unit;
+  return code;
+}
+
 }  // extern "C"
 
+MINIMPI_EXPORT(Win_create_c)
+MINIMPI_EXPORT(Win_allocate_c)
+MINIMPI_EXPORT(Win_allocate_shared_c)
+MINIMPI_EXPORT(Win_shared_query_c)
 MINIMPI_EXPORT(Win_create)
 MINIMPI_EXPORT(Win_allocate)
 MINIMPI_EXPORT(Win_allocate_shared)
