@@ -51,8 +51,11 @@ static void constructors(void) {
   MPI_CHECK(MPI_Win_create(memory, sizeof memory, 1, MPI_INFO_NULL,
                            MPI_COMM_WORLD, &win));
   CHECK(win != MPI_WIN_NULL, "MPI_Win_create gave MPI_WIN_NULL");
+  const MPI_Fint as_int = MPI_Win_c2f(win);
+  CHECK(MPI_Win_f2c(as_int) == win, "MPI_Win_f2c(MPI_Win_c2f(win)) != win");
   MPI_Win stale = win;
   MPI_CHECK(MPI_Win_free(&win));
+  calls_on_windows(MPI_Win_f2c(as_int), "MPI_Win_f2c of a freed window's integer");
   CHECK(win == MPI_WIN_NULL, "MPI_Win_free left the handle");
   calls_on_windows(stale, "a freed window");
   MPI_CHECK(

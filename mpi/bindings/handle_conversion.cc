@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/window_object.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
 
@@ -183,15 +184,12 @@ MPI_Request PMPI_Request_f2c(MPI_Fint request) {
 
 // No window exists yet (windows.cc): only MPI_WIN_NULL converts.
 MPI_Fint PMPI_Win_c2f(MPI_Win win) {
-  return win == MPI_WIN_NULL
-             ? static_cast<MPI_Fint>(minimpi::HandleValue(MPI_WIN_NULL))
-             : conversion::kNotAHandle;
+  return TableHandleToInt(minimpi::HandleValue(win), HandleKind::kWindow);
 }
 
 MPI_Win PMPI_Win_f2c(MPI_Fint win) {
-  return win == static_cast<MPI_Fint>(minimpi::HandleValue(MPI_WIN_NULL))
-             ? MPI_WIN_NULL
-             : ToHandleType<MPI_Win>(kInvalidHandle);
+  return ToHandleType<MPI_Win>(IntToTableHandle(
+      win, Initialized() ? &minimpi::WindowTable() : nullptr));
 }
 
 // A status is MPI_F_STATUS_SIZE integers either way, in the same order
