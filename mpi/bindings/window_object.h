@@ -36,6 +36,10 @@ struct WindowObject {
   std::vector<uint64_t> shared_bases;
   std::vector<uint64_t> shared_sizes;
   std::vector<int> disp_units;
+  // The world ranks of the members sharing this process's segment (all of
+  // a shared window's; a node's for MPI_Win_allocate), in the order of
+  // shared_bases.
+  std::vector<int> shared_world_ranks;
   // Attributes the program sets; the predefined ones are answered directly.
   AttributeStore attributes{&ProcessKeyvals()};
   // Guarded by `mutex`.

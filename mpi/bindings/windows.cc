@@ -11,8 +11,10 @@
 // MPI_Win_allocate_shared maps one POSIX shared-memory segment in every
 // member (all on one node), each member's part following the previous one
 // (contiguous, as the standard's default asks); the members then load and
-// store each other's parts directly, and MPI_Put and MPI_Get reach them as
-// on any window.
+// store each other's parts directly. MPI_Win_allocate does the same for the
+// members of each node (parts aligned to 64 bytes), though only the library
+// uses the mapping: puts and gets between members of a node become plain
+// copies (rma::OneSided::SetDirect).
 //
 // A dynamic window (MPI_Win_create_dynamic) exposes what each member
 // attaches; its displacements are addresses (MPI_Get_address).
@@ -155,6 +157,20 @@ int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
   }
   object->window = *window;
   Instance::Get().one_sided().Publish(**window, std::move(all));
+  if (object->shared_mapping) {
+    // The members that share this node's segment: their windows are
+    // mapped here too, so puts and gets to them are plain copies.
+    std::vector<std::byte*> direct(comm->size, nullptr);
+    for (int r = 0; r < comm->size; ++r) {
+      for (size_t j = 0; j < object->shared_world_ranks.size(); ++j) {
+        if (object->shared_world_ranks[j] == comm->world_ranks[r] &&
+            object->shared_sizes[j] > 0) {
+          direct[r] = reinterpret_cast<std::byte*>(object->shared_bases[j]);
+        }
+      }
+    }
+    Instance::Get().one_sided().SetDirect(**window, std::move(direct));
+  }
   // No member may reach this one's window before it knows the others'
   // (a lock request is answered to the sender's window).
   PMPI_Barrier(comm->handle);
@@ -171,17 +187,12 @@ int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
   return MPI_SUCCESS;
 }
 
-// Memory for MPI_Win_allocate: aligned for any type, never null.
-void* AllocateWindowMemory(size_t length) {
-  return std::aligned_alloc(64, (std::max<size_t>(length, 1) + 63) / 64 * 64);
-}
-
 std::atomic<uint64_t> shared_segments{0};
 
 // MPI_Win_allocate_shared's segment (collective over `c`): every member's
 // size, then rank 0 makes and sizes the segment, every member maps it.
 int MapSharedSegment(const char* call, Communicator* c, MPI_Aint size,
-                     int disp_unit, WindowObject* object) {
+                     int disp_unit, uint64_t align, WindowObject* object) {
   minimpi::Instance& instance = Instance::Get();
   const int node = instance.bootstrap().node_of(c->world_ranks[0]);
   for (int r = 1; r < c->size; ++r) {
@@ -207,8 +218,9 @@ int MapSharedSegment(const char* call, Communicator* c, MPI_Aint size,
     object->shared_bases[r] = total;
     object->shared_sizes[r] = parts[r].size;
     object->disp_units[r] = static_cast<int>(parts[r].disp_unit);
-    total += parts[r].size;
+    total += (parts[r].size + align - 1) / align * align;
   }
+  object->shared_world_ranks = c->world_ranks;
   char name[64] = {};
   int ok = 1;
   if (c->rank == 0 && total > 0) {
@@ -310,20 +322,23 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
   if (baseptr == nullptr) return minimpi::NullArgument(kCall, c, "baseptr");
   auto object = std::make_unique<WindowObject>();
   object->create_flavor = MPI_WIN_FLAVOR_ALLOCATE;
-  object->allocated = AllocateWindowMemory(static_cast<size_t>(size));
-  if (object->allocated == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_NO_MEM,
-                      absl::StrCat("cannot allocate ", size, " bytes"));
-  }
-  object->allocated_length = static_cast<size_t>(size);
-  object->base = object->allocated;
   object->size = size;
   object->disp_unit = disp_unit;
-  void* base = object->base;
-  WindowObject* raw = object.get();
+  // The members of each node share one segment, so that their puts and
+  // gets to each other are copies by the calling thread (no system call,
+  // no message; the target's CPU takes no part).
+  MPI_Comm node;
+  PMPI_Comm_split_type(c->handle, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                       &node);
+  const int mapped = MapSharedSegment(kCall, minimpi::ToCommunicator(node),
+                                      size, disp_unit, 64, object.get());
+  PMPI_Comm_free(&node);
+  if (mapped != MPI_SUCCESS) return mapped;
+  void* base = object->base;  // null for a member with no memory
+  void* mapping = object->allocated;
+  const size_t length = object->allocated_length;
   if (int error = OpenWindow(kCall, c, hints, std::move(object), win)) {
-    (void)raw;
-    std::free(base);
+    if (mapping != nullptr) munmap(mapping, length);
     return error;
   }
   *static_cast<void**>(baseptr) = base;
@@ -345,7 +360,8 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
   object->create_flavor = MPI_WIN_FLAVOR_SHARED;
   object->size = size;
   object->disp_unit = disp_unit;
-  if (int error = MapSharedSegment(kCall, c, size, disp_unit, object.get())) {
+  if (int error =
+          MapSharedSegment(kCall, c, size, disp_unit, 1, object.get())) {
     return error;
   }
   void* base = object->base;

@@ -190,6 +190,10 @@ void OneSided::Publish(Window& window, std::vector<TargetInfo> members) {
   window.targets = std::move(members);
 }
 
+void OneSided::SetDirect(Window& window, std::vector<std::byte*> direct) {
+  window.direct = std::move(direct);
+}
+
 void OneSided::Close(Window* window) {
   if (options_.progress_thread) {
     std::lock_guard<std::mutex> lock(thread_mutex_);

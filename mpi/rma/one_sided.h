@@ -8,6 +8,10 @@
 //     between nodes), cut along both sides' datatypes into gathered pieces
 //     (datatype::PairSegments). The target's CPU takes no part, so they
 //     progress while the target computes.
+//   - Where the target's window is mapped here too (MPI_Win_allocate and
+//     MPI_Win_allocate_shared place windows of one node's members in
+//     shared memory), a put or get is a copy by the calling thread, done
+//     when the call returns: no system call, no message.
 //   - Accumulates, MPI_Fetch_and_op and MPI_Compare_and_swap are messages
 //     (protocol.h) applied by the target's progress on the window's VCI,
 //     one at a time under that VCI's lock: atomic per element against every
@@ -117,6 +121,11 @@ class OneSided final : public vci::TrafficHandler,
                                std::vector<int> vcis);
   TargetInfo Describe(const Window& window) const;
   void Publish(Window& window, std::vector<TargetInfo> members);
+  // Members whose window memory this process has mapped too (windows
+  // allocated in shared memory, for the members of a node): by rank, the
+  // address of their window here, or null. Puts and gets to them are
+  // copies by this CPU, complete when the call returns.
+  void SetDirect(Window& window, std::vector<std::byte*> direct);
   // After every member stopped using it (the bindings' closing barrier).
   void Close(Window* window);
 
@@ -232,6 +241,7 @@ class Window {
   net::MemoryRegion region;
   bool registered = false;
   std::vector<TargetInfo> targets;  // by rank, after Publish
+  std::vector<std::byte*> direct;  // by rank; see OneSided::SetDirect
 
   // Origin side.
   std::unique_ptr<std::atomic<int64_t>[]> pending;  // by target rank
