@@ -25,7 +25,7 @@ def mpi_program(name, srcs, threaded = False, openmp = False, deps = []):
         linkopts = linkopts + ["-fopenmp"]
     cc_binary(
         name = name,
-        srcs = srcs + ["//tests:endpoints_util.h", "//tests:test_util.h"],
+        srcs = srcs + ["//tests:endpoints_util.h", "//tests:rma_util.h", "//tests:test_util.h"],
         copts = copts,
         linkopts = linkopts,
         deps = ["//mpi"] + deps,
