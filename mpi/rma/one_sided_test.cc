@@ -180,45 +180,37 @@ TEST_P(OneSidedTest, ExclusiveLocksExcludeEveryone) {
   std::atomic<int> exclusive_holders{0}, shared_holders{0};
   std::atomic<bool> broken{false};
   std::mutex origin_mutex;  // one epoch per (origin, target) at a time
-  auto worker = [&](int seed) {
-    std::mt19937 random(seed);
-    for (int i = 0; i < 100; ++i) {
-      const bool exclusive = random() % 3 == 0;
-      std::lock_guard<std::mutex> one_epoch(origin_mutex);
-      engine_->Lock(*members_[0], 1, exclusive);
-      if (exclusive) {
-        if (exclusive_holders.fetch_add(1) != 0 || shared_holders.load() != 0) {
-          broken = true;
-        }
-        exclusive_holders.fetch_sub(1);
-      } else {
-        shared_holders.fetch_add(1);
-        if (exclusive_holders.load() != 0) broken = true;
-        shared_holders.fetch_sub(1);
+  // While holding the lock: nobody else may hold it exclusively, and an
+  // exclusive holder is alone.
+  auto hold = [&](bool exclusive) {
+    if (exclusive) {
+      if (exclusive_holders.fetch_add(1) != 0 || shared_holders.load() != 0) {
+        broken = true;
       }
-      engine_->Unlock(*members_[0], 1, exclusive);
+      exclusive_holders.fetch_sub(1);
+    } else {
+      shared_holders.fetch_add(1);
+      if (exclusive_holders.load() != 0) broken = true;
+      shared_holders.fetch_sub(1);
     }
   };
-  std::thread a(worker, 1), b(worker, 2);
-  // Member 1 locks itself too, from its own VCI.
-  std::thread c([&] {
-    std::mt19937 random(3);
+  // Member `origin` locks member 1 100 times, exclusively one time in
+  // `one_in`.
+  auto worker = [&](int origin, int seed, int one_in, std::mutex* one_epoch) {
+    std::mt19937 random(seed);
     for (int i = 0; i < 100; ++i) {
-      const bool exclusive = random() % 2 == 0;
-      engine_->Lock(*members_[1], 1, exclusive);
-      if (exclusive) {
-        if (exclusive_holders.fetch_add(1) != 0 || shared_holders.load() != 0) {
-          broken = true;
-        }
-        exclusive_holders.fetch_sub(1);
-      } else {
-        shared_holders.fetch_add(1);
-        if (exclusive_holders.load() != 0) broken = true;
-        shared_holders.fetch_sub(1);
-      }
-      engine_->Unlock(*members_[1], 1, exclusive);
+      const bool exclusive = random() % one_in == 0;
+      std::unique_lock<std::mutex> epoch;
+      if (one_epoch != nullptr) epoch = std::unique_lock<std::mutex>(*one_epoch);
+      engine_->Lock(*members_[origin], 1, exclusive);
+      hold(exclusive);
+      engine_->Unlock(*members_[origin], 1, exclusive);
     }
-  });
+  };
+  std::thread a(worker, 0, 1, 3, &origin_mutex);
+  std::thread b(worker, 0, 2, 3, &origin_mutex);
+  // Member 1 locks itself too, from its own VCI.
+  std::thread c(worker, 1, 3, 2, nullptr);
   a.join();
   b.join();
   c.join();
