@@ -18,6 +18,7 @@
 #include "mpi/comm.h"
 #include "mpi/errhandler.h"
 #include "mpi/handle_table.h"
+#include "mpi/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/rma/one_sided.h"
 
@@ -72,6 +73,23 @@ HandleTable<WindowObject>& WindowTable();
 
 inline WindowObject* LookupWindow(MPI_Win handle) {
   return WindowTable().Lookup(reinterpret_cast<uintptr_t>(handle));
+}
+
+// What `locked` holds for a target: the lock's kind, and whether
+// MPI_MODE_NOCHECK spared the lock manager.
+inline constexpr uint8_t kLockedShared = 1;
+inline constexpr uint8_t kLockedExclusive = 2;
+inline constexpr uint8_t kNoCheck = 4;
+
+inline rma::OneSided& Engine() { return Instance::Get().one_sided(); }
+
+inline bool InPassiveEpoch(const WindowObject* w, int rank) {
+  return w->lock_all.load(std::memory_order_acquire) ||
+         w->locked[rank].load(std::memory_order_acquire) != 0;
+}
+
+inline bool AnyPassiveEpoch(const WindowObject* w) {
+  return w->lock_all.load() || w->locks_held.load() > 0;
 }
 
 // Raises on the window's handler (or, with none, as RaiseError does for an
