@@ -146,6 +146,11 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   if (const char* profile = Env("MINIMPI_PART_PROFILE")) {
     s.part_profile = profile;
   }
+  status.Update(ReadChoice("MINIMPI_PART_BACKEND",
+                           {"native", "persist", "rma", "auto"},
+                           s.part_backend));
+  status.Update(ReadInt<int64_t>("MINIMPI_PART_AUTO_PERSIST_MAX", 0,
+                                 int64_t{1} << 40, s.part_auto_persist_max));
   status.Update(
       ReadChoice("MINIMPI_RMA_PROGRESS", {"thread", "none"}, s.rma_progress));
   status.Update(
@@ -315,6 +320,16 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_PART_PROFILE", s.part_profile, d.part_profile,
        "FILE: record partitioned rounds (starts, readies, writes) to "
        "FILE.<rank> for tools/part_profile"},
+      {"MINIMPI_PART_BACKEND", s.part_backend, d.part_backend,
+       "partitioned: how transport partitions travel: native (RDMA write "
+       "with immediate), persist (two-sided messages), rma (a plain write, "
+       "then a signal), auto (chosen per request); info key "
+       "minimpi_part_backend overrides it"},
+      {"MINIMPI_PART_AUTO_PERSIST_MAX", absl::StrCat(s.part_auto_persist_max),
+       absl::StrCat(d.part_auto_persist_max),
+       "partitioned auto backend: inside a node, transport partitions of at "
+       "most this many bytes go as messages (persist), larger ones as "
+       "writes with immediate (native)"},
       {"MINIMPI_RMA_PROGRESS", s.rma_progress, d.rma_progress,
        "one-sided: thread: a helper thread answers accumulates and locks for "
        "a target busy outside MPI (puts and gets are RDMA and need none); "

@@ -166,6 +166,13 @@ struct Settings {
   bool part_stats = false;
   // Record every round's starts, readies and writes to FILE.<rank>.
   std::string part_profile;
+  // How transport partitions travel: "native" (RDMA write with immediate),
+  // "persist" (two-sided messages), "rma" (a plain write, then a signal),
+  // "auto" (by where the peer is and the transport partitions' size).
+  std::string part_backend = "native";
+  // "auto": inside a node, transport partitions of at most this many bytes
+  // go as messages (persist), larger ones as writes with immediate.
+  int64_t part_auto_persist_max = 4096;
 
   // One-sided communication: what answers accumulates and lock requests
   // for a target that is computing without calling MPI. "thread": a helper

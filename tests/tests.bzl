@@ -639,6 +639,22 @@ MPI_TEST_CASES = [
     {"name": "partitioned_errors", "program": "partitioned_errors", "ranks": [2, 3], "timeout": 60},
     {"name": "partitioned_random", "program": "partitioned_random", "ranks": [2], "args": ["60"], "timeout": 180},
     {"name": "partitioned_random_tiny_rings", "program": "partitioned_random", "ranks": [2], "args": ["30", "7"], "env": ["MINIMPI_SHM_RING_BYTES=8384", "MINIMPI_NUM_VCIS=1"], "timeout": 180},
+    # The other backends (MINIMPI_PART_BACKEND): every aggregator's rounds
+    # over messages (persist) and over plain writes plus a signal (rma),
+    # auto's choice, inside a node, across pretend nodes, over ib.
+    {"name": "partitioned_persist", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=persist"], "timeout": 120},
+    {"name": "partitioned_rma", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma"], "timeout": 120},
+    {"name": "partitioned_auto", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=auto"], "timeout": 120},
+    {"name": "partitioned_random_persist", "program": "partitioned_random", "ranks": [2], "args": ["30", "13"], "env": ["MINIMPI_PART_BACKEND=persist", "MINIMPI_SHM_RING_BYTES=8384"], "timeout": 180},
+    {"name": "partitioned_random_rma", "program": "partitioned_random", "ranks": [2], "args": ["30", "17"], "env": ["MINIMPI_PART_BACKEND=rma"], "timeout": 180},
+    {"name": "partitioned_threads_persist", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "4", "--rounds", "20"], "env": ["MINIMPI_PART_BACKEND=persist"], "timeout": 180},
+    {"name": "partitioned_threads_rma", "program": "partitioned_threads", "ranks": [2], "args": ["--threads", "4", "--rounds", "20"], "env": ["MINIMPI_PART_BACKEND=rma"], "timeout": 180},
+    {"name": "partitioned_persist_split_nodes", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=persist", "MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "partitioned_rma_split_nodes", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma", "MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {"name": "partitioned_rma_ib", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma"] + _IB, "timeout": 180},
+    {"name": "partitioned_persist_ib", "program": "partitioned", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=persist"] + _IB, "timeout": 180},
+    {"name": "dslash_rma", "program": "dslash", "ranks": [2], "args": ["--mode", "all", "--lattice", "8x8x8x16", "--iters", "3"], "env": ["OMP_NUM_THREADS=2", "MINIMPI_PART_BACKEND=rma"], "timeout": 240},
+    {"name": "dslash_persist", "program": "dslash", "ranks": [2], "args": ["--mode", "all", "--lattice", "8x8x8x16", "--iters", "3"], "env": ["OMP_NUM_THREADS=2", "MINIMPI_PART_BACKEND=persist"], "timeout": 240},
     {"name": "partitioned_random_profiled", "program": "partitioned_random", "ranks": [2], "args": ["20", "11"], "env": ["MINIMPI_PART_STATS=1", "MINIMPI_PART_LOGGP=probe"], "timeout": 180},
     # The lattice QCD Dslash proxy (apps/dslash): every mode (master,
     # threads, endpoints, partitioned) checked site by site against its

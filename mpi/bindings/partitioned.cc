@@ -4,6 +4,7 @@
 //
 // Info keys of MPI_Psend_init (minimpi's own, ignored by other MPIs):
 //   minimpi_part_aggr                  none|size|table|ploggp|timer|adaptive
+//   minimpi_part_backend               native|persist|rma|auto
 //   minimpi_part_transport_partitions  a fixed number of transport partitions
 //   minimpi_part_channels              VCIs the writes are spread over
 #include <string>
@@ -99,6 +100,19 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
                             absl::StrJoin(part::kAggregatorNames, ", ")));
       }
       arguments->aggregator = *name;
+    }
+    if (auto name = hints->Get("minimpi_part_backend")) {
+      bool known = false;
+      for (const char* candidate : part::kBackendNames) {
+        known |= *name == candidate;
+      }
+      if (!known) {
+        return RaiseError(
+            *c, call, MPI_ERR_INFO_VALUE,
+            absl::StrFormat("info minimpi_part_backend=%s is not one of: %s",
+                            *name, absl::StrJoin(part::kBackendNames, ", ")));
+      }
+      arguments->backend = *name;
     }
     if (auto value = hints->Get("minimpi_part_transport_partitions")) {
       if (!absl::SimpleAtoi(*value, &arguments->forced_transport_partitions) ||
@@ -208,6 +222,10 @@ int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
   }
   if (dest != MPI_PROC_NULL) {
     arguments.peer_world_rank = c->world_ranks[dest];
+    const minimpi::runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
+    arguments.peer_on_node =
+        bootstrap.node_of(arguments.peer_world_rank) ==
+        bootstrap.node_of(Instance::Get().world_rank());
     arguments.peer_vci = c->remote_vci(dest);
     arguments.context = c->remote_point_to_point_context(dest);
   }

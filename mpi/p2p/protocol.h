@@ -49,6 +49,12 @@ enum class MessageType : uint8_t {
   kPartitionedInit,
   kPartitionedClear,
   kPartitionedFree,
+  // Partitioned backends other than RDMA write with immediate
+  // (mpi/part/partitioned.h): a transport partition's data as a two-sided
+  // message (persist), and the signal that follows a plain RDMA write
+  // (rma).
+  kPartitionedData,
+  kPartitionedArrived,
 };
 
 struct MessageHeader {

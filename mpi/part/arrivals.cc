@@ -50,6 +50,33 @@ void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
                uint64_t(end_partition) * receive->send_partition_bytes);
 }
 
+void Partitioned::OnDataLocked(const MessageHeader& header,
+                               const std::byte* payload, size_t length) {
+  const auto immediate = uint32_t(header.sender_request);
+  PartitionedReceive* receive =
+      slots_[immediate >> (2 * kUnitBits)].load(std::memory_order_acquire);
+  if (receive == nullptr) return;
+  if (receive->total_bytes == 0) {
+    OnWriteImmediateLocked(receive->vci, receive->sender_peer, immediate, 0);
+    return;
+  }
+  const uint64_t offset = header.sender_address;
+  if (offset + length > receive->total_bytes) [[unlikely]] {
+    std::fprintf(stderr,
+                 "minimpi: internal error: partitioned data past the end of "
+                 "the receive buffer (rank %d)\n",
+                 world_rank_);
+    std::abort();
+  }
+  // Into place: the staging copy of a non-contiguous buffer (unpacked
+  // partition by partition as they complete), else the buffer itself.
+  std::byte* base = receive->staging != nullptr
+                        ? receive->staging
+                        : static_cast<std::byte*>(receive->data);
+  std::memcpy(base + offset, payload, length);
+  ArrivedBytes(*receive, offset, offset + length);
+}
+
 void Partitioned::ArrivedBytes(PartitionedReceive& receive, uint64_t begin,
                                uint64_t end) {
   const uint64_t each = receive.partition_bytes;

@@ -63,6 +63,9 @@ std::pair<void*, size_t> Span(const PartitionedRequestBase& base) {
 }  // namespace
 
 absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
+  absl::StatusOr<Backend> backend = BackendByName(
+      arguments.backend.empty() ? settings_.part_backend : arguments.backend);
+  if (!backend.ok()) return backend.status();
   AggregatorConfig config = config_;
   const std::string& name = arguments.aggregator.empty()
                                 ? settings_.part_aggregator
@@ -110,6 +113,16 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
     send->plan = send->aggregator->Initial(send->input);
     send->plan.channels =
         std::max(1, std::min(send->plan.channels, send->num_vcis));
+  }
+  send->backend = *backend;
+  if (send->backend == Backend::kAuto) {
+    // By the user's partitions, the smallest transport partition any plan
+    // of any aggregator may make (adaptive ones regroup them each round).
+    send->backend = ChooseBackend(auto_rule_, arguments.peer_on_node,
+                                  int64_t(send->partition_bytes));
+  }
+  if (send->backend == Backend::kPersist && send->layout != nullptr) {
+    send->packed.reset(new std::byte[std::max<size_t>(send->total_bytes, 1)]);
   }
   // The first round's reaction, before any progress can look at it.
   ChooseReaction(*send);
@@ -277,6 +290,14 @@ void Partitioned::OnMessageLocked(int vci, net::PeerVci peer,
   }
   p2p::MessageHeader header;
   std::memcpy(&header, data, sizeof(header));
+  if (header.type == MessageType::kPartitionedData) {
+    OnDataLocked(header, data + sizeof(header), length - sizeof(header));
+    return;
+  }
+  if (header.type == MessageType::kPartitionedArrived) {
+    OnWriteImmediateLocked(vci, peer, uint32_t(header.sender_request), 0);
+    return;
+  }
   OnControlLocked(vci, peer, header);
 }
 

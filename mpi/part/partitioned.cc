@@ -27,6 +27,27 @@ using p2p::MessageType;
 using vci::Request;
 using vci::RequestState;
 
+absl::StatusOr<Backend> BackendByName(const std::string& name) {
+  for (int i = 0; i < 4; ++i) {
+    if (name == kBackendNames[i]) return static_cast<Backend>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown partitioned backend \"", name,
+      "\" (one of: native, persist, rma, auto)"));
+}
+
+const char* BackendName(Backend backend) {
+  return kBackendNames[static_cast<int>(backend)];
+}
+
+Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
+                      int64_t partition_bytes) {
+  if (peer_on_node && partition_bytes <= rule.persist_max_bytes) {
+    return Backend::kPersist;
+  }
+  return Backend::kNative;
+}
+
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
     vci::VciSet& vcis, p2p::PointToPoint& p2p,
     const runtime::Settings& settings, int world_rank) {
@@ -55,6 +76,8 @@ absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
               static_cast<uint8_t>(p2p::MessageType::kPartitionedInit),
               static_cast<uint8_t>(p2p::MessageType::kPartitionedClear),
               static_cast<uint8_t>(p2p::MessageType::kPartitionedFree),
+              static_cast<uint8_t>(p2p::MessageType::kPartitionedData),
+              static_cast<uint8_t>(p2p::MessageType::kPartitionedArrived),
           },
       .receives_writes_with_immediate = true,
       // Polls skip partitioned traffic while no partitioned request lives.
@@ -74,6 +97,7 @@ Partitioned::Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
       epoch_ns_(NowNs()),
       lanes_(new VciState[vcis.capacity()]) {
   config_.aggregation_size = settings.part_aggregation_size;
+  auto_rule_.persist_max_bytes = settings.part_auto_persist_max;
   config_.loggp = DefaultLogGP();
   config_.delay_us = settings.part_delay_us;
   config_.delta_us = settings.part_delta_us;

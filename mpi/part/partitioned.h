@@ -12,10 +12,25 @@
 //                      never overwrite a round the receiver has not started.
 //   kPartitionedFree   a freed send init: an unmatched one is withdrawn, so
 //                      it never matches a later Precv_init.
-// Data: each transport partition (a run of units, see aggregator.h) is one
-// RdmaWritev with immediate = slot (10 bits) | first unit (11) | count - 1
-// (11); the receiver counts the bytes each write brings into its own
-// partitions, so both sides may have different partition counts.
+// Data: each transport partition (a run of units, see aggregator.h) is
+// named by the immediate slot (10 bits) | first unit (11) | count - 1 (11),
+// and travels by the send's backend (Settings::part_backend, or the info
+// key minimpi_part_backend):
+//   native   one RdmaWritev with that immediate (the design this library
+//            was built around: one operation per transport partition);
+//   rma      a plain RDMA write into the receiver's buffer, and once it is
+//            complete (the data is in place) a kPartitionedArrived message
+//            carrying the immediate: a put, a flush and a signal, as Open
+//            MPI's part/direct does over MPI RMA;
+//   persist  two-sided kPartitionedData messages carrying the data (as
+//            much as one message holds each), which the receiver copies
+//            into place: what persistent point-to-point requests amount to
+//            (Open MPI's part/persist, MPIPCL), with no RDMA at all;
+//   auto     one of them per request, by where the peer is and how large
+//            its partitions are (ChooseBackend).
+// The receiver counts the bytes each arrival brings into its own
+// partitions, so both sides may have different partition counts, and it
+// needs no notion of the sender's backend.
 //
 // MPI_Pready is lock-free: one atomic exchange on the partition (to catch a
 // partition marked twice) and one atomic decrement of its transport
@@ -56,6 +71,23 @@
 
 namespace minimpi::part {
 
+enum class Backend : uint8_t { kNative, kPersist, kRma, kAuto };
+inline constexpr const char* kBackendNames[] = {"native", "persist", "rma",
+                                                "auto"};
+// The backend a name gives (Settings::part_backend's values).
+absl::StatusOr<Backend> BackendByName(const std::string& name);
+const char* BackendName(Backend backend);
+
+// The rule of `auto` (Settings::part_auto_persist_max): inside a node,
+// requests whose partitions hold at most `persist_max_bytes` go as messages
+// (persist), others as writes with immediate (native); between nodes,
+// native always. The default is measured (docs/benchmarks.md).
+struct AutoBackendRule {
+  int64_t persist_max_bytes = 0;
+};
+Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
+                      int64_t partition_bytes);
+
 // What the bindings hand over for one Psend_init / Precv_init.
 struct PartitionedArguments {
   // The whole buffer, as p2p describes data: contiguous `total_bytes` at
@@ -73,6 +105,8 @@ struct PartitionedArguments {
   int32_t tag = 0;
   int vci = 0;
   std::string aggregator;  // empty: MINIMPI_PART_AGGR
+  std::string backend;     // empty: MINIMPI_PART_BACKEND
+  bool peer_on_node = true;  // for `auto`
   int64_t forced_transport_partitions = 0;
   int forced_channels = 0;
   uintptr_t owner = 0;  // the communicator, for errors (opaque)
@@ -81,7 +115,8 @@ struct PartitionedArguments {
 struct PartitionedSend;
 struct PartitionedReceive;
 
-class Partitioned final : public vci::TrafficHandler {
+class Partitioned final : public vci::TrafficHandler,
+                          public vci::Outbox::Sender {
  public:
   // Registers with `vcis` as the handler of partitioned traffic; its
   // requests and control messages go through `p2p`.
@@ -121,14 +156,28 @@ class Partitioned final : public vci::TrafficHandler {
   void OnLocalDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
   bool MaySleepLocked(int vci) override;
+  // vci::Outbox::Sender: a queued kPartitionedData message has left.
+  void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
+
+  // What a local completion's context names: a send (native, persist) or
+  // one run (rma, which signals each run once its pieces are done).
+  struct CompletionTarget {
+    bool is_run = false;
+  };
 
   // A write of a run of units waiting for its VCI.
-  struct PendingWrite {
+  struct PendingWrite : CompletionTarget {
+    PendingWrite() { is_run = true; }
     PartitionedSend* send = nullptr;
     int64_t first_unit = 0;
     int64_t units = 0;
     int64_t bytes_done = 0;  // of a run that needs several writes
     PendingWrite* next = nullptr;
+    // rma: its pieces, and whether all are posted (the signal follows the
+    // last one's completion). Guarded by the VCI lock.
+    int pieces_posted = 0;
+    int pieces_done = 0;
+    bool all_posted = false;
   };
   // A send's reaction posts its runs through one (partitioned_requests.h).
   class RunPoster;
@@ -176,6 +225,15 @@ class Partitioned final : public vci::TrafficHandler {
                int held_vci);
   // Posts a write; false (and nothing posted) when the transport refused.
   bool PostWriteLocked(int vci, PendingWrite& write);
+  // persist: the run as kPartitionedData messages (the outbox queues what
+  // the transport refuses, so this always succeeds).
+  void PostMessagesLocked(int vci, PendingWrite& write);
+  // Counts one piece done (unless !count: only looks); completes the
+  // round after the last.
+  void PieceDoneLocked(PartitionedSend& send, bool count);
+  // A kPartitionedData message: its bytes into place, then counted.
+  void OnDataLocked(const p2p::MessageHeader& header, const std::byte* payload,
+                    size_t length);
   bool DrainLocked(int vci);
   void CompleteSendRound(PartitionedSend& send);
   void BindLocked(PartitionedReceive& receive, const UnexpectedInit& init);
@@ -197,6 +255,7 @@ class Partitioned final : public vci::TrafficHandler {
   const int world_rank_;
   const int64_t epoch_ns_;  // profile times count from here (MPI_Init)
   AggregatorConfig config_;
+  AutoBackendRule auto_rule_;
   bool loggp_ready_ = false;           // guarded by control_mutex_
   std::unique_ptr<VciState[]> lanes_;  // by VCI
 

@@ -33,7 +33,7 @@ inline uint32_t EncodeImmediate(uint32_t slot, int64_t first, int64_t units) {
 }
 
 // What both kinds share.
-struct PartitionedRequestBase {
+struct PartitionedRequestBase : Partitioned::CompletionTarget {
   vci::Request* request = nullptr;
   bool is_send = false;
   bool proc_null = false;
@@ -75,6 +75,10 @@ class Partitioned::RunPoster final : public RunSink {
 
 struct PartitionedSend : PartitionedRequestBase {
   uint64_t id = 0;  // SendKey: how the receiver names this send
+  Backend backend = Backend::kNative;  // never kAuto once made
+  // persist with a non-contiguous buffer: the data packed, so that each
+  // message's payload is contiguous. Packed at each run's post.
+  std::unique_ptr<std::byte[]> packed;
   std::unique_ptr<Aggregator> aggregator;
   PlanInput input;
   Plan plan;       // in force for the current round

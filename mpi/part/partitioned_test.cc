@@ -1,7 +1,8 @@
 // Partitioned communication in one process, over the loopback transport: a
 // rank sending to itself, layer by layer (no bindings), so the handshake,
-// the writes with immediate and the rounds run with a transport that
-// refuses posts on purpose, which the shared-memory singleton never does.
+// the writes with immediate (or the other backends' messages and plain
+// writes) and the rounds run with a transport that refuses posts on
+// purpose, which the shared-memory singleton never does.
 // Each partition's bytes are checked the moment it is reported arrived,
 // and at the end of every round against what was sent.
 #include "mpi/part/partitioned.h"
@@ -27,6 +28,7 @@ constexpr int32_t kContext = 9;
 struct Case {
   const char* aggregator;
   int refuse_every;
+  const char* backend = "native";
 };
 
 class PartitionedTest : public ::testing::TestWithParam<Case> {
@@ -40,6 +42,7 @@ class PartitionedTest : public ::testing::TestWithParam<Case> {
     settings.num_vcis = 2;
     settings.eager_max = 1024;
     settings.part_aggregator = GetParam().aggregator;
+    settings.part_backend = GetParam().backend;
     vci::WaitPolicy policy;
     policy.then = vci::WaitPolicy::Then::kSpin;
     auto vcis = vci::VciSet::Create(transport_.get(), settings, policy);
@@ -139,14 +142,24 @@ TEST_P(PartitionedTest, RoundsDeliverEveryPartitionIntact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Aggregators, PartitionedTest,
-                         ::testing::Values(Case{"none", 0}, Case{"none", 3},
-                                           Case{"size", 2}, Case{"table", 3},
-                                           Case{"timer", 4},
-                                           Case{"adaptive", 5}),
+                         ::testing::Values(
+                             Case{"none", 0}, Case{"none", 3},
+                             Case{"size", 2}, Case{"table", 3},
+                             Case{"timer", 4}, Case{"adaptive", 5},
+                             // Every aggregator over every backend.
+                             Case{"none", 3, "persist"},
+                             Case{"timer", 4, "persist"},
+                             Case{"adaptive", 5, "persist"},
+                             Case{"none", 3, "rma"}, Case{"size", 2, "rma"},
+                             Case{"timer", 4, "rma"},
+                             Case{"adaptive", 5, "rma"},
+                             Case{"table", 3, "auto"},
+                             Case{"adaptive", 0, "auto"}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(info.param.aggregator) +
                                   "_refuse_every_" +
-                                  std::to_string(info.param.refuse_every);
+                                  std::to_string(info.param.refuse_every) +
+                                  "_" + info.param.backend;
                          });
 
 }  // namespace

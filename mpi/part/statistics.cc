@@ -89,12 +89,13 @@ void Partitioned::PrintStatistics(const PartitionedSend& send) {
   std::fprintf(
       stderr,
       "minimpi part stats (rank %d): send to rank %d tag %d: %lld partitions "
-      "of %zu bytes, aggregator %s, %lld rounds: %.1f writes/round, %.1f "
-      "partitions/write, last MPI_Pready -> last write %.2f us/round; plan: "
-      "%s\n",
+      "of %zu bytes, aggregator %s, backend %s, %lld rounds: %.1f "
+      "writes/round, %.1f partitions/write, last MPI_Pready -> last write "
+      "%.2f us/round; plan: %s\n",
       world_rank_, send.peer.rank, send.tag,
       static_cast<long long>(send.partitions), send.partition_bytes,
-      send.aggregator->name(), static_cast<long long>(send.rounds_done),
+      send.aggregator->name(), BackendName(send.backend),
+      static_cast<long long>(send.rounds_done),
       writes_per_round,
       writes_per_round > 0 ? double(send.partitions) / writes_per_round : 0.0,
       send.total_last_ready_to_write_us / double(rounds),

@@ -38,6 +38,9 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
   write.units = units;
   write.bytes_done = 0;
   write.next = nullptr;
+  write.pieces_posted = 0;
+  write.pieces_done = 0;
+  write.all_posted = false;
   if (send.timed) {
     send.write_posted_ns[first] = NowNs();
     send.write_units[first] = units;
@@ -73,6 +76,11 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
 
 bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
   PartitionedSend& send = *write.send;
+  if (send.backend == Backend::kPersist) {
+    PostMessagesLocked(vci, write);
+    return true;
+  }
+  const bool signal_after = send.backend == Backend::kRma;
   const int64_t first_partition = write.first_unit * send.per_unit;
   const int64_t end_partition = std::min(
       send.partitions, (write.first_unit + write.units) * send.per_unit);
@@ -80,7 +88,12 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
   const uint64_t end = uint64_t(end_partition) * send.partition_bytes;
   const uint32_t immediate =
       EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
-  const uint64_t context = vci::TagContext(vci::Traffic::kPartitioned, &send);
+  // rma: each piece's completion is the run's, which signals after the
+  // last; native: the send's, which only counts.
+  const uint64_t context = vci::TagContext(
+      vci::Traffic::kPartitioned,
+      signal_after ? static_cast<CompletionTarget*>(&write)
+                   : static_cast<CompletionTarget*>(&send));
   const int max_segments = transport_.max_io_segments();
   net::IoSegment local[1024];
   datatype::Segment pieces[1024];
@@ -109,15 +122,64 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
         vci, vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci},
         local, count, send.region,
         net::RemoteBuffer{send.remote.address + offset, send.remote.remote_key},
-        last ? &immediate : nullptr, context);
+        last && !signal_after ? &immediate : nullptr, context);
     if (result == net::PostResult::kRetry) {
       send.writes_posted.fetch_sub(1, std::memory_order_relaxed);
       return false;
     }
+    ++write.pieces_posted;
     write.bytes_done += int64_t(length);
   } while (begin + uint64_t(write.bytes_done) < end);
+  write.all_posted = true;
   send.units_posted.fetch_add(write.units, std::memory_order_acq_rel);
   return true;
+}
+
+void Partitioned::PostMessagesLocked(int vci, PendingWrite& write) {
+  PartitionedSend& send = *write.send;
+  const int64_t first_partition = write.first_unit * send.per_unit;
+  const int64_t end_partition = std::min(
+      send.partitions, (write.first_unit + write.units) * send.per_unit);
+  const uint64_t begin = uint64_t(first_partition) * send.partition_bytes;
+  const uint64_t end = uint64_t(end_partition) * send.partition_bytes;
+  const std::byte* data = static_cast<const std::byte*>(send.data);
+  if (send.layout != nullptr) {
+    datatype::Pack(send.data, send.item_count, send.layout, int64_t(begin),
+                   send.packed.get() + begin, int64_t(end - begin));
+    data = send.packed.get();
+  }
+  const net::PeerVci peer =
+      vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci};
+  const uint64_t room = transport_.max_message_size() - sizeof(MessageHeader);
+  MessageHeader header{};
+  header.type = MessageType::kPartitionedData;
+  header.sender_request =
+      EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
+  uint64_t offset = begin;
+  do {  // at least one message, so a run of no bytes still arrives
+    const uint64_t length = std::min(room, end - offset);
+    header.sender_address = offset;
+    header.length = length;
+    vci::Outbox::Message message;
+    message.header = &header;
+    message.header_length = sizeof(header);
+    message.payload = data + offset;
+    message.payload_length = length;
+    message.sender = this;
+    message.word = reinterpret_cast<uint64_t>(&send);
+    send.writes_posted.fetch_add(1, std::memory_order_relaxed);
+    if (vcis_.outbox(vci).Send(transport_, vci, peer, message)) {
+      // Copied out: the buffer's bytes are free again.
+      send.writes_done.fetch_add(1, std::memory_order_relaxed);
+    }
+    offset += length;
+  } while (offset < end);
+  send.units_posted.fetch_add(write.units, std::memory_order_acq_rel);
+  PieceDoneLocked(send, /*count=*/false);
+}
+
+void Partitioned::OnSentLocked(int, uint64_t word, uint32_t) {
+  PieceDoneLocked(*reinterpret_cast<PartitionedSend*>(word), /*count=*/true);
 }
 
 bool Partitioned::DrainLocked(int vci) {
@@ -178,10 +240,34 @@ bool Partitioned::ProgressLocked(int vci) {
   return DrainLocked(vci);
 }
 
-void Partitioned::OnLocalDoneLocked(int, uint64_t context) {
-  auto& send = *static_cast<PartitionedSend*>(vci::UntagContext(context));
+void Partitioned::OnLocalDoneLocked(int vci, uint64_t context) {
+  auto* target = static_cast<CompletionTarget*>(vci::UntagContext(context));
+  if (!target->is_run) {
+    PieceDoneLocked(*static_cast<PartitionedSend*>(target), /*count=*/true);
+    return;
+  }
+  // rma: the run's data is in place once its last piece is done; then the
+  // signal, on the connection the pieces took.
+  auto& write = *static_cast<PendingWrite*>(target);
+  PartitionedSend& send = *write.send;
+  if (write.all_posted && ++write.pieces_done == write.pieces_posted) {
+    MessageHeader signal{};
+    signal.type = MessageType::kPartitionedArrived;
+    signal.sender_request =
+        EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
+    p2p_.SendControlLocked(
+        vci, vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci},
+        signal);
+  } else if (!write.all_posted) {
+    ++write.pieces_done;
+  }
+  PieceDoneLocked(send, /*count=*/true);
+}
+
+void Partitioned::PieceDoneLocked(PartitionedSend& send, bool count) {
   const int64_t done =
-      send.writes_done.fetch_add(1, std::memory_order_acq_rel) + 1;
+      count ? send.writes_done.fetch_add(1, std::memory_order_acq_rel) + 1
+            : send.writes_done.load(std::memory_order_acquire);
   if (send.units_posted.load(std::memory_order_acquire) == send.units &&
       done == send.writes_posted.load(std::memory_order_acquire)) {
     CompleteSendRound(send);
