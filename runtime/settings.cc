@@ -151,6 +151,9 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                            s.part_backend));
   status.Update(ReadInt<int64_t>("MINIMPI_PART_AUTO_PERSIST_MAX", 0,
                                  int64_t{1} << 40, s.part_auto_persist_max));
+  if (const char* table = Env("MINIMPI_PART_BACKEND_TABLE")) {
+    s.part_backend_table = table;
+  }
   status.Update(
       ReadChoice("MINIMPI_RMA_PROGRESS", {"thread", "none"}, s.rma_progress));
   status.Update(
@@ -327,9 +330,15 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "minimpi_part_backend overrides it"},
       {"MINIMPI_PART_AUTO_PERSIST_MAX", absl::StrCat(s.part_auto_persist_max),
        absl::StrCat(d.part_auto_persist_max),
-       "partitioned auto backend: inside a node, transport partitions of at "
-       "most this many bytes go as messages (persist), larger ones as "
+       "partitioned auto backend: inside a node, requests whose partitions "
+       "hold at most this many bytes go as messages (persist), others as "
        "writes with immediate (native)"},
+      {"MINIMPI_PART_BACKEND_TABLE", s.part_backend_table,
+       d.part_backend_table,
+       "partitioned auto backend: the machine's calibration file "
+       "(tools/part_tune/backend_tune.sh writes one), thresholds inside a "
+       "node and between nodes; empty: MINIMPI_PART_AUTO_PERSIST_MAX inside, "
+       "native between"},
       {"MINIMPI_RMA_PROGRESS", s.rma_progress, d.rma_progress,
        "one-sided: thread: a helper thread answers accumulates and locks for "
        "a target busy outside MPI (puts and gets are RDMA and need none); "

@@ -173,6 +173,10 @@ struct Settings {
   // "auto": inside a node, transport partitions of at most this many bytes
   // go as messages (persist), larger ones as writes with immediate.
   int64_t part_auto_persist_max = 4096;
+  // "auto": the machine's calibration (tools/part_tune/backend_tune.sh
+  // writes one): thresholds inside a node and between nodes. Empty: the
+  // threshold above inside a node, native between nodes.
+  std::string part_backend_table;
 
   // One-sided communication: what answers accumulates and lock requests
   // for a target that is computing without calling MPI. "thread": a helper

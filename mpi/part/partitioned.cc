@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -42,10 +44,51 @@ const char* BackendName(Backend backend) {
 
 Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
                       int64_t partition_bytes) {
-  if (peer_on_node && partition_bytes <= rule.persist_max_bytes) {
-    return Backend::kPersist;
+  const int64_t limit = peer_on_node ? rule.on_node_persist_max
+                                     : rule.between_nodes_persist_max;
+  return partition_bytes <= limit ? Backend::kPersist : Backend::kNative;
+}
+
+absl::StatusOr<AutoBackendRule> ReadBackendTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open the partitioned backend table ", path));
   }
-  return Backend::kNative;
+  AutoBackendRule rule;
+  bool on_node = false, between_nodes = false;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string key;
+    if (!(fields >> key)) continue;  // blank line
+    int64_t bytes = -1;
+    std::string extra;
+    const bool known =
+        key == "on_node_persist_max" || key == "between_nodes_persist_max";
+    if (!known || !(fields >> bytes) || bytes < 0 || (fields >> extra)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", number,
+          ": expected 'on_node_persist_max BYTES' or "
+          "'between_nodes_persist_max BYTES' (a non-negative integer)"));
+    }
+    if (key == "on_node_persist_max") {
+      rule.on_node_persist_max = bytes;
+      on_node = true;
+    } else {
+      rule.between_nodes_persist_max = bytes;
+      between_nodes = true;
+    }
+  }
+  if (!on_node || !between_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the partitioned backend table ", path,
+                     " needs both on_node_persist_max and "
+                     "between_nodes_persist_max"));
+  }
+  return rule;
 }
 
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
@@ -58,6 +101,12 @@ absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
         ReadTuningTable(settings.part_table);
     if (!table.ok()) return table.status();
     engine->config_.table = *std::move(table);
+  }
+  if (!settings.part_backend_table.empty()) {
+    absl::StatusOr<AutoBackendRule> rule =
+        ReadBackendTable(settings.part_backend_table);
+    if (!rule.ok()) return rule.status();
+    engine->auto_rule_ = *rule;
   }
   if (!settings.part_loggp.empty() && settings.part_loggp != "probe") {
     absl::StatusOr<LogGPParameters> loggp = ReadLogGPFile(settings.part_loggp);
@@ -97,7 +146,7 @@ Partitioned::Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
       epoch_ns_(NowNs()),
       lanes_(new VciState[vcis.capacity()]) {
   config_.aggregation_size = settings.part_aggregation_size;
-  auto_rule_.persist_max_bytes = settings.part_auto_persist_max;
+  auto_rule_.on_node_persist_max = settings.part_auto_persist_max;
   config_.loggp = DefaultLogGP();
   config_.delay_us = settings.part_delay_us;
   config_.delta_us = settings.part_delta_us;

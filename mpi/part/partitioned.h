@@ -78,15 +78,22 @@ inline constexpr const char* kBackendNames[] = {"native", "persist", "rma",
 absl::StatusOr<Backend> BackendByName(const std::string& name);
 const char* BackendName(Backend backend);
 
-// The rule of `auto` (Settings::part_auto_persist_max): inside a node,
-// requests whose partitions hold at most `persist_max_bytes` go as messages
-// (persist), others as writes with immediate (native); between nodes,
-// native always. The default is measured (docs/benchmarks.md).
+// The rule of `auto`: requests whose partitions hold at most the threshold
+// of where the peer is go as messages (persist), others as writes with
+// immediate (native). The thresholds come from the machine's calibration
+// (Settings::part_backend_table, which tools/part_tune/backend_tune.sh
+// writes) or, without one, from Settings::part_auto_persist_max inside a
+// node and 0 (native always) between nodes.
 struct AutoBackendRule {
-  int64_t persist_max_bytes = 0;
+  int64_t on_node_persist_max = 0;
+  int64_t between_nodes_persist_max = 0;
 };
 Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
                       int64_t partition_bytes);
+// Reads a calibration file: lines "on_node_persist_max BYTES" and
+// "between_nodes_persist_max BYTES", '#' comments. Errors name the file and
+// line.
+absl::StatusOr<AutoBackendRule> ReadBackendTable(const std::string& path);
 
 // What the bindings hand over for one Psend_init / Precv_init.
 struct PartitionedArguments {
