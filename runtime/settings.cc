@@ -346,7 +346,7 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_RMA_PROGRESS_US", absl::StrCat(s.rma_progress_us),
        absl::StrCat(d.rma_progress_us),
        "one-sided: microseconds between the helper thread's looks at the "
-       "VCIs that carry windows"},
+       "VCIs that carry windows (16x that while it finds nothing)"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

@@ -100,7 +100,8 @@ class OneSided final : public vci::TrafficHandler,
   // How a target that computes without calling MPI still answers
   // accumulates and lock requests (Settings::rma_progress): a helper thread
   // that looks at the VCIs carrying windows every `progress_us`, with a
-  // try-lock, while any window exists.
+  // try-lock, while any window exists (backing off to 16x that while it
+  // finds nothing to do).
   struct Options {
     bool progress_thread = true;
     int progress_us = 200;
