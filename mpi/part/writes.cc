@@ -250,7 +250,8 @@ void Partitioned::OnLocalDoneLocked(int vci, uint64_t context) {
   // signal, on the connection the pieces took.
   auto& write = *static_cast<PendingWrite*>(target);
   PartitionedSend& send = *write.send;
-  if (write.all_posted && ++write.pieces_done == write.pieces_posted) {
+  ++write.pieces_done;
+  if (write.all_posted && write.pieces_done == write.pieces_posted) {
     MessageHeader signal{};
     signal.type = MessageType::kPartitionedArrived;
     signal.sender_request =
@@ -258,8 +259,6 @@ void Partitioned::OnLocalDoneLocked(int vci, uint64_t context) {
     p2p_.SendControlLocked(
         vci, vci == send.vci ? send.peer : net::PeerVci{send.peer.rank, vci},
         signal);
-  } else if (!write.all_posted) {
-    ++write.pieces_done;
   }
   PieceDoneLocked(send, /*count=*/true);
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "mpi/datatype/predefined.h"
 #include "mpi/rma/protocol.h"
@@ -337,9 +338,19 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
     return;
   }
   std::byte* target = static_cast<std::byte*>(window.base) + header.offset;
+  // The old data, for a fetching call: on the stack for a few elements (a
+  // fetch-and-op, a compare-and-swap), copied to the heap only if the
+  // reply has to wait in the outbox.
+  std::byte small[64];
+  std::unique_ptr<std::byte[]> large;
   std::byte* old = nullptr;
   if (header.flags & kWantsResult) {
-    old = new std::byte[header.length];
+    if (header.length > sizeof(small)) {
+      large.reset(new std::byte[header.length]);
+      old = large.get();
+    } else {
+      old = small;
+    }
     std::memcpy(old, target, header.length);
   }
   if (header.type == MessageType::kCompareSwap) {
@@ -362,9 +373,19 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
   message.header_length = sizeof(reply);
   message.payload = old;
   message.payload_length = old != nullptr ? header.length : 0;
-  message.sender = this;
-  message.word = reinterpret_cast<uint64_t>(old);
-  if (vcis_.outbox(vci).Send(transport_, vci, peer, message)) delete[] old;
+  vci::Outbox& outbox = vcis_.outbox(vci);
+  if (outbox.TrySend(transport_, vci, peer, message)) return;
+  // Waiting: the payload must outlive this call; the outbox tells us
+  // (OnSentLocked) when it may go.
+  if (old != nullptr) {
+    std::byte* kept =
+        large != nullptr ? large.release() : new std::byte[header.length];
+    if (kept != old) std::memcpy(kept, old, header.length);
+    message.payload = kept;
+    message.sender = this;
+    message.word = reinterpret_cast<uint64_t>(kept);
+  }
+  outbox.Enqueue(peer, message);
 }
 
 void OneSided::OnSentLocked(int /*vci*/, uint64_t word, uint32_t /*flags*/) {
