@@ -85,9 +85,9 @@ int CheckTarget(const char* call, WindowObject* w, int rank, MPI_Aint disp,
   const minimpi::rma::TargetInfo& target = w->window->targets[rank];
   const minimpi::datatype::Layout& layout = type->layout();
   const int64_t start = static_cast<int64_t>(disp) * target.disp_unit;
-  const int64_t last_item = (count - 1) * layout.extent();
-  const int64_t first = start + std::min<int64_t>(0, last_item) + layout.true_lb();
-  const int64_t end = start + std::max<int64_t>(0, last_item) + layout.true_ub();
+  const auto [low, high] = layout.TouchedBytes(count);
+  const int64_t first = start + low;
+  const int64_t end = start + high;
   if (first < 0 || end > static_cast<int64_t>(target.size)) {
     return RaiseOnWindow(
         w, call, MPI_ERR_RMA_RANGE,

@@ -32,11 +32,13 @@
 #ifndef MINIMPI_MPI_DATATYPE_LAYOUT_H_
 #define MINIMPI_MPI_DATATYPE_LAYOUT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpi/datatype/predefined.h"
@@ -136,6 +138,15 @@ class Layout {
   // The data of one item, in typemap order. Item i of a buffer is the same
   // runs shifted by i * extent().
   std::span<const Run> runs() const { return runs_; }
+
+  // The bytes `count` items touch, relative to the buffer: [low, high),
+  // from the lowest byte of any item to the highest (a negative extent
+  // puts later items lower). What a registration or a range check covers.
+  std::pair<int64_t, int64_t> TouchedBytes(int64_t count) const {
+    const int64_t last_item = (count - 1) * extent();
+    return {true_lb_ + std::min<int64_t>(0, last_item),
+            true_ub_ + std::max<int64_t>(0, last_item)};
+  }
   // Cost hints: contiguous blocks in one item (the sum of the runs' counts;
   // an upper bound on the I/O vector entries one item needs).
   int64_t num_blocks() const { return num_blocks_; }

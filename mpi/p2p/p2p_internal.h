@@ -64,9 +64,7 @@ inline void SpanOf(const void* buffer, int64_t count,
     *length = bytes;
     return;
   }
-  const int64_t last_item = (count - 1) * layout->extent();
-  const int64_t low = layout->true_lb() + std::min<int64_t>(0, last_item);
-  const int64_t high = layout->true_ub() + std::max<int64_t>(0, last_item);
+  const auto [low, high] = layout->TouchedBytes(count);
   *start = base + low;
   *length = static_cast<size_t>(high - low);
 }

@@ -52,11 +52,7 @@ std::pair<void*, size_t> Span(const PartitionedRequestBase& base) {
   if (base.layout == nullptr) return {base.data, base.total_bytes};
   const datatype::Layout& layout = *base.layout;
   if (base.item_count == 0 || layout.size() == 0) return {base.data, 0};
-  const int64_t extent = layout.extent();
-  const int64_t low = std::min<int64_t>(
-      layout.true_lb(), layout.true_lb() + (base.item_count - 1) * extent);
-  const int64_t high = std::max<int64_t>(
-      layout.true_ub(), layout.true_ub() + (base.item_count - 1) * extent);
+  const auto [low, high] = layout.TouchedBytes(base.item_count);
   return {static_cast<char*>(base.data) + low, size_t(high - low)};
 }
 

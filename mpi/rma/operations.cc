@@ -19,18 +19,6 @@ namespace {
 constexpr int kMaxPieces = 64;
 constexpr int64_t kMaxPieceBytes = int64_t{1} << 30;
 
-// The bytes (count, layout) at `address` touches: [first, last).
-void Extent(const void* address, int64_t count,
-            const datatype::Layout& layout, uintptr_t* first,
-            uintptr_t* last) {
-  const intptr_t base = reinterpret_cast<intptr_t>(address);
-  const int64_t last_item = (count - 1) * layout.extent();
-  *first = static_cast<uintptr_t>(base + std::min<int64_t>(0, last_item) +
-                                  layout.true_lb());
-  *last = static_cast<uintptr_t>(base + std::max<int64_t>(0, last_item) +
-                                 layout.true_ub());
-}
-
 }  // namespace
 
 vci::Request* OneSided::NewRequest(Window& window) {
@@ -86,11 +74,11 @@ void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
   op->remote.emplace(
       reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
       target.count, target.layout);
-  uintptr_t first, last;
-  Extent(origin.address, origin.count, *origin.layout, &first, &last);
   if (origin.count > 0 && origin.layout->size() > 0) {
+    const auto [low, high] = origin.layout->TouchedBytes(origin.count);
     absl::StatusOr<net::MemoryRegion> region = transport_.RegisterMemory(
-        reinterpret_cast<void*>(first), last - first);
+        static_cast<std::byte*>(const_cast<void*>(origin.address)) + low,
+        size_t(high - low));
     if (!region.ok()) {
       std::fprintf(stderr, "minimpi: one-sided: cannot register memory: %s\n",
                    std::string(region.status().message()).c_str());
