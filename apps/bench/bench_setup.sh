@@ -26,6 +26,20 @@ install_minimpi() {
   fi
 }
 
+# two_rank_launcher LABEL: sets the array `launcher` to the command that
+# starts a 2-rank job of LABEL's library (minimpi, mpich or openmpi), bound
+# as bind_to says (the caller's own `local -a launcher`, if it has one).
+# shellcheck disable=SC2034  # launcher is the caller's
+two_rank_launcher() {
+  case "$1" in
+    # No environment for minimpi: the rpath its wrapper added must find libmpi.
+    minimpi) launcher=("${prefix}/bin/mpiexec" --bind-to "${bind_to}" -n 2) ;;
+    mpich) launcher=(mpirun.mpich -bind-to "${bind_to}" -n 2) ;;
+    # Open MPI refuses to start as root unless told twice that it is wanted.
+    openmpi) launcher=(mpirun.openmpi --allow-run-as-root --bind-to "${bind_to}" -n 2) ;;
+  esac
+}
+
 # run_two_ranks_everywhere NAME ARGS...: builds source_file as NAME with
 # minimpi's mpicc (from prefix), mpicc.mpich and mpicc.openmpi, and runs each
 # build with 2 ranks, bound as bind_to says, passing ARGS. Each library's

@@ -122,13 +122,7 @@ run() {
   local -a env_vars=() launcher=()
   while [ "$1" != "--" ]; do env_vars+=("$1"); shift; done
   shift
-  case "${label}" in
-    # No environment for minimpi: the rpath its wrapper added must find libmpi.
-    minimpi) launcher=("${prefix}/bin/mpiexec" --bind-to "${bind_to}" -n 2) ;;
-    mpich) launcher=(mpirun.mpich -bind-to "${bind_to}" -n 2) ;;
-    # Open MPI refuses to start as root unless told twice that it is wanted.
-    openmpi) launcher=(mpirun.openmpi --allow-run-as-root --bind-to "${bind_to}" -n 2) ;;
-  esac
+  two_rank_launcher "${label}"
   note "running ${label} ${name}"
   # MPIEXEC_TIMEOUT: all three launchers end a job that outlives it;
   # timeout(1) is the backstop.

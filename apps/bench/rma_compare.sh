@@ -92,13 +92,7 @@ build() {  # build LABEL COMPILER
 run() {
   local label="$1" name="$2"; shift 2
   local -a launcher=()
-  case "${label}" in
-    # No environment for minimpi: the rpath its wrapper added must find libmpi.
-    minimpi) launcher=("${prefix}/bin/mpiexec" --bind-to "${bind_to}" -n 2) ;;
-    mpich) launcher=(mpirun.mpich -bind-to "${bind_to}" -n 2) ;;
-    # Open MPI refuses to start as root unless told twice that it is wanted.
-    openmpi) launcher=(mpirun.openmpi --allow-run-as-root --bind-to "${bind_to}" -n 2) ;;
-  esac
+  two_rank_launcher "${label}"
   note "running ${name}${*:+ with $*}"
   # MPIEXEC_TIMEOUT: all three launchers end a job that outlives it;
   # timeout(1) is the backstop.
