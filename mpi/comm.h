@@ -39,6 +39,15 @@ class CommunicatorReleaseSink {
   ~CommunicatorReleaseSink() = default;
 };
 
+// What mpi/coll keeps for a communicator between collective calls (the
+// node's shared-memory region, mpi/coll/node_collectives.h). Only the
+// thread running the communicator's collectives touches it; it goes with
+// the communicator.
+class CollectiveState {
+ public:
+  virtual ~CollectiveState() = default;
+};
+
 class Communicator {
  public:
   Communicator();
@@ -91,6 +100,9 @@ class Communicator {
   // the thread running a collective on this communicator touches it (two
   // collectives on one communicator at once from two threads is erroneous).
   uint32_t collective_sequence = 0;
+
+  // Made by the first blocking collective that asks for it; nullptr before.
+  std::unique_ptr<CollectiveState> collective_state;
 
   int32_t NextCollectiveTag() {
     return static_cast<int32_t>(collective_sequence++ & 0x3fffffffu);

@@ -105,6 +105,7 @@ class RoutedTransport final : public Transport {
   uint64_t ArmDoorbell(int vci) override;
   void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
+  void WakePeer(PeerVci peer) override { Route(peer).WakePeer(peer); }
   bool MayHaveWork(int vci) const override {
     return node_->MayHaveWork(vci) || network_->MayHaveWork(vci);
   }

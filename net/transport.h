@@ -228,6 +228,11 @@ class Transport {
   // Wakes whoever sleeps on `vci`'s doorbell in this process; one load when
   // nobody is armed. Any thread, holding any lock or none.
   virtual void RingDoorbell(int /*vci*/) {}
+  // Wakes whoever sleeps on the doorbell of `peer`'s VCI, on this node,
+  // after a change in memory both map that no message announces (a flag in
+  // a collective's shared region); orders that change before its look at
+  // the doorbell. Does nothing for peers it cannot reach that way.
+  virtual void WakePeer(PeerVci /*peer*/) {}
 
   // Whether another rank of this node that is awake (not asleep on a
   // doorbell) last ran on the core this thread runs on, or may have: then

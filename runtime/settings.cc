@@ -126,6 +126,10 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   std::string check = s.collective_check ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
   s.collective_check = check == "1";
+  status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_CELL", 0, size_t{1} << 26,
+                                s.coll_shm_cell));
+  status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_MAX", 0, size_t{1} << 40,
+                                s.coll_shm_max));
   status.Update(
       ReadChoice("MINIMPI_PART_AGGR",
                  {"none", "size", "table", "ploggp", "timer", "adaptive"},
@@ -291,6 +295,15 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        d.collective_check ? "1" : "0",
        "1: before each blocking collective, check that all ranks passed the "
        "same root and data size (reported on every rank; for debugging)"},
+      {"MINIMPI_COLL_SHM_CELL", absl::StrCat(s.coll_shm_cell),
+       absl::StrCat(d.coll_shm_cell),
+       "node path: bytes of each of a rank's two cells in a communicator's "
+       "shared-memory region (blocking barrier, bcast, reduce, allreduce, "
+       "gather, scatter, allgather inside one node); 0: no node path"},
+      {"MINIMPI_COLL_SHM_MAX", absl::StrCat(s.coll_shm_max),
+       absl::StrCat(d.coll_shm_max),
+       "node path: the automatic choice takes it for calls with at most this "
+       "many bytes per rank (MINIMPI_COLL_<NAME>=shm: any size)"},
       {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
        "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
        "(MPI_Info key minimpi_part_aggr overrides it per request)"},

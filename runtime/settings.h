@@ -140,6 +140,15 @@ struct Settings {
   // kCollectiveNames: collective name -> algorithm ("auto" when unset).
   // mpi/coll checks the algorithm names, since it owns them.
   std::map<std::string, std::string> collective_algorithms;
+  // The node path (mpi/coll/node_collectives.h): blocking barrier, bcast,
+  // reduce, allreduce, gather, scatter and allgather on a communicator
+  // inside one node go through a shared-memory region of two cells of this
+  // many bytes per rank (0: no node path, every collective takes
+  // point-to-point) ...
+  size_t coll_shm_cell = 32768;
+  // ... when the automatic choice is in force, for calls whose data per
+  // rank is at most this many bytes.
+  size_t coll_shm_max = 65536;
 
   // Partitioned communication (mpi/part). How user partitions are grouped
   // into transport partitions (one RDMA write each): "none", "size",

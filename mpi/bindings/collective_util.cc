@@ -1,9 +1,11 @@
 #include "mpi/bindings/collective_util.h"
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "mpi/coll/basic.h"
+#include "mpi/coll/node_collectives.h"
 
 namespace minimpi {
 
@@ -166,13 +168,23 @@ int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective,
                   const coll::Arguments& call_arguments, MPI_Request* request,
                   std::shared_ptr<coll::CollectiveStaging> staging) {
-  // Non-contiguous datatypes reach the algorithms as contiguous copies.
+  // Non-contiguous datatypes reach the algorithms as contiguous copies. A
+  // blocking call keeps its staging on the stack (a blocking small
+  // collective allocates nothing); a nonblocking one shares it with its
+  // schedule, which may outlive this call.
   coll::Arguments arguments = call_arguments;
-  if (staging == nullptr) {
-    staging = std::make_shared<coll::CollectiveStaging>(&LookupDatatype);
+  std::optional<coll::CollectiveStaging> local_staging;
+  coll::CollectiveStaging* stage = staging.get();
+  if (stage == nullptr) {
+    if (request == nullptr) {
+      stage = &local_staging.emplace(&LookupDatatype);
+    } else {
+      staging = std::make_shared<coll::CollectiveStaging>(&LookupDatatype);
+      stage = staging.get();
+    }
   }
-  if (int error = staging->Stage(*comm, collective, &arguments)) {
-    return RaiseError(comm, call, error, staging->error_message());
+  if (int error = stage->Stage(*comm, collective, &arguments)) {
+    return RaiseError(comm, call, error, stage->error_message());
   }
   // Checking a nonblocking call would make it wait for the other ranks to
   // start theirs, which can deadlock a correct program: blocking calls only.
@@ -184,11 +196,31 @@ int RunCollective(const char* call, Communicator* comm,
       return error;
     }
   }
+  if (request == nullptr) {
+    switch (coll::RunOnNode(collective, *comm, arguments)) {
+      case coll::NodeOutcome::kNotRun:
+        break;
+      case coll::NodeOutcome::kDone:
+        if (stage->needs_finish()) stage->Finish();
+        return MPI_SUCCESS;
+      case coll::NodeOutcome::kTruncated:
+        if (stage->needs_finish()) stage->Finish();
+        return RaiseError(comm, call, MPI_ERR_TRUNCATE,
+                          "message truncated: the ranks passed counts or "
+                          "types that do not match");
+    }
+  }
   p2p::PointToPoint& p2p = Instance::Get().p2p();
   std::unique_ptr<coll::Schedule> schedule =
       coll::Build(collective, *comm, arguments);
-  if (staging->needs_finish()) {
-    schedule->AtCompletion([staging] { staging->Finish(); });
+  if (stage->needs_finish()) {
+    if (request == nullptr) {
+      // Run below finishes before this call returns: the stack staging
+      // outlives the schedule.
+      schedule->AtCompletion([stage] { stage->Finish(); });
+    } else {
+      schedule->AtCompletion([staging] { staging->Finish(); });
+    }
   }
   if (request != nullptr) {
     vci::Request* started = schedule.release()->Start(p2p);

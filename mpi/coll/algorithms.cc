@@ -59,6 +59,7 @@ const std::vector<CollectiveAlgorithms>& Registry() {
     AddReduceScatterAndScans(all);
     AddGatherScatter(all);
     AddAllgatherAlltoall(all);
+    AddNodeAlgorithm(all);
     return all;
   }();
   return registry;
@@ -98,6 +99,11 @@ absl::Status ConfigureAlgorithms(
 std::string ConfiguredAlgorithm(Collective collective) {
   const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
   return algorithm == nullptr ? "auto" : algorithm->name;
+}
+
+const char* ChosenAlgorithm(Collective collective) {
+  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  return algorithm == nullptr ? nullptr : algorithm->name;
 }
 
 std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,

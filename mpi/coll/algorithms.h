@@ -78,6 +78,8 @@ using Builder = std::unique_ptr<Schedule> (*)(Communicator& comm,
 struct Algorithm {
   const char* name;
   const char* description;
+  // nullptr for "shm" (the node path, node_collectives.h), which runs
+  // blocking calls directly and builds no schedule; its `serves` says no.
   Builder build;
   // Whether the algorithm can serve these arguments (e.g. some need a
   // commutative operation); nullptr means always. A user's choice that
@@ -105,6 +107,11 @@ absl::Status ConfigureAlgorithms(
 
 // The algorithm in force for `collective` ("auto" when none was chosen).
 std::string ConfiguredAlgorithm(Collective collective);
+
+// The name of the algorithm MINIMPI_COLL_<NAME> chose for `collective`, or
+// nullptr when the automatic choice is in force (no allocation: the hot
+// path asks on every call).
+const char* ChosenAlgorithm(Collective collective);
 
 // Builds the schedule of one call with the chosen algorithm.
 std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,

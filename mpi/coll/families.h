@@ -20,6 +20,9 @@ void AddReduceScatterAndScans(std::vector<CollectiveAlgorithms>& registry);
 void AddGatherScatter(std::vector<CollectiveAlgorithms>& registry);
 // allgather_alltoall.cc: Allgather(v), Alltoall(v).
 void AddAllgatherAlltoall(std::vector<CollectiveAlgorithms>& registry);
+// node_path.cc: "shm" for the collectives the node path has (after the
+// others, so the automatic rules' names are found first).
+void AddNodeAlgorithm(std::vector<CollectiveAlgorithms>& registry);
 
 }  // namespace minimpi::coll
 

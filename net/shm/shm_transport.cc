@@ -214,6 +214,21 @@ void ShmTransport::RingDoorbell(int vci) {
   RingIfArmed(OwnDoorbell(vci));
 }
 
+void ShmTransport::WakePeer(PeerVci peer) {
+  if (peer.rank < 0 ||
+      peer.rank >= static_cast<int>(local_index_of_rank_.size())) {
+    return;
+  }
+  const int local = local_index_of_rank_[peer.rank];
+  if (local < 0) return;
+  if (local == my_local_index_) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    RingDoorbell(peer.vci);
+    return;
+  }
+  RingPeerDoorbell(local, peer.vci);
+}
+
 bool ShmTransport::MayHaveWork(int vci) const {
   if (vcis_[vci].touched.load(std::memory_order_relaxed)) return true;
   void* inbox =

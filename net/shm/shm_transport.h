@@ -120,6 +120,7 @@ class ShmTransport final : public Transport {
   uint64_t ArmDoorbell(int vci) override;
   void SleepOnDoorbell(int vci, uint64_t token, int64_t timeout_ns) override;
   void RingDoorbell(int vci) override;
+  void WakePeer(PeerVci peer) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* move_away) override;
 

@@ -1,0 +1,367 @@
+// The algorithms of the node path over a NodeRegion (see the header for
+// what each does). Every function follows the region's rules: wait until
+// the cells are free before writing them, post after writing, wait for a
+// post before reading, say done after reading, end the call.
+#include "mpi/coll/node_collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace minimpi::coll {
+namespace {
+
+using Step = uint32_t;
+
+uint64_t Bytes(int count, size_t extent) {
+  return static_cast<uint64_t>(count) * extent;
+}
+
+// Steps of `per_step` units that carry `units` (one step even for none, so
+// that every rank learns every writer's count).
+Step StepsFor(uint64_t units, uint64_t per_step) {
+  return units == 0 ? 1 : static_cast<Step>((units + per_step - 1) / per_step);
+}
+
+// A block of `total` bytes cut into cells: step k carries [offset, +length).
+struct Piece {
+  uint64_t offset;
+  uint64_t length;
+};
+Piece PieceOf(uint64_t total, size_t cell, Step step) {
+  const uint64_t offset = uint64_t{step} * cell;
+  return {offset, offset >= total ? 0 : std::min<uint64_t>(cell, total - offset)};
+}
+
+// Copies the part of `piece` (read from `from`) that lies below `limit`
+// bytes of the destination block at `to`.
+void CopyFitting(std::byte* to, uint64_t limit, Piece piece,
+                 const std::byte* from) {
+  if (piece.offset >= limit) return;
+  std::memcpy(to + piece.offset, from,
+              std::min(piece.length, limit - piece.offset));
+}
+
+// Steps that need a per-step done: a writer reuses a cell two steps later.
+bool NeedsStepDone(Step steps) { return steps > 2; }
+
+// --- Barrier ----------------------------------------------------------------
+
+constexpr int kFlatBarrierMax = 16;
+
+NodeOutcome Barrier(NodeRegion& region) {
+  region.BeginCall();
+  region.Post(0, 0);
+  if (region.size() <= kFlatBarrierMax) {
+    for (int r = 0; r < region.size(); ++r) {
+      if (r != region.rank()) region.WaitPosted(r, 0);
+    }
+  } else if (region.rank() == 0) {
+    // Rank 0 gathers the posts; its done releases everyone.
+    for (int r = 1; r < region.size(); ++r) region.WaitPosted(r, 0);
+    region.Done(0);
+  } else {
+    region.WaitDone(0, 0);
+  }
+  region.EndCall();
+  return NodeOutcome::kDone;
+}
+
+// --- Bcast ------------------------------------------------------------------
+
+NodeOutcome Bcast(NodeRegion& region, const Arguments& a) {
+  const size_t cell = region.cell_bytes();
+  auto* buffer = static_cast<std::byte*>(a.receive_buffer);
+  const uint64_t mine = Bytes(a.count, a.extent);
+  region.BeginCall();
+  NodeOutcome outcome = NodeOutcome::kDone;
+  if (region.rank() == a.root) {
+    const Step steps = StepsFor(mine, cell);
+    for (Step k = 0; k < steps; ++k) {
+      const Piece piece = PieceOf(mine, cell, k);
+      region.WaitCellsFree(k);
+      std::memcpy(region.Cell(a.root, k), buffer + piece.offset, piece.length);
+      region.Post(k, mine);
+    }
+  } else {
+    const uint64_t sent = region.WaitPosted(a.root, 0);
+    const Step steps = StepsFor(sent, cell);
+    for (Step k = 0; k < steps; ++k) {
+      if (k > 0) region.WaitPosted(a.root, k);
+      CopyFitting(buffer, mine, PieceOf(sent, cell, k),
+                  region.Cell(a.root, k));
+      if (NeedsStepDone(steps)) region.Done(k);
+    }
+    if (sent > mine) outcome = NodeOutcome::kTruncated;
+  }
+  region.EndCall();
+  return outcome;
+}
+
+// --- Reduce, Allreduce ------------------------------------------------------
+
+// Reduces items [first, first + items) of the n cells of `step` (counted
+// from the start of the cells) into `to`, in rank order:
+// to = x0 op (x1 op (... op x(n-1))).
+void ReduceCells(const NodeRegion& region, Step step, const Arguments& a,
+                 uint64_t first, int items, std::byte* to) {
+  if (items == 0) return;
+  const uint64_t offset = first * a.extent;
+  const size_t bytes = static_cast<size_t>(items) * a.extent;
+  const int n = region.size();
+  std::memcpy(to, region.Cell(n - 1, step) + offset, bytes);
+  for (int r = n - 2; r >= 0; --r) {
+    a.op->Apply(region.Cell(r, step) + offset, to, items, a.type);
+  }
+}
+
+// Below this many bytes every rank that needs the result reduces all cells
+// itself (one step, no second round of flags); from it on, the ranks share
+// the work by slices.
+constexpr uint64_t kSliceMinBytes = 4096;
+
+NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
+  const int n = region.size();
+  const int me = region.rank();
+  const bool wants_result = all || me == a.root;
+  const uint64_t mine = Bytes(a.count, a.extent);
+  const uint64_t per_step = std::max<size_t>(1, region.cell_bytes() / a.extent);
+  const uint64_t items = static_cast<uint64_t>(a.count);
+  const Step chunks = StepsFor(items, per_step);
+  const bool sliced = mine >= kSliceMinBytes && items >= uint64_t(n);
+  const Step steps = sliced ? 2 * chunks : chunks;
+  const auto* input = static_cast<const std::byte*>(
+      a.in_place ? a.receive_buffer : a.send_buffer);
+  auto* output = static_cast<std::byte*>(a.receive_buffer);
+  region.BeginCall();
+  for (Step chunk = 0; chunk < chunks; ++chunk) {
+    const uint64_t first = uint64_t{chunk} * per_step;
+    const int count = static_cast<int>(std::min(per_step, items - first));
+    const uint64_t offset = first * a.extent;
+    const size_t bytes = static_cast<size_t>(count) * a.extent;
+    const Step in = sliced ? 2 * chunk : chunk;
+    region.WaitCellsFree(in);
+    std::memcpy(region.Cell(me, in), input + offset, bytes);
+    region.Post(in, mine);
+    if (sliced || wants_result) {
+      // Every rank that reads the cells sees every rank's count, so all of
+      // them find a mismatch in the first step and leave together.
+      bool mismatch = false;
+      for (int r = 0; r < n; ++r) {
+        if (r != me && region.WaitPosted(r, in) != mine) mismatch = true;
+      }
+      if (mismatch) {
+        region.EndCall();
+        return NodeOutcome::kTruncated;
+      }
+    }
+    if (!sliced) {
+      if (wants_result) ReduceCells(region, in, a, 0, count, output + offset);
+      if (NeedsStepDone(steps)) region.Done(in);
+      continue;
+    }
+    // My slice of this chunk's items into the result cell of the next step.
+    const Step out = in + 1;
+    const uint64_t lo = uint64_t(count) * me / n;
+    const uint64_t hi = uint64_t(count) * (me + 1) / n;
+    region.WaitCellsFree(out);
+    ReduceCells(region, in, a, lo, static_cast<int>(hi - lo),
+                region.ResultCell(out) + lo * a.extent);
+    region.Done(in);
+    region.Post(out, mine);
+    if (wants_result) {
+      for (int r = 0; r < n; ++r) {
+        if (r != me) region.WaitPosted(r, out);
+      }
+      std::memcpy(output + offset, region.ResultCell(out), bytes);
+    }
+    if (NeedsStepDone(steps)) region.Done(out);
+  }
+  region.EndCall();
+  return NodeOutcome::kDone;
+}
+
+// --- Gather, Scatter, Allgather ---------------------------------------------
+
+NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
+  const size_t cell = region.cell_bytes();
+  const int n = region.size();
+  const int me = region.rank();
+  region.BeginCall();
+  if (me != a.root) {
+    const uint64_t mine = Bytes(a.send_count, a.send_extent);
+    const auto* send = static_cast<const std::byte*>(a.send_buffer);
+    const Step steps = StepsFor(mine, cell);
+    for (Step k = 0; k < steps; ++k) {
+      const Piece piece = PieceOf(mine, cell, k);
+      region.WaitCellsFree(k);
+      std::memcpy(region.Cell(me, k), send + piece.offset, piece.length);
+      region.Post(k, mine);
+      if (NeedsStepDone(steps)) region.Done(k);
+    }
+    region.EndCall();
+    return NodeOutcome::kDone;
+  }
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  if (!a.in_place) {
+    std::memcpy(receive + me * block, a.send_buffer,
+                std::min(block, Bytes(a.send_count, a.send_extent)));
+  }
+  // Each sender's count, from its first post: the steps it takes.
+  Step most = 1;
+  NodeOutcome outcome = NodeOutcome::kDone;
+  for (int r = 0; r < n; ++r) {
+    if (r == me) continue;
+    const uint64_t sent = region.WaitPosted(r, 0);
+    if (sent > block) outcome = NodeOutcome::kTruncated;
+    most = std::max(most, StepsFor(sent, cell));
+  }
+  for (Step k = 0; k < most; ++k) {
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      const uint64_t sent = region.WaitPosted(r, 0);
+      if (k >= StepsFor(sent, cell)) continue;
+      if (k > 0) region.WaitPosted(r, k);
+      CopyFitting(receive + r * block, block, PieceOf(sent, cell, k),
+                  region.Cell(r, k));
+    }
+    if (NeedsStepDone(most)) region.Done(k);
+  }
+  region.EndCall();
+  return outcome;
+}
+
+NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
+  const size_t cell = region.cell_bytes();
+  const int n = region.size();
+  const int me = region.rank();
+  region.BeginCall();
+  if (me == a.root) {
+    const uint64_t block = Bytes(a.send_count, a.send_extent);
+    const auto* send = static_cast<const std::byte*>(a.send_buffer);
+    const Step steps = StepsFor(block, cell);
+    for (Step k = 0; k < steps; ++k) {
+      const Piece piece = PieceOf(block, cell, k);
+      region.WaitCellsFree(k);
+      for (int r = 0; r < n; ++r) {
+        if (r != me) {
+          std::memcpy(region.Cell(r, k), send + r * block + piece.offset,
+                      piece.length);
+        }
+      }
+      region.Post(k, block);
+      if (NeedsStepDone(steps)) region.Done(k);
+    }
+    if (!a.in_place) {
+      std::memcpy(a.receive_buffer, send + me * block,
+                  std::min(block, Bytes(a.receive_count, a.receive_extent)));
+    }
+    region.EndCall();
+    return NodeOutcome::kDone;
+  }
+  const uint64_t mine = Bytes(a.receive_count, a.receive_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  const uint64_t sent = region.WaitPosted(a.root, 0);
+  const Step steps = StepsFor(sent, cell);
+  for (Step k = 0; k < steps; ++k) {
+    if (k > 0) region.WaitPosted(a.root, k);
+    CopyFitting(receive, mine, PieceOf(sent, cell, k), region.Cell(me, k));
+    if (NeedsStepDone(steps)) region.Done(k);
+  }
+  region.EndCall();
+  return sent > mine ? NodeOutcome::kTruncated : NodeOutcome::kDone;
+}
+
+NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
+  const size_t cell = region.cell_bytes();
+  const int n = region.size();
+  const int me = region.rank();
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
+  const auto* own = a.in_place ? receive + me * block
+                               : static_cast<const std::byte*>(a.send_buffer);
+  if (!a.in_place) std::memcpy(receive + me * block, own, std::min(block, mine));
+  region.BeginCall();
+  const Step steps = StepsFor(mine, cell);
+  NodeOutcome outcome = mine > block ? NodeOutcome::kTruncated
+                                     : NodeOutcome::kDone;
+  for (Step k = 0; k < steps; ++k) {
+    const Piece piece = PieceOf(mine, cell, k);
+    region.WaitCellsFree(k);
+    std::memcpy(region.Cell(me, k), own + piece.offset, piece.length);
+    region.Post(k, mine);
+    // Every rank sees every count in the first step: all of them find a
+    // mismatch there and leave together.
+    bool mismatch = false;
+    for (int r = 0; r < n; ++r) {
+      if (r != me && region.WaitPosted(r, k) != mine) mismatch = true;
+    }
+    if (mismatch) {
+      region.EndCall();
+      return NodeOutcome::kTruncated;
+    }
+    for (int r = 0; r < n; ++r) {
+      if (r != me) CopyFitting(receive + r * block, block, piece, region.Cell(r, k));
+    }
+    if (NeedsStepDone(steps)) region.Done(k);
+  }
+  region.EndCall();
+  return outcome;
+}
+
+}  // namespace
+
+bool RegionServes(const NodeRegion& region, Collective collective,
+                  const Arguments& a) {
+  const size_t cell = region.cell_bytes();
+  auto fits = [&](uint64_t bytes) {
+    return StepsFor(bytes, cell) <= NodeRegion::kMaxSteps;
+  };
+  switch (collective) {
+    case Collective::kBarrier:
+      return true;
+    case Collective::kBcast:
+      return fits(Bytes(a.count, a.extent));
+    case Collective::kReduce:
+    case Collective::kAllreduce:
+      return a.extent > 0 && a.extent <= cell &&
+             2 * StepsFor(uint64_t(a.count), cell / a.extent) <=
+                 NodeRegion::kMaxSteps;
+    case Collective::kGather:
+    case Collective::kAllgather:
+      return fits(Bytes(a.receive_count, a.receive_extent)) &&
+             fits(Bytes(a.send_count, a.send_extent));
+    case Collective::kScatter:
+      return fits(Bytes(a.send_count, a.send_extent)) &&
+             fits(Bytes(a.receive_count, a.receive_extent));
+    default:
+      return false;
+  }
+}
+
+NodeOutcome RunThroughRegion(NodeRegion& region, Collective collective,
+                             const Arguments& arguments) {
+  switch (collective) {
+    case Collective::kBarrier:
+      return Barrier(region);
+    case Collective::kBcast:
+      return Bcast(region, arguments);
+    case Collective::kReduce:
+      return Reduction(region, arguments, /*all=*/false);
+    case Collective::kAllreduce:
+      return Reduction(region, arguments, /*all=*/true);
+    case Collective::kGather:
+      return Gather(region, arguments);
+    case Collective::kScatter:
+      return Scatter(region, arguments);
+    case Collective::kAllgather:
+      return Allgather(region, arguments);
+    default:
+      return NodeOutcome::kNotRun;
+  }
+}
+
+}  // namespace minimpi::coll

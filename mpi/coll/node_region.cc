@@ -1,0 +1,137 @@
+#include "mpi/coll/node_region.h"
+
+#include <new>
+
+namespace minimpi::coll {
+namespace {
+
+constexpr size_t kLine = 64;
+
+size_t RoundUp(size_t bytes) { return (bytes + kLine - 1) / kLine * kLine; }
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+// Layout: the slow flags (a byte per rank, together, so a writer reads them
+// in one or two lines), a ready line and a done line per rank (each its own
+// cache line: a rank's writes never invalidate another's flags), the two
+// result cells, then two cells per rank.
+size_t NodeRegion::BytesFor(int ranks, size_t cell_bytes) {
+  const size_t n = static_cast<size_t>(ranks);
+  return RoundUp(n) + n * sizeof(ReadyLine) + n * sizeof(DoneLine) +
+         2 * RoundUp(cell_bytes) + n * 2 * RoundUp(cell_bytes);
+}
+
+NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
+                       NodeWaiter* waiter)
+    : ranks_(ranks),
+      rank_(rank),
+      cell_bytes_(RoundUp(cell_bytes)),
+      waiter_(waiter) {
+  const size_t n = static_cast<size_t>(ranks);
+  auto* at = static_cast<std::byte*>(base);
+  slow_ = reinterpret_cast<std::atomic<uint8_t>*>(at);
+  at += RoundUp(n);
+  ready_ = reinterpret_cast<ReadyLine*>(at);
+  at += n * sizeof(ReadyLine);
+  done_ = reinterpret_cast<DoneLine*>(at);
+  at += n * sizeof(DoneLine);
+  results_ = at;
+  at += 2 * cell_bytes_;
+  cells_ = at;
+}
+
+void NodeRegion::Attach() {
+  // The memory is zero-filled; call 0 is "before the first call", which
+  // every rank has ended.
+  new (&slow_[rank_]) std::atomic<uint8_t>(0);
+  new (&ready_[rank_]) ReadyLine();
+  ready_[rank_].value.store(0, std::memory_order_relaxed);
+  ready_[rank_].bytes[0].store(0, std::memory_order_relaxed);
+  ready_[rank_].bytes[1].store(0, std::memory_order_relaxed);
+  new (&done_[rank_]) DoneLine();
+  done_[rank_].value.store(kEndOfCall, std::memory_order_release);
+}
+
+std::byte* NodeRegion::Cell(int owner, uint32_t step) const {
+  return cells_ + (static_cast<size_t>(owner) * 2 + (step & 1)) * cell_bytes_;
+}
+
+std::byte* NodeRegion::ResultCell(uint32_t step) const {
+  return results_ + (step & 1) * cell_bytes_;
+}
+
+void NodeRegion::WakeSlowRanks() {
+  // Orders the flag store before the slow flags' loads; the waiter orders
+  // its slow flag's store before its look at our flag (Dekker's pattern):
+  // either it sees the flag or we see it slow.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < ranks_; ++r) {
+    if (r != rank_ && slow_[r].load(std::memory_order_relaxed) != 0) {
+      waiter_->Wake(r);
+    }
+  }
+}
+
+void NodeRegion::WaitFor(absl::FunctionRef<bool()> reached) {
+  // Most flags arrive within a few hundred nanoseconds on a quiet node;
+  // polling that long costs less than a trip through the VCI's wait.
+  for (int i = 0; i < 64; ++i) {
+    if (reached()) return;
+    CpuRelax();
+  }
+  slow_[rank_].store(1, std::memory_order_seq_cst);
+  waiter_->Wait(reached);
+  slow_[rank_].store(0, std::memory_order_relaxed);
+}
+
+void NodeRegion::WaitCellsFree(uint32_t step) {
+  const uint32_t want =
+      step < 2 ? ((call_ - 1) << kStepBits) | kEndOfCall : Value(step - 2);
+  for (int r = 0; r < ranks_; ++r) {
+    if (r == rank_) continue;
+    std::atomic<uint32_t>& done = done_[r].value;
+    if (Reached(done.load(std::memory_order_acquire), want)) continue;
+    WaitFor([&] {
+      return Reached(done.load(std::memory_order_acquire), want);
+    });
+  }
+}
+
+void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
+  ReadyLine& line = ready_[rank_];
+  line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+  line.value.store(Value(step), std::memory_order_release);
+  WakeSlowRanks();
+}
+
+uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
+  ReadyLine& line = ready_[writer];
+  const uint32_t want = Value(step);
+  if (!Reached(line.value.load(std::memory_order_acquire), want)) {
+    WaitFor([&] {
+      return Reached(line.value.load(std::memory_order_acquire), want);
+    });
+  }
+  return line.bytes[call_ & 1].load(std::memory_order_relaxed);
+}
+
+void NodeRegion::WaitDone(int rank, uint32_t step) {
+  std::atomic<uint32_t>& done = done_[rank].value;
+  const uint32_t want = Value(step);
+  if (Reached(done.load(std::memory_order_acquire), want)) return;
+  WaitFor(
+      [&] { return Reached(done.load(std::memory_order_acquire), want); });
+}
+
+void NodeRegion::SetDone(uint32_t value) {
+  done_[rank_].value.store(value, std::memory_order_release);
+  WakeSlowRanks();
+}
+
+}  // namespace minimpi::coll

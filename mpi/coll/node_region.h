@@ -1,0 +1,142 @@
+// The shared-memory region of a communicator whose ranks all live on one
+// node: a few flags and data cells per rank that every member maps, so that
+// small and medium collectives move data with plain loads and stores and
+// synchronize on flags (no message, no request, no schedule per call).
+//
+// A collective call is a numbered series of steps. In a step, some ranks
+// write data into cells and *post* (publish a flag value), the others wait
+// for those posts and read. Every flag value is (call << 12) | step, so
+// values only grow (modulo 2^32; compared with a signed difference), every
+// rank can tell which call and step a flag is at, and a rank that runs
+// ahead never confuses an old value with a new one:
+//
+//   ready[r]  rank r's data for (call, step) is in place; `bytes` beside it
+//             says how much r has in this whole call, so readers notice
+//             counts that disagree instead of reading garbage or hanging;
+//   done[r]   rank r needs nothing more of (call, step): it read what it
+//             reads there. At the end of a call it takes the call's last
+//             value (step 0xfff), so a rank that took fewer steps than
+//             another (mismatched counts) still releases everything.
+//
+// Cells are double-buffered by step parity. Before writing any cell in step
+// k of a call, a rank waits until every rank is done with step k - 2 (with
+// the whole previous call for k < 2): nobody can still be reading what it
+// is about to overwrite, yet a writer may run a step ahead of its readers,
+// which pipelines large messages through the cells.
+//
+// Waiting and waking go through a Waiter: in a library run the VCI's wait
+// (polls the transport and other traffic, sleeps on the VCI's doorbell as
+// the wait policy says) and the transport's wake of a peer's doorbell; in
+// the unit test, threads playing ranks.
+//
+// Owned by: mpi/coll. Used by: node_collectives.cc.
+#ifndef MINIMPI_MPI_COLL_NODE_REGION_H_
+#define MINIMPI_MPI_COLL_NODE_REGION_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/functional/function_ref.h"
+
+namespace minimpi::coll {
+
+// How a rank waits for a flag and wakes a rank that may sleep.
+class NodeWaiter {
+ public:
+  virtual ~NodeWaiter() = default;
+  // Returns once `reached()` is true. May progress other traffic and sleep;
+  // a rank that may sleep has set its slow flag first (see NodeRegion).
+  virtual void Wait(absl::FunctionRef<bool()> reached) = 0;
+  // Wakes rank `rank` of the communicator if it sleeps.
+  virtual void Wake(int rank) = 0;
+};
+
+class NodeRegion {
+ public:
+  static constexpr uint32_t kStepBits = 12;
+  static constexpr uint32_t kEndOfCall = (1u << kStepBits) - 1;
+  // The most steps one call may take (the last value is the end of a call).
+  static constexpr uint32_t kMaxSteps = kEndOfCall;
+
+  // Bytes of a region for `ranks` ranks with cells of `cell_bytes` bytes.
+  static size_t BytesFor(int ranks, size_t cell_bytes);
+
+  // A view of the region at `base` (BytesFor bytes, zero-filled by whoever
+  // made it) for rank `rank`. Call Attach before any rank's first call.
+  NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
+             NodeWaiter* waiter);
+
+  // Sets this rank's flags to "before the first call". Every rank attaches
+  // before any rank starts a call (the region's maker synchronizes them).
+  void Attach();
+
+  int rank() const { return rank_; }
+  int size() const { return ranks_; }
+  size_t cell_bytes() const { return cell_bytes_; }
+
+  // --- One call.
+  // Starts the next call (every rank starts the same calls in order).
+  void BeginCall() { ++call_; }
+  // Ends the current call: this rank needs nothing more of it.
+  void EndCall() { SetDone(Value(kEndOfCall)); }
+
+  // The cell of rank `owner` used in step `step` of the current call; any
+  // rank may write another rank's cell when the algorithm says so (scatter).
+  std::byte* Cell(int owner, uint32_t step) const;
+  // The region's one shared result cell of step `step`.
+  std::byte* ResultCell(uint32_t step) const;
+
+  // Before writing any cell in `step`: waits until every rank is done with
+  // step - 2 (or with the previous call).
+  void WaitCellsFree(uint32_t step);
+  // Publishes this rank's data of `step`; `call_bytes` is what this rank
+  // contributes in the whole call (the same in each of its steps).
+  void Post(uint32_t step, uint64_t call_bytes);
+  // Waits for rank `writer`'s post of `step`; returns its call_bytes (which
+  // stay readable until this rank ends the call).
+  uint64_t WaitPosted(int writer, uint32_t step);
+  // This rank is done with `step`.
+  void Done(uint32_t step) { SetDone(Value(step)); }
+  // Waits until rank `rank` is done with `step`.
+  void WaitDone(int rank, uint32_t step);
+
+ private:
+  // `bytes` by call parity: a writer may post in the next call (a barrier
+  // waits for no cell) while a slow reader still looks at this call's
+  // count, but never two calls ahead (finishing the next call needs every
+  // rank to have ended this one).
+  struct alignas(64) ReadyLine {
+    std::atomic<uint32_t> value;
+    std::atomic<uint64_t> bytes[2];
+  };
+  struct alignas(64) DoneLine {
+    std::atomic<uint32_t> value;
+  };
+
+  static bool Reached(uint32_t have, uint32_t want) {
+    return static_cast<int32_t>(have - want) >= 0;
+  }
+  uint32_t Value(uint32_t step) const { return (call_ << kStepBits) | step; }
+  void SetDone(uint32_t value);
+  // After a flag changed: wakes the ranks that may sleep.
+  void WakeSlowRanks();
+  // Waits for `reached`, first briefly polling, then through the waiter
+  // with this rank marked slow (so that posts wake it).
+  void WaitFor(absl::FunctionRef<bool()> reached);
+
+  std::atomic<uint8_t>* slow_;  // by rank: 1 while it may sleep
+  ReadyLine* ready_;
+  DoneLine* done_;
+  std::byte* results_;  // 2 cells
+  std::byte* cells_;    // 2 cells per rank
+  const int ranks_;
+  const int rank_;
+  const size_t cell_bytes_;
+  NodeWaiter* const waiter_;
+  uint32_t call_ = 0;
+};
+
+}  // namespace minimpi::coll
+
+#endif  // MINIMPI_MPI_COLL_NODE_REGION_H_
