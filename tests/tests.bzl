@@ -107,6 +107,17 @@ MPI_TEST_PROGRAMS = {
 
 # net/ib over the software verbs device (paths resolved by run_mpi_test.sh).
 _IB_DEVICE = ["MINIMPI_IB_TEST_DEVICE=net/ib/testing/libminimpi_softib.so", "MINIMPI_SOFTIB_MAX_RNR=0"]
+# Every collective the node path has, forced onto it (mpi/coll/node_collectives.h).
+_SHM_EVERYWHERE = [
+    "MINIMPI_COLL_BARRIER=shm",
+    "MINIMPI_COLL_BCAST=shm",
+    "MINIMPI_COLL_REDUCE=shm",
+    "MINIMPI_COLL_ALLREDUCE=shm",
+    "MINIMPI_COLL_GATHER=shm",
+    "MINIMPI_COLL_SCATTER=shm",
+    "MINIMPI_COLL_ALLGATHER=shm",
+]
+
 _IB = ["MINIMPI_TRANSPORT=ib"] + _IB_DEVICE
 _IB_AUTO = ["MINIMPI_NODE_SPLIT=2"] + _IB_DEVICE
 
@@ -292,6 +303,16 @@ MPI_TEST_CASES = [
     {"name": "collectives", "program": "collectives", "ranks": [1, 2, 3, 4, 5, 7, 8, 9], "timeout": 300},
     # The same checks with each algorithm forced, running only the
     # collectives that algorithm serves.
+    # The node path (issue 25) forced for every size, with its usual cells
+    # and with cells of 64 bytes (every call takes many steps, reusing
+    # cells by parity); and switched off, so the automatic point-to-point
+    # algorithms keep running where the node path would take over.
+    {"name": "collectives_shm", "program": "collectives", "ranks": [2, 3, 5, 8], "env": _SHM_EVERYWHERE, "timeout": 300},
+    {"name": "collectives_shm_small_cells", "program": "collectives", "ranks": [2, 4, 7], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 300},
+    {"name": "collectives_no_shm", "program": "collectives", "ranks": [2, 3, 4, 8], "env": ["MINIMPI_COLL_SHM_CELL=0"], "timeout": 300},
+    {"name": "collectives_errors_shm", "program": "collectives_errors", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 60},
+    {"name": "collectives_threads_shm", "program": "collectives_threads", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 120},
+    {"name": "collectives_datatypes_shm", "program": "collectives_datatypes", "ranks": [2, 3], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 120},
     {"name": "collectives_barrier_dissemination", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["barrier"], "env": ["MINIMPI_COLL_BARRIER=dissemination"], "timeout": 240},
     {"name": "collectives_bcast_binomial", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["bcast"], "env": ["MINIMPI_COLL_BCAST=binomial"], "timeout": 240},
     {"name": "collectives_bcast_scatter_allgather", "program": "collectives", "ranks": [2, 3, 5, 8], "args": ["bcast"], "env": ["MINIMPI_COLL_BCAST=scatter_allgather"], "timeout": 240},

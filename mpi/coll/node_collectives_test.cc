@@ -1,0 +1,380 @@
+// The node path's algorithms against a reference: threads play the ranks
+// of one region (the same code a library run maps into processes), run the
+// same random series of collectives (sizes that cross cells, so steps reuse
+// cells by parity; every root; in place or not), and every rank checks its
+// result against what the collective means, computed directly from every
+// rank's inputs. Reductions use a non-commutative operation too (2x2 matrix
+// products), so a result in the wrong rank order fails. Counts that
+// disagree must leave every rank returning, with truncation where a reader
+// got less than was sent, and the region still in step for the next call.
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "mpi/coll/node_collectives.h"
+#include "mpi/op.h"
+
+namespace minimpi::coll {
+namespace {
+
+class SpinWaiter final : public NodeWaiter {
+ public:
+  void Wait(absl::FunctionRef<bool()> reached) override {
+    while (!reached()) sched_yield();
+  }
+  void Wake(int) override { wakes.fetch_add(1, std::memory_order_relaxed); }
+  std::atomic<int> wakes{0};
+};
+
+// One shared region and a view of it per rank.
+class Node {
+ public:
+  Node(int ranks, size_t cell) : bytes_(NodeRegion::BytesFor(ranks, cell)) {
+    memory_ = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
+    std::memset(memory_, 0, bytes_);
+    waiters_.resize(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      waiters_[r] = std::make_unique<SpinWaiter>();
+      regions_.emplace_back(memory_, ranks, r, cell, waiters_[r].get());
+    }
+    for (NodeRegion& region : regions_) region.Attach();
+  }
+  ~Node() { std::free(memory_); }
+  NodeRegion& region(int rank) { return regions_[rank]; }
+
+  // Runs body(rank) on one thread per rank.
+  template <typename Body>
+  void Run(Body body) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < static_cast<int>(regions_.size()); ++r) {
+      threads.emplace_back([&body, r] { body(r); });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+
+ private:
+  size_t bytes_;
+  void* memory_;
+  std::vector<std::unique_ptr<SpinWaiter>> waiters_;
+  std::vector<NodeRegion> regions_;
+};
+
+// Items that are 2x2 matrices of wrapping 32-bit integers (16 bytes each):
+// associative, not commutative.
+void MatrixProduct(void* in, void* inout, int* len, MPI_Datatype*) {
+  auto* a = static_cast<const uint32_t*>(in);
+  auto* b = static_cast<uint32_t*>(inout);
+  for (int m = 0; m < 4 * *len; m += 4) {
+    const uint32_t r0 = a[m] * b[m] + a[m + 1] * b[m + 2];
+    const uint32_t r1 = a[m] * b[m + 1] + a[m + 1] * b[m + 3];
+    const uint32_t r2 = a[m + 2] * b[m] + a[m + 3] * b[m + 2];
+    const uint32_t r3 = a[m + 2] * b[m + 1] + a[m + 3] * b[m + 3];
+    b[m] = r0, b[m + 1] = r1, b[m + 2] = r2, b[m + 3] = r3;
+  }
+}
+
+uint32_t Input(int call, int rank, int index) {
+  return static_cast<uint32_t>(call * 7919 + rank * 104729 + index * 31 + 1);
+}
+
+struct Call {
+  Collective collective;
+  int root;
+  int count;  // items (uint32) per rank or per block
+  bool in_place;
+  bool matrix;  // the non-commutative reduction
+};
+
+std::vector<Call> RandomCalls(int ranks, size_t cell, int number,
+                              unsigned seed) {
+  std::mt19937 random(seed);
+  const Collective kinds[] = {Collective::kBarrier, Collective::kBcast,
+                              Collective::kReduce,  Collective::kAllreduce,
+                              Collective::kGather,  Collective::kScatter,
+                              Collective::kAllgather};
+  // Up to five cells' worth, and often tiny or empty.
+  const int most = static_cast<int>(5 * cell / 4);
+  std::vector<Call> calls;
+  for (int i = 0; i < number; ++i) {
+    Call call;
+    call.collective = kinds[random() % 7];
+    call.root = static_cast<int>(random() % ranks);
+    switch (random() % 4) {
+      case 0: call.count = static_cast<int>(random() % 4); break;
+      case 1: call.count = static_cast<int>(random() % 64); break;
+      default: call.count = static_cast<int>(random() % most); break;
+    }
+    call.in_place = random() % 3 == 0;
+    call.matrix = random() % 2 == 0;
+    if (call.matrix) call.count = call.count / 4 * 4;
+    calls.push_back(call);
+  }
+  return calls;
+}
+
+// Runs `call` as rank `me` and checks the result against the reference.
+void RunAndCheck(NodeRegion& region, const Call& call, int number,
+                 const Op* sum, const Op* matrix) {
+  const int n = region.size();
+  const int me = region.rank();
+  const int count = call.count;
+  Arguments a;
+  a.root = call.root;
+  a.type = MPI_UINT32_T;
+  a.extent = 4;
+  a.count = count;
+  a.send_type = a.receive_type = MPI_UINT32_T;
+  a.send_extent = a.receive_extent = 4;
+  std::vector<uint32_t> send, receive;
+  auto fill = [&](std::vector<uint32_t>& v, int items, int rank, int base) {
+    v.resize(items);
+    for (int i = 0; i < items; ++i) v[i] = Input(number, rank, base + i);
+  };
+  const uint32_t kUntouched = 0xdeadbeef;
+  switch (call.collective) {
+    case Collective::kBarrier:
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      return;
+    case Collective::kBcast: {
+      receive.assign(count + 1, kUntouched);
+      if (me == call.root) fill(receive, count, me, 0), receive.push_back(kUntouched);
+      a.receive_buffer = receive.data();
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(receive[i], Input(number, call.root, i)) << "bcast " << i;
+      }
+      ASSERT_EQ(receive[count], kUntouched);
+      return;
+    }
+    case Collective::kReduce:
+    case Collective::kAllreduce: {
+      const bool all = call.collective == Collective::kAllreduce;
+      a.op = call.matrix ? matrix : sum;
+      if (call.matrix) {  // items of four words
+        a.extent = 16;
+        a.count = count / 4;
+      }
+      fill(send, count, me, 0);
+      receive.assign(count, kUntouched);
+      if (call.in_place && (all || me == call.root)) {
+        a.in_place = true;
+        receive = send;
+      } else {
+        a.send_buffer = send.data();
+      }
+      a.receive_buffer = receive.data();
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      if (!all && me != call.root) return;
+      // Reference: x0 op x1 op ... op x(n-1), folded from the right.
+      std::vector<uint32_t> expected(count), x(count);
+      for (int i = 0; i < count; ++i) expected[i] = Input(number, n - 1, i);
+      for (int r = n - 2; r >= 0; --r) {
+        for (int i = 0; i < count; ++i) x[i] = Input(number, r, i);
+        int items = count / 4;
+        MPI_Datatype type = MPI_UINT32_T;
+        if (call.matrix) {
+          MatrixProduct(x.data(), expected.data(), &items, &type);
+        } else {
+          for (int i = 0; i < count; ++i) expected[i] += x[i];
+        }
+      }
+      ASSERT_EQ(receive, expected) << (all ? "allreduce" : "reduce");
+      return;
+    }
+    case Collective::kGather: {
+      a.send_count = a.receive_count = count;
+      fill(send, count, me, 0);
+      a.send_buffer = send.data();
+      if (me == call.root) {
+        receive.assign(static_cast<size_t>(count) * n, kUntouched);
+        if (call.in_place) {
+          a.in_place = true;
+          a.send_buffer = nullptr;
+          std::copy(send.begin(), send.end(), receive.begin() + me * count);
+        }
+      }
+      a.receive_buffer = receive.data();
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      if (me != call.root) return;
+      for (int r = 0; r < n; ++r) {
+        for (int i = 0; i < count; ++i) {
+          ASSERT_EQ(receive[r * count + i], Input(number, r, i)) << "gather";
+        }
+      }
+      return;
+    }
+    case Collective::kScatter: {
+      a.send_count = a.receive_count = count;
+      if (me == call.root) {
+        send.resize(static_cast<size_t>(count) * n);
+        for (int r = 0; r < n; ++r) {
+          for (int i = 0; i < count; ++i) {
+            send[r * count + i] = Input(number, r, i);
+          }
+        }
+        a.send_buffer = send.data();
+      }
+      receive.assign(count + 1, kUntouched);
+      a.receive_buffer = receive.data();
+      if (me == call.root && call.in_place) {
+        a.in_place = true;
+        a.receive_buffer = nullptr;
+      }
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      if (me == call.root && call.in_place) return;
+      for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(receive[i], Input(number, me, i)) << "scatter";
+      }
+      ASSERT_EQ(receive[count], kUntouched);
+      return;
+    }
+    case Collective::kAllgather: {
+      a.send_count = a.receive_count = count;
+      receive.assign(static_cast<size_t>(count) * n, kUntouched);
+      fill(send, count, me, 0);
+      if (call.in_place) {
+        a.in_place = true;
+        std::copy(send.begin(), send.end(), receive.begin() + me * count);
+      } else {
+        a.send_buffer = send.data();
+      }
+      a.receive_buffer = receive.data();
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      for (int r = 0; r < n; ++r) {
+        for (int i = 0; i < count; ++i) {
+          ASSERT_EQ(receive[r * count + i], Input(number, r, i)) << "allgather";
+        }
+      }
+      return;
+    }
+    default:
+      FAIL() << "not a node collective";
+  }
+}
+
+class NodeCollectivesTest
+    : public testing::TestWithParam<std::tuple<int, size_t>> {};
+
+TEST_P(NodeCollectivesTest, MatchesTheReference) {
+  const auto [ranks, cell] = GetParam();
+  const Op* sum = LookupPredefinedOp(MPI_SUM);
+  ASSERT_NE(sum, nullptr);
+  Op* matrix = NewUserOp(&MatrixProduct, /*commutative=*/false);
+  const std::vector<Call> calls =
+      RandomCalls(ranks, cell, 300, 1234u + ranks * 17 + cell);
+  Node node(ranks, cell);
+  node.Run([&](int rank) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
+                  matrix);
+      if (testing::Test::HasFatalFailure()) {
+        ADD_FAILURE() << "rank " << rank << ", call " << i;
+        std::abort();  // the other ranks would wait for this one forever
+      }
+    }
+  });
+  matrix->Release();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RanksAndCells, NodeCollectivesTest,
+    testing::Combine(testing::Values(2, 3, 4, 7),
+                     testing::Values(size_t{64}, size_t{256}, size_t{4096})));
+
+// Barriers above the flat limit take the gather-and-release form.
+TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {
+  constexpr int kRanks = 20;
+  Node node(kRanks, 64);
+  std::atomic<int> arrived{0};
+  std::atomic<bool> early{false};
+  node.Run([&](int rank) {
+    for (int round = 1; round <= 50; ++round) {
+      arrived.fetch_add(1);
+      EXPECT_EQ(RunThroughRegion(node.region(rank), Collective::kBarrier, {}),
+                NodeOutcome::kDone);
+      if (arrived.load() < round * kRanks) early = true;
+      // A second barrier so nobody counts the next round before all have
+      // checked this one.
+      RunThroughRegion(node.region(rank), Collective::kBarrier, {});
+    }
+  });
+  EXPECT_FALSE(early);
+}
+
+// Counts that disagree: nobody hangs, nobody writes past its buffer, the
+// ranks that can tell report truncation, and the next call is in step.
+TEST(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
+  constexpr int kRanks = 4;
+  constexpr size_t kCell = 64;
+  Node node(kRanks, kCell);
+  const Op* sum = LookupPredefinedOp(MPI_SUM);
+  node.Run([&](int rank) {
+    NodeRegion& region = node.region(rank);
+    // Bcast: the root sends 100 items (several cells), the others expect 3.
+    std::vector<uint32_t> buffer(101, 7);
+    if (rank == 0) {
+      for (int i = 0; i < 100; ++i) buffer[i] = 1000 + i;
+    }
+    Arguments bcast;
+    bcast.root = 0;
+    bcast.count = rank == 0 ? 100 : 3;
+    bcast.type = MPI_UINT32_T;
+    bcast.extent = 4;
+    bcast.receive_buffer = buffer.data();
+    const NodeOutcome outcome =
+        RunThroughRegion(region, Collective::kBcast, bcast);
+    if (rank == 0) {
+      EXPECT_EQ(outcome, NodeOutcome::kDone);
+    } else {
+      EXPECT_EQ(outcome, NodeOutcome::kTruncated);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(buffer[i], 1000u + i);
+      for (int i = 3; i < 101; ++i) EXPECT_EQ(buffer[i], 7u) << i;
+    }
+    // Allreduce: rank 1 passes 50 items, the others 2: all report it.
+    std::vector<uint32_t> in(50, 1), out(51, 9);
+    Arguments reduce;
+    reduce.count = rank == 1 ? 50 : 2;
+    reduce.type = MPI_UINT32_T;
+    reduce.extent = 4;
+    reduce.op = sum;
+    reduce.send_buffer = in.data();
+    reduce.receive_buffer = out.data();
+    EXPECT_EQ(RunThroughRegion(region, Collective::kAllreduce, reduce),
+              NodeOutcome::kTruncated);
+    EXPECT_EQ(out[50], 9u);
+    // Allgather: rank 2 sends 40 items, the others 1.
+    std::vector<uint32_t> mine(40, rank), all(kRanks * 40, 5);
+    Arguments gather;
+    gather.send_count = rank == 2 ? 40 : 1;
+    gather.receive_count = 1;
+    gather.send_type = gather.receive_type = MPI_UINT32_T;
+    gather.send_extent = gather.receive_extent = 4;
+    gather.send_buffer = mine.data();
+    gather.receive_buffer = all.data();
+    EXPECT_EQ(RunThroughRegion(region, Collective::kAllgather, gather),
+              NodeOutcome::kTruncated);
+    for (size_t i = kRanks; i < all.size(); ++i) EXPECT_EQ(all[i], 5u);
+    // Still in step: a correct allreduce.
+    reduce.count = 3;
+    EXPECT_EQ(RunThroughRegion(region, Collective::kAllreduce, reduce),
+              NodeOutcome::kDone);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], uint32_t{kRanks});
+  });
+}
+
+}  // namespace
+}  // namespace minimpi::coll
