@@ -130,6 +130,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.coll_shm_cell));
   status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_MAX", 0, size_t{1} << 40,
                                 s.coll_shm_max));
+  status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_SLOT", 0, size_t{1} << 20,
+                                s.coll_shm_slot));
   status.Update(
       ReadChoice("MINIMPI_PART_AGGR",
                  {"none", "size", "table", "ploggp", "timer", "adaptive"},
@@ -300,6 +302,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "node path: bytes of each of a rank's two cells in a communicator's "
        "shared-memory region (blocking barrier, bcast, reduce, allreduce, "
        "gather, scatter, allgather inside one node); 0: no node path"},
+      {"MINIMPI_COLL_SHM_SLOT", absl::StrCat(s.coll_shm_slot),
+       absl::StrCat(d.coll_shm_slot),
+       "node path: calls with at most this many bytes per rank take one of "
+       "16 slots per rank, so a root or sender runs up to 16 calls ahead of "
+       "its readers; 0: they use the cells"},
       {"MINIMPI_COLL_SHM_MAX", absl::StrCat(s.coll_shm_max),
        absl::StrCat(d.coll_shm_max),
        "node path: the automatic choice takes it for calls with at most this "

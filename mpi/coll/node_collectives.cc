@@ -31,7 +31,8 @@ struct Piece {
 };
 Piece PieceOf(uint64_t total, size_t cell, Step step) {
   const uint64_t offset = uint64_t{step} * cell;
-  return {offset, offset >= total ? 0 : std::min<uint64_t>(cell, total - offset)};
+  return {offset,
+          offset >= total ? 0 : std::min<uint64_t>(cell, total - offset)};
 }
 
 // Copies the part of `piece` (read from `from`) that lies below `limit`
@@ -51,8 +52,8 @@ bool NeedsStepDone(Step steps) { return steps > 2; }
 constexpr int kFlatBarrierMax = 16;
 
 NodeOutcome Barrier(NodeRegion& region) {
-  region.BeginCall();
-  region.Post(0, 0);
+  region.BeginCall(/*small=*/true);
+  region.Signal(0);
   if (region.size() <= kFlatBarrierMax) {
     for (int r = 0; r < region.size(); ++r) {
       if (r != region.rank()) region.WaitPosted(r, 0);
@@ -71,10 +72,10 @@ NodeOutcome Barrier(NodeRegion& region) {
 // --- Bcast ------------------------------------------------------------------
 
 NodeOutcome Bcast(NodeRegion& region, const Arguments& a) {
-  const size_t cell = region.cell_bytes();
   auto* buffer = static_cast<std::byte*>(a.receive_buffer);
   const uint64_t mine = Bytes(a.count, a.extent);
-  region.BeginCall();
+  region.BeginCall(region.IsSmall(mine));
+  const size_t cell = region.step_bytes();
   NodeOutcome outcome = NodeOutcome::kDone;
   if (region.rank() == a.root) {
     const Step steps = StepsFor(mine, cell);
@@ -89,8 +90,7 @@ NodeOutcome Bcast(NodeRegion& region, const Arguments& a) {
     const Step steps = StepsFor(sent, cell);
     for (Step k = 0; k < steps; ++k) {
       if (k > 0) region.WaitPosted(a.root, k);
-      CopyFitting(buffer, mine, PieceOf(sent, cell, k),
-                  region.Cell(a.root, k));
+      CopyFitting(buffer, mine, PieceOf(sent, cell, k), region.Cell(a.root, k));
       if (NeedsStepDone(steps)) region.Done(k);
     }
     if (sent > mine) outcome = NodeOutcome::kTruncated;
@@ -126,15 +126,17 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
   const int me = region.rank();
   const bool wants_result = all || me == a.root;
   const uint64_t mine = Bytes(a.count, a.extent);
-  const uint64_t per_step = std::max<size_t>(1, region.cell_bytes() / a.extent);
+  region.BeginCall(region.IsSmall(mine));
+  const uint64_t per_step = std::max<size_t>(1, region.step_bytes() / a.extent);
   const uint64_t items = static_cast<uint64_t>(a.count);
   const Step chunks = StepsFor(items, per_step);
-  const bool sliced = mine >= kSliceMinBytes && items >= uint64_t(n);
+  // (A small call has no result cell: it never slices.)
+  const bool sliced =
+      !region.IsSmall(mine) && mine >= kSliceMinBytes && items >= uint64_t(n);
   const Step steps = sliced ? 2 * chunks : chunks;
   const auto* input = static_cast<const std::byte*>(
       a.in_place ? a.receive_buffer : a.send_buffer);
   auto* output = static_cast<std::byte*>(a.receive_buffer);
-  region.BeginCall();
   for (Step chunk = 0; chunk < chunks; ++chunk) {
     const uint64_t first = uint64_t{chunk} * per_step;
     const int count = static_cast<int>(std::min(per_step, items - first));
@@ -185,10 +187,12 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
 // --- Gather, Scatter, Allgather ---------------------------------------------
 
 NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
-  const size_t cell = region.cell_bytes();
   const int n = region.size();
   const int me = region.rank();
-  region.BeginCall();
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  region.BeginCall(region.IsSmall(
+      me == a.root ? block : Bytes(a.send_count, a.send_extent)));
+  const size_t cell = region.step_bytes();
   if (me != a.root) {
     const uint64_t mine = Bytes(a.send_count, a.send_extent);
     const auto* send = static_cast<const std::byte*>(a.send_buffer);
@@ -203,7 +207,6 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
     region.EndCall();
     return NodeOutcome::kDone;
   }
-  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
   auto* receive = static_cast<std::byte*>(a.receive_buffer);
   if (!a.in_place) {
     std::memcpy(receive + me * block, a.send_buffer,
@@ -234,10 +237,12 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
 }
 
 NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
-  const size_t cell = region.cell_bytes();
   const int n = region.size();
   const int me = region.rank();
-  region.BeginCall();
+  region.BeginCall(
+      region.IsSmall(me == a.root ? Bytes(a.send_count, a.send_extent)
+                                  : Bytes(a.receive_count, a.receive_extent)));
+  const size_t cell = region.step_bytes();
   if (me == a.root) {
     const uint64_t block = Bytes(a.send_count, a.send_extent);
     const auto* send = static_cast<const std::byte*>(a.send_buffer);
@@ -275,7 +280,6 @@ NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
 }
 
 NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
-  const size_t cell = region.cell_bytes();
   const int n = region.size();
   const int me = region.rank();
   const uint64_t block = Bytes(a.receive_count, a.receive_extent);
@@ -283,11 +287,13 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
   const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
   const auto* own = a.in_place ? receive + me * block
                                : static_cast<const std::byte*>(a.send_buffer);
-  if (!a.in_place) std::memcpy(receive + me * block, own, std::min(block, mine));
-  region.BeginCall();
+  if (!a.in_place)
+    std::memcpy(receive + me * block, own, std::min(block, mine));
+  region.BeginCall(region.IsSmall(mine));
+  const size_t cell = region.step_bytes();
   const Step steps = StepsFor(mine, cell);
-  NodeOutcome outcome = mine > block ? NodeOutcome::kTruncated
-                                     : NodeOutcome::kDone;
+  NodeOutcome outcome =
+      mine > block ? NodeOutcome::kTruncated : NodeOutcome::kDone;
   for (Step k = 0; k < steps; ++k) {
     const Piece piece = PieceOf(mine, cell, k);
     region.WaitCellsFree(k);
@@ -304,7 +310,8 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
       return NodeOutcome::kTruncated;
     }
     for (int r = 0; r < n; ++r) {
-      if (r != me) CopyFitting(receive + r * block, block, piece, region.Cell(r, k));
+      if (r != me)
+        CopyFitting(receive + r * block, block, piece, region.Cell(r, k));
     }
     if (NeedsStepDone(steps)) region.Done(k);
   }

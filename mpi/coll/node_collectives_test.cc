@@ -7,6 +7,8 @@
 // products), so a result in the wrong rank order fails. Counts that
 // disagree must leave every rank returning, with truncation where a reader
 // got less than was sent, and the region still in step for the next call.
+#include "mpi/coll/node_collectives.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -19,7 +21,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "mpi/coll/node_collectives.h"
 #include "mpi/op.h"
 
 namespace minimpi::coll {
@@ -37,13 +38,14 @@ class SpinWaiter final : public NodeWaiter {
 // One shared region and a view of it per rank.
 class Node {
  public:
-  Node(int ranks, size_t cell) : bytes_(NodeRegion::BytesFor(ranks, cell)) {
+  Node(int ranks, size_t cell, size_t slot)
+      : bytes_(NodeRegion::BytesFor(ranks, cell, slot)) {
     memory_ = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
     std::memset(memory_, 0, bytes_);
     waiters_.resize(ranks);
     for (int r = 0; r < ranks; ++r) {
       waiters_[r] = std::make_unique<SpinWaiter>();
-      regions_.emplace_back(memory_, ranks, r, cell, waiters_[r].get());
+      regions_.emplace_back(memory_, ranks, r, cell, slot, waiters_[r].get());
     }
     for (NodeRegion& region : regions_) region.Attach();
   }
@@ -96,9 +98,9 @@ struct Call {
 std::vector<Call> RandomCalls(int ranks, size_t cell, int number,
                               unsigned seed) {
   std::mt19937 random(seed);
-  const Collective kinds[] = {Collective::kBarrier, Collective::kBcast,
-                              Collective::kReduce,  Collective::kAllreduce,
-                              Collective::kGather,  Collective::kScatter,
+  const Collective kinds[] = {Collective::kBarrier,  Collective::kBcast,
+                              Collective::kReduce,   Collective::kAllreduce,
+                              Collective::kGather,   Collective::kScatter,
                               Collective::kAllgather};
   // Up to five cells' worth, and often tiny or empty.
   const int most = static_cast<int>(5 * cell / 4);
@@ -108,9 +110,15 @@ std::vector<Call> RandomCalls(int ranks, size_t cell, int number,
     call.collective = kinds[random() % 7];
     call.root = static_cast<int>(random() % ranks);
     switch (random() % 4) {
-      case 0: call.count = static_cast<int>(random() % 4); break;
-      case 1: call.count = static_cast<int>(random() % 64); break;
-      default: call.count = static_cast<int>(random() % most); break;
+      case 0:
+        call.count = static_cast<int>(random() % 4);
+        break;
+      case 1:
+        call.count = static_cast<int>(random() % 64);
+        break;
+      default:
+        call.count = static_cast<int>(random() % most);
+        break;
     }
     call.in_place = random() % 3 == 0;
     call.matrix = random() % 2 == 0;
@@ -146,7 +154,8 @@ void RunAndCheck(NodeRegion& region, const Call& call, int number,
       return;
     case Collective::kBcast: {
       receive.assign(count + 1, kUntouched);
-      if (me == call.root) fill(receive, count, me, 0), receive.push_back(kUntouched);
+      if (me == call.root)
+        fill(receive, count, me, 0), receive.push_back(kUntouched);
       a.receive_buffer = receive.data();
       ASSERT_EQ(RunThroughRegion(region, call.collective, a),
                 NodeOutcome::kDone);
@@ -267,16 +276,16 @@ void RunAndCheck(NodeRegion& region, const Call& call, int number,
 }
 
 class NodeCollectivesTest
-    : public testing::TestWithParam<std::tuple<int, size_t>> {};
+    : public testing::TestWithParam<std::tuple<int, size_t, size_t>> {};
 
 TEST_P(NodeCollectivesTest, MatchesTheReference) {
-  const auto [ranks, cell] = GetParam();
+  const auto [ranks, cell, slot] = GetParam();
   const Op* sum = LookupPredefinedOp(MPI_SUM);
   ASSERT_NE(sum, nullptr);
   Op* matrix = NewUserOp(&MatrixProduct, /*commutative=*/false);
   const std::vector<Call> calls =
       RandomCalls(ranks, cell, 300, 1234u + ranks * 17 + cell);
-  Node node(ranks, cell);
+  Node node(ranks, cell, slot);
   node.Run([&](int rank) {
     for (size_t i = 0; i < calls.size(); ++i) {
       RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
@@ -293,12 +302,14 @@ TEST_P(NodeCollectivesTest, MatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(
     RanksAndCells, NodeCollectivesTest,
     testing::Combine(testing::Values(2, 3, 4, 7),
-                     testing::Values(size_t{64}, size_t{256}, size_t{4096})));
+                     testing::Values(size_t{64}, size_t{256}, size_t{4096}),
+                     // No slots; slots for the tiny calls; for most calls.
+                     testing::Values(size_t{0}, size_t{16}, size_t{1024})));
 
 // Barriers above the flat limit take the gather-and-release form.
 TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {
   constexpr int kRanks = 20;
-  Node node(kRanks, 64);
+  Node node(kRanks, 64, 16);
   std::atomic<int> arrived{0};
   std::atomic<bool> early{false};
   node.Run([&](int rank) {
@@ -317,10 +328,12 @@ TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {
 
 // Counts that disagree: nobody hangs, nobody writes past its buffer, the
 // ranks that can tell report truncation, and the next call is in step.
-TEST(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
+class NodeCollectivesMismatch : public testing::TestWithParam<size_t> {};
+
+TEST_P(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
   constexpr int kRanks = 4;
   constexpr size_t kCell = 64;
-  Node node(kRanks, kCell);
+  Node node(kRanks, kCell, /*slot=*/GetParam());
   const Op* sum = LookupPredefinedOp(MPI_SUM);
   node.Run([&](int rank) {
     NodeRegion& region = node.region(rank);
@@ -375,6 +388,10 @@ TEST(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(out[i], uint32_t{kRanks});
   });
 }
+
+// Through the cells (many steps each), and through slots (one step).
+INSTANTIATE_TEST_SUITE_P(CellsAndSlots, NodeCollectivesMismatch,
+                         testing::Values(size_t{0}, size_t{1024}));
 
 }  // namespace
 }  // namespace minimpi::coll

@@ -1,8 +1,24 @@
 // The node path's place in a library run: which calls take it, the region
-// each communicator inside one node makes on first use, and how its ranks
-// wait for each other (through their VCI, so a rank waiting in a
+// each communicator makes on first use on each node it spans, and how its
+// ranks wait for each other (through their VCI, so a rank waiting in a
 // collective still progresses its other traffic and sleeps as the wait
 // policy says, woken by the transport's doorbell).
+//
+// A communicator inside one node runs the collectives of node_collectives.h
+// on its region. One that spans nodes runs barrier, bcast and allreduce
+// node-aware: inside each node through that node's region, between nodes
+// point-to-point among one leader per node (the node's lowest rank):
+//
+//   barrier    node gather (of nothing) to the leader, a barrier among the
+//              leaders, node bcast (of nothing) from the leader;
+//   bcast      node bcast on the root's node, from the root's leader to the
+//              other leaders, node bcast from the leader on the others;
+//   allreduce  node reduce to the leader, the leaders' partial results to
+//              the first leader, which folds them in node order and sends
+//              the result back, node bcast from the leader. Rank order holds
+//              when each node's ranks are consecutive (the leaders' order is
+//              then the ranks'); otherwise a non-commutative operation takes
+//              point-to-point.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,6 +34,7 @@
 #include "mpi/coll/basic.h"
 #include "mpi/coll/families.h"
 #include "mpi/coll/node_collectives.h"
+#include "mpi/coll/schedule.h"
 #include "mpi/instance.h"
 
 namespace minimpi::coll {
@@ -46,22 +63,72 @@ bool HasNodeAlgorithm(Collective collective) {
 // the transport's doorbell.
 class VciWaiter final : public NodeWaiter {
  public:
-  explicit VciWaiter(const Communicator& comm) : comm_(comm) {}
+  // `members`: the communicator rank of each of the region's ranks.
+  VciWaiter(const Communicator& comm, const std::vector<int>& members)
+      : comm_(comm), members_(members) {}
   void Wait(absl::FunctionRef<bool()> reached) override {
     Instance::Get().vcis().WaitUntil(comm_.vci, reached);
   }
   void Wake(int rank) override {
+    const int peer = members_[rank];
     Instance::Get().transport().WakePeer(
-        {comm_.world_ranks[rank], comm_.remote_vci(rank)});
+        {comm_.world_ranks[peer], comm_.remote_vci(peer)});
   }
 
  private:
   const Communicator& comm_;
+  const std::vector<int>& members_;
 };
+
+// Where a communicator's ranks live, node by node (nodes ordered by their
+// lowest rank, which leads them).
+struct NodeLayout {
+  std::vector<int> members;   // comm ranks on this node, ascending
+  int my_index = 0;           // this rank's place in `members`
+  std::vector<int> leaders;   // each node's lowest comm rank, ascending
+  int my_node = 0;            // this node's place in `leaders`
+  std::vector<int> node_of;   // by comm rank: its node's place in `leaders`
+  std::vector<int> index_of;  // by comm rank: its place on its node
+  // Every node's ranks are consecutive: node order is rank order.
+  bool consecutive = true;
+
+  bool spans_nodes() const { return leaders.size() > 1; }
+  bool leader() const { return my_index == 0; }
+};
+
+NodeLayout LayoutOf(const Communicator& comm) {
+  runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
+  NodeLayout layout;
+  std::vector<int> node_ids;  // bootstrap node of each leader
+  layout.node_of.resize(comm.size);
+  layout.index_of.resize(comm.size);
+  std::vector<int> count;
+  for (int r = 0; r < comm.size; ++r) {
+    const int node = bootstrap.node_of(comm.world_ranks[r]);
+    size_t i = 0;
+    while (i < node_ids.size() && node_ids[i] != node) ++i;
+    if (i == node_ids.size()) {
+      node_ids.push_back(node);
+      layout.leaders.push_back(r);
+      count.push_back(0);
+    } else if (layout.node_of[r - 1] != static_cast<int>(i)) {
+      layout.consecutive = false;
+    }
+    layout.node_of[r] = static_cast<int>(i);
+    layout.index_of[r] = count[i]++;
+  }
+  layout.my_node = layout.node_of[comm.rank];
+  layout.my_index = layout.index_of[comm.rank];
+  for (int r = 0; r < comm.size; ++r) {
+    if (layout.node_of[r] == layout.my_node) layout.members.push_back(r);
+  }
+  return layout;
+}
 
 class NodeState final : public CollectiveState {
  public:
-  explicit NodeState(const Communicator& comm) : waiter_(comm) {
+  NodeState(const Communicator& comm, NodeLayout layout)
+      : layout_(std::move(layout)), waiter_(comm, layout_.members) {
     for (auto& by_size : choice_) by_size.fill(-1);
   }
   ~NodeState() override {
@@ -69,9 +136,10 @@ class NodeState final : public CollectiveState {
   }
 
   // Maps the region, or leaves it unavailable (every rank agrees which).
-  void Make(Communicator& comm, size_t cell_bytes);
+  void Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes);
 
   NodeRegion* region() { return region_ ? &*region_ : nullptr; }
+  const NodeLayout& layout() const { return layout_; }
   // The automatic choice for a collective and size class: -1 undecided,
   // else 0 (point-to-point) or 1 (the node path).
   int8_t& choice(Collective collective, uint64_t bytes) {
@@ -79,6 +147,7 @@ class NodeState final : public CollectiveState {
   }
 
  private:
+  const NodeLayout layout_;
   VciWaiter waiter_;
   void* mapping_ = nullptr;
   size_t bytes_ = 0;
@@ -88,16 +157,19 @@ class NodeState final : public CollectiveState {
 
 std::atomic<uint64_t> regions_made{0};
 
-void NodeState::Make(Communicator& comm, size_t cell_bytes) {
+void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes) {
   p2p::PointToPoint& p2p = Instance::Get().p2p();
-  const size_t bytes = NodeRegion::BytesFor(comm.size, cell_bytes);
-  // Rank 0 makes the segment; everyone maps it, attaches, and says whether
-  // it could; rank 0 removes the name once everyone has had its chance.
+  const int local_ranks = static_cast<int>(layout_.members.size());
+  const size_t bytes =
+      NodeRegion::BytesFor(local_ranks, cell_bytes, slot_bytes);
+  // Each node's leader makes its node's segment; everyone learns its
+  // leader's name, maps the segment, attaches, and says whether it could;
+  // the leaders remove the names once everyone has had its chance.
   struct Offer {
     char name[56];
     int32_t made;
   } offer{};
-  if (comm.rank == 0) {
+  if (layout_.leader()) {
     std::snprintf(offer.name, sizeof(offer.name), "/minimpi-coll-%d-%llu",
                   static_cast<int>(getpid()),
                   static_cast<unsigned long long>(regions_made++));
@@ -105,10 +177,12 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes) {
     offer.made = fd >= 0 && ftruncate(fd, static_cast<off_t>(bytes)) == 0;
     if (fd >= 0) close(fd);
   }
-  BcastBytes(p2p, comm, &offer, sizeof(offer), 0);
+  std::vector<Offer> offers(comm.size);
+  AllgatherBytes(p2p, comm, &offer, sizeof(offer), offers.data());
+  const Offer& mine = offers[layout_.members[0]];
   void* mapping = nullptr;
-  if (offer.made) {
-    const int fd = shm_open(offer.name, O_RDWR, 0600);
+  if (mine.made) {
+    const int fd = shm_open(mine.name, O_RDWR, 0600);
     if (fd >= 0) {
       mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       close(fd);
@@ -116,13 +190,14 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes) {
     }
   }
   if (mapping != nullptr) {
-    region_.emplace(mapping, comm.size, comm.rank, cell_bytes, &waiter_);
+    region_.emplace(mapping, local_ranks, layout_.my_index, cell_bytes,
+                    slot_bytes, &waiter_);
     region_->Attach();
   }
   const int32_t mapped = mapping != nullptr;
   std::vector<int32_t> all(comm.size);
   AllgatherBytes(p2p, comm, &mapped, sizeof(mapped), all.data());
-  if (comm.rank == 0 && offer.made) shm_unlink(offer.name);
+  if (layout_.leader() && offer.made) shm_unlink(offer.name);
   bool everyone = true;
   for (int32_t one : all) everyone &= one != 0;
   if (!everyone) {
@@ -134,25 +209,24 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes) {
   bytes_ = bytes;
 }
 
-// Whether comm's ranks can share a region: one node, reached through shared
-// memory (with MINIMPI_TRANSPORT=tcp or ib the program asked for that
-// transport between them, collectives included).
-bool Eligible(const Communicator& comm, const runtime::Settings& settings) {
+// Whether comm's ranks can share regions: ranks of a node reached through
+// shared memory (with MINIMPI_TRANSPORT=tcp or ib the program asked for
+// that transport between them, collectives included), and some node with
+// two of them (else there is nothing to share).
+bool Eligible(const Communicator& comm, const runtime::Settings& settings,
+              const NodeLayout& layout) {
   if (comm.inter || comm.size < 2 || settings.coll_shm_cell == 0) return false;
   if (settings.transport != "auto" && settings.transport != "shm") return false;
-  runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
-  const int node = bootstrap.node_of(comm.world_ranks[0]);
-  for (int r = 1; r < comm.size; ++r) {
-    if (bootstrap.node_of(comm.world_ranks[r]) != node) return false;
-  }
-  return true;
+  return layout.leaders.size() < static_cast<size_t>(comm.size);
 }
 
 NodeState& StateOf(Communicator& comm) {
   if (comm.collective_state == nullptr) {
-    auto state = std::make_unique<NodeState>(comm);
+    auto state = std::make_unique<NodeState>(comm, LayoutOf(comm));
     const runtime::Settings& settings = Instance::Get().settings();
-    if (Eligible(comm, settings)) state->Make(comm, settings.coll_shm_cell);
+    if (Eligible(comm, settings, state->layout())) {
+      state->Make(comm, settings.coll_shm_cell, settings.coll_shm_slot);
+    }
     comm.collective_state = std::move(state);
   }
   return static_cast<NodeState&>(*comm.collective_state);
@@ -185,6 +259,138 @@ uint64_t DataBytes(Collective collective, const Communicator& comm,
 }
 
 bool NeverAsSchedule(const Communicator&, const Arguments&) { return false; }
+
+// --- Across nodes
+// -------------------------------------------------------------
+
+bool HasNodeAwareAlgorithm(Collective collective) {
+  return collective == Collective::kBarrier ||
+         collective == Collective::kBcast ||
+         collective == Collective::kAllreduce;
+}
+
+// Runs one round of point-to-point among the leaders: `sends` and
+// `receives` are (leader comm rank, buffer, bytes).
+struct Transfer {
+  int peer;
+  void* buffer;
+  size_t bytes;
+};
+void LeaderRound(Communicator& comm, CollectiveKind kind, int32_t tag,
+                 size_t message_bytes, const std::vector<Transfer>& sends,
+                 const std::vector<Transfer>& receives) {
+  auto schedule = std::make_unique<Schedule>(comm, kind, message_bytes, tag);
+  for (const Transfer& t : receives)
+    schedule->Receive(t.buffer, t.bytes, t.peer);
+  for (const Transfer& t : sends) schedule->Send(t.buffer, t.bytes, t.peer);
+  Schedule::Run(std::move(schedule), Instance::Get().p2p());
+}
+
+NodeOutcome NodeStep(NodeRegion& region, Collective collective,
+                     const Arguments& arguments, NodeOutcome so_far) {
+  const NodeOutcome outcome = RunThroughRegion(region, collective, arguments);
+  return so_far == NodeOutcome::kTruncated ? so_far : outcome;
+}
+
+NodeOutcome AcrossNodes(NodeState& state, Collective collective,
+                        Communicator& comm, const Arguments& a) {
+  const NodeLayout& layout = state.layout();
+  NodeRegion& region = *state.region();
+  // Every rank takes the call's tag, so the sequence stays the same on all
+  // of them; only the leaders send with it.
+  const int32_t tag = comm.NextCollectiveTag();
+  const int nodes = static_cast<int>(layout.leaders.size());
+  NodeOutcome outcome = NodeOutcome::kDone;
+  switch (collective) {
+    case Collective::kBarrier: {
+      Arguments nothing;
+      nothing.root = 0;
+      outcome = NodeStep(region, Collective::kGather, nothing, outcome);
+      if (layout.leader()) {
+        // Every leader tells every other one (few nodes: one round).
+        std::vector<Transfer> sends, receives;
+        for (int leader : layout.leaders) {
+          if (leader == comm.rank) continue;
+          sends.push_back({leader, nullptr, 0});
+          receives.push_back({leader, nullptr, 0});
+        }
+        LeaderRound(comm, CollectiveKind::kBarrier, tag, 0, sends, receives);
+      }
+      return NodeStep(region, Collective::kBcast, nothing, outcome);
+    }
+    case Collective::kBcast: {
+      const size_t bytes = static_cast<size_t>(a.count) * a.extent;
+      const int root_node = layout.node_of[a.root];
+      Arguments local = a;
+      if (layout.my_node == root_node) {
+        local.root = layout.index_of[a.root];
+        outcome = NodeStep(region, Collective::kBcast, local, outcome);
+      }
+      if (layout.leader()) {
+        std::vector<Transfer> sends, receives;
+        if (layout.my_node == root_node) {
+          for (int leader : layout.leaders) {
+            if (leader != comm.rank)
+              sends.push_back({leader, a.receive_buffer, bytes});
+          }
+        } else {
+          receives.push_back(
+              {layout.leaders[root_node], a.receive_buffer, bytes});
+        }
+        LeaderRound(comm, CollectiveKind::kBcast, tag, bytes, sends, receives);
+      }
+      if (layout.my_node != root_node) {
+        local.root = 0;
+        outcome = NodeStep(region, Collective::kBcast, local, outcome);
+      }
+      return outcome;
+    }
+    case Collective::kAllreduce: {
+      const size_t bytes = static_cast<size_t>(a.count) * a.extent;
+      Arguments local = a;
+      local.root = 0;
+      outcome = NodeStep(region, Collective::kReduce, local, outcome);
+      if (layout.leader()) {
+        // The first leader folds the nodes' partial results in node order
+        // (rank order: the caller made sure), then sends the result back.
+        auto* result = static_cast<std::byte*>(a.receive_buffer);
+        if (layout.my_node == 0) {
+          std::vector<std::byte> partials(bytes * (nodes - 1));
+          std::vector<Transfer> receives;
+          for (int i = 1; i < nodes; ++i) {
+            receives.push_back(
+                {layout.leaders[i], &partials[bytes * (i - 1)], bytes});
+          }
+          LeaderRound(comm, CollectiveKind::kAllreduce, tag, bytes, {},
+                      receives);
+          // result = result op partial(1) op ... : Apply(in, inout) makes
+          // inout = in op inout, so fold into each partial in turn.
+          std::byte* folded = result;
+          for (int i = 1; i < nodes; ++i) {
+            std::byte* next = &partials[bytes * (i - 1)];
+            a.op->Apply(folded, next, a.count, a.type);
+            folded = next;
+          }
+          if (folded != result) std::memcpy(result, folded, bytes);
+          std::vector<Transfer> sends;
+          for (int i = 1; i < nodes; ++i)
+            sends.push_back({layout.leaders[i], result, bytes});
+          LeaderRound(comm, CollectiveKind::kAllreduce, tag, bytes, sends, {});
+        } else {
+          LeaderRound(comm, CollectiveKind::kAllreduce, tag, bytes,
+                      {{layout.leaders[0], result, bytes}}, {});
+          LeaderRound(comm, CollectiveKind::kAllreduce, tag, bytes, {},
+                      {{layout.leaders[0], result, bytes}});
+        }
+      }
+      Arguments spread = a;
+      spread.root = 0;
+      return NodeStep(region, Collective::kBcast, spread, outcome);
+    }
+    default:
+      return NodeOutcome::kNotRun;
+  }
+}
 
 }  // namespace
 
@@ -227,7 +433,16 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
   if (!RegionServes(*region, collective, arguments)) {
     return NodeOutcome::kNotRun;
   }
-  return RunThroughRegion(*region, collective, arguments);
+  const NodeLayout& layout = state.layout();
+  if (!layout.spans_nodes()) {
+    return RunThroughRegion(*region, collective, arguments);
+  }
+  if (!HasNodeAwareAlgorithm(collective)) return NodeOutcome::kNotRun;
+  if (collective == Collective::kAllreduce && !layout.consecutive &&
+      !arguments.op->commutative()) {
+    return NodeOutcome::kNotRun;
+  }
+  return AcrossNodes(state, collective, comm, arguments);
 }
 
 }  // namespace minimpi::coll

@@ -20,18 +20,21 @@ inline void CpuRelax() {
 // Layout: the slow flags (a byte per rank, together, so a writer reads them
 // in one or two lines), a ready line and a done line per rank (each its own
 // cache line: a rank's writes never invalidate another's flags), the two
-// result cells, then two cells per rank.
-size_t NodeRegion::BytesFor(int ranks, size_t cell_bytes) {
+// result cells, two cells per rank, then the slots of each rank.
+size_t NodeRegion::BytesFor(int ranks, size_t cell_bytes, size_t slot_bytes) {
   const size_t n = static_cast<size_t>(ranks);
   return RoundUp(n) + n * sizeof(ReadyLine) + n * sizeof(DoneLine) +
-         2 * RoundUp(cell_bytes) + n * 2 * RoundUp(cell_bytes);
+         2 * RoundUp(cell_bytes) + n * 2 * RoundUp(cell_bytes) +
+         n * kSlots * (sizeof(SlotHeader) + RoundUp(slot_bytes));
 }
 
 NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
-                       NodeWaiter* waiter)
+                       size_t slot_bytes, NodeWaiter* waiter)
     : ranks_(ranks),
       rank_(rank),
       cell_bytes_(RoundUp(cell_bytes)),
+      slot_bytes_(slot_bytes),
+      slot_stride_(sizeof(SlotHeader) + RoundUp(slot_bytes)),
       waiter_(waiter) {
   const size_t n = static_cast<size_t>(ranks);
   auto* at = static_cast<std::byte*>(base);
@@ -44,6 +47,8 @@ NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
   results_ = at;
   at += 2 * cell_bytes_;
   cells_ = at;
+  at += n * 2 * cell_bytes_;
+  slots_ = at;
 }
 
 void NodeRegion::Attach() {
@@ -59,6 +64,7 @@ void NodeRegion::Attach() {
 }
 
 std::byte* NodeRegion::Cell(int owner, uint32_t step) const {
+  if (small_) return reinterpret_cast<std::byte*>(Slot(owner) + 1);
   return cells_ + (static_cast<size_t>(owner) * 2 + (step & 1)) * cell_bytes_;
 }
 
@@ -91,22 +97,33 @@ void NodeRegion::WaitFor(absl::FunctionRef<bool()> reached) {
 }
 
 void NodeRegion::WaitCellsFree(uint32_t step) {
-  const uint32_t want =
-      step < 2 ? ((call_ - 1) << kStepBits) | kEndOfCall : Value(step - 2);
+  // A slot was last written kSlots calls ago; a cell in the previous call or
+  // two steps ago.
+  const uint32_t want = small_ ? ((call_ - kSlots) << kStepBits) | kEndOfCall
+                        : step < 2 ? ((call_ - 1) << kStepBits) | kEndOfCall
+                                   : Value(step - 2);
   for (int r = 0; r < ranks_; ++r) {
     if (r == rank_) continue;
     std::atomic<uint32_t>& done = done_[r].value;
     if (Reached(done.load(std::memory_order_acquire), want)) continue;
-    WaitFor([&] {
-      return Reached(done.load(std::memory_order_acquire), want);
-    });
+    WaitFor(
+        [&] { return Reached(done.load(std::memory_order_acquire), want); });
   }
 }
 
 void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
   ReadyLine& line = ready_[rank_];
-  line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+  if (small_) {
+    Slot(rank_)->bytes.store(call_bytes, std::memory_order_relaxed);
+  } else {
+    line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+  }
   line.value.store(Value(step), std::memory_order_release);
+  WakeSlowRanks();
+}
+
+void NodeRegion::Signal(uint32_t step) {
+  ready_[rank_].value.store(Value(step), std::memory_order_release);
   WakeSlowRanks();
 }
 
@@ -118,6 +135,7 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
       return Reached(line.value.load(std::memory_order_acquire), want);
     });
   }
+  if (small_) return Slot(writer)->bytes.load(std::memory_order_relaxed);
   return line.bytes[call_ & 1].load(std::memory_order_relaxed);
 }
 
@@ -125,8 +143,7 @@ void NodeRegion::WaitDone(int rank, uint32_t step) {
   std::atomic<uint32_t>& done = done_[rank].value;
   const uint32_t want = Value(step);
   if (Reached(done.load(std::memory_order_acquire), want)) return;
-  WaitFor(
-      [&] { return Reached(done.load(std::memory_order_acquire), want); });
+  WaitFor([&] { return Reached(done.load(std::memory_order_acquire), want); });
 }
 
 void NodeRegion::SetDone(uint32_t value) {

@@ -24,6 +24,14 @@
 // is about to overwrite, yet a writer may run a step ahead of its readers,
 // which pipelines large messages through the cells.
 //
+// Small calls (at most slot_bytes per rank, one step) use slots instead: a
+// ring of kSlots per rank, call c in slot c % kSlots, each with a header
+// line for the count. Writing a slot in call c waits only until every rank
+// has ended call c - kSlots, so a rank that waits for nobody (a bcast's
+// root, a reduce's or gather's senders) runs up to kSlots calls ahead of
+// its readers, as eager messages would let it; and a call that makes
+// everyone wait (allreduce) never waits for a cell to empty.
+//
 // Waiting and waking go through a Waiter: in a library run the VCI's wait
 // (polls the transport and other traffic, sleeps on the VCI's doorbell as
 // the wait policy says) and the transport's wake of a peer's doorbell; in
@@ -58,14 +66,17 @@ class NodeRegion {
   static constexpr uint32_t kEndOfCall = (1u << kStepBits) - 1;
   // The most steps one call may take (the last value is the end of a call).
   static constexpr uint32_t kMaxSteps = kEndOfCall;
+  // Small calls: slots per rank.
+  static constexpr uint32_t kSlots = 16;
 
-  // Bytes of a region for `ranks` ranks with cells of `cell_bytes` bytes.
-  static size_t BytesFor(int ranks, size_t cell_bytes);
+  // Bytes of a region for `ranks` ranks with cells of `cell_bytes` bytes
+  // and slots of `slot_bytes` (0: no small calls).
+  static size_t BytesFor(int ranks, size_t cell_bytes, size_t slot_bytes);
 
   // A view of the region at `base` (BytesFor bytes, zero-filled by whoever
   // made it) for rank `rank`. Call Attach before any rank's first call.
   NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
-             NodeWaiter* waiter);
+             size_t slot_bytes, NodeWaiter* waiter);
 
   // Sets this rank's flags to "before the first call". Every rank attaches
   // before any rank starts a call (the region's maker synchronizes them).
@@ -74,17 +85,27 @@ class NodeRegion {
   int rank() const { return rank_; }
   int size() const { return ranks_; }
   size_t cell_bytes() const { return cell_bytes_; }
+  // Whether a call with `bytes` per rank is small (takes a slot).
+  bool IsSmall(uint64_t bytes) const { return bytes <= slot_bytes_; }
+  // What one step of the current call carries: a slot or a cell.
+  size_t step_bytes() const { return small_ ? slot_bytes_ : cell_bytes_; }
 
   // --- One call.
-  // Starts the next call (every rank starts the same calls in order).
-  void BeginCall() { ++call_; }
+  // Starts the next call (every rank starts the same calls in order). A
+  // small call (IsSmall) has one step; every rank of a correct program
+  // agrees whether a call is small.
+  void BeginCall(bool small) {
+    ++call_;
+    small_ = small;
+  }
   // Ends the current call: this rank needs nothing more of it.
   void EndCall() { SetDone(Value(kEndOfCall)); }
 
-  // The cell of rank `owner` used in step `step` of the current call; any
-  // rank may write another rank's cell when the algorithm says so (scatter).
+  // The cell of rank `owner` used in step `step` of the current call (its
+  // slot in a small call); any rank may write another rank's cell when the
+  // algorithm says so (scatter).
   std::byte* Cell(int owner, uint32_t step) const;
-  // The region's one shared result cell of step `step`.
+  // The region's one shared result cell of step `step` (not in small calls).
   std::byte* ResultCell(uint32_t step) const;
 
   // Before writing any cell in `step`: waits until every rank is done with
@@ -93,6 +114,8 @@ class NodeRegion {
   // Publishes this rank's data of `step`; `call_bytes` is what this rank
   // contributes in the whole call (the same in each of its steps).
   void Post(uint32_t step, uint64_t call_bytes);
+  // Publishes that this rank reached `step`, with no data (barrier).
+  void Signal(uint32_t step);
   // Waits for rank `writer`'s post of `step`; returns its call_bytes (which
   // stay readable until this rank ends the call).
   uint64_t WaitPosted(int writer, uint32_t step);
@@ -113,6 +136,15 @@ class NodeRegion {
   struct alignas(64) DoneLine {
     std::atomic<uint32_t> value;
   };
+  // Heads each slot: the count of the small call that last wrote it.
+  struct alignas(64) SlotHeader {
+    std::atomic<uint64_t> bytes;
+  };
+  SlotHeader* Slot(int owner) const {
+    return reinterpret_cast<SlotHeader*>(
+        slots_ +
+        (static_cast<size_t>(owner) * kSlots + call_ % kSlots) * slot_stride_);
+  }
 
   static bool Reached(uint32_t have, uint32_t want) {
     return static_cast<int32_t>(have - want) >= 0;
@@ -130,11 +162,15 @@ class NodeRegion {
   DoneLine* done_;
   std::byte* results_;  // 2 cells
   std::byte* cells_;    // 2 cells per rank
+  std::byte* slots_;    // kSlots slots per rank
   const int ranks_;
   const int rank_;
   const size_t cell_bytes_;
+  const size_t slot_bytes_;
+  const size_t slot_stride_;
   NodeWaiter* const waiter_;
   uint32_t call_ = 0;
+  bool small_ = false;
 };
 
 }  // namespace minimpi::coll
