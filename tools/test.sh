@@ -318,7 +318,7 @@ fi
 # nodes they go over TCP (net/tcp), so allow 10x that and cap each engine's
 # run at 600 s (the whole step is meant to stay under 8 minutes).
 cluster_cases='^(nodes_4|nodes_split_4|communicators_4|ring_4|pingpong_2|pingpong_4|wildcard_4|probe_4|ssend_4|persistent_3|isendrecv_4|waitany_4|cancel_send_2|comm_4'
-cluster_cases+='|collectives_4|collectives_5|collectives_nonblocking_4|collectives_allreduce_ring_5|collectives_alltoall_bruck_3|collectives_datatypes_3'
+cluster_cases+='|collectives_4|collectives_5|collectives_shm_5|collectives_nonblocking_4|collectives_allreduce_ring_5|collectives_alltoall_bruck_3|collectives_datatypes_3'
 cluster_cases+='|partitioned_persist_2|partitioned_rma_2|partitioned_2|partitioned_quick_3|partitioned_errors_3|partitioned_threads_one_vci_2'
 cluster_cases+='|endpoints_4|endpoints_collectives_4|endpoints_comms_3|endpoints_varying_3|dslash_4|dslash_three_threads_2'
 cluster_cases+='|rma_fence_4|rma_passive_4|rma_shared_4|rma_dynamic_2|rma_errors_2'
