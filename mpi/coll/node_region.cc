@@ -35,7 +35,8 @@ NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
       cell_bytes_(RoundUp(cell_bytes)),
       slot_bytes_(slot_bytes),
       slot_stride_(sizeof(SlotHeader) + RoundUp(slot_bytes)),
-      waiter_(waiter) {
+      waiter_(waiter),
+      seen_done_(ranks, kEndOfCall) {
   const size_t n = static_cast<size_t>(ranks);
   auto* at = static_cast<std::byte*>(base);
   slow_ = reinterpret_cast<std::atomic<uint8_t>*>(at);
@@ -103,11 +104,15 @@ void NodeRegion::WaitCellsFree(uint32_t step) {
                         : step < 2 ? ((call_ - 1) << kStepBits) | kEndOfCall
                                    : Value(step - 2);
   for (int r = 0; r < ranks_; ++r) {
-    if (r == rank_) continue;
+    if (r == rank_ || Reached(seen_done_[r], want)) continue;
     std::atomic<uint32_t>& done = done_[r].value;
-    if (Reached(done.load(std::memory_order_acquire), want)) continue;
-    WaitFor(
-        [&] { return Reached(done.load(std::memory_order_acquire), want); });
+    uint32_t& seen = seen_done_[r];
+    seen = done.load(std::memory_order_acquire);
+    if (Reached(seen, want)) continue;
+    WaitFor([&] {
+      seen = done.load(std::memory_order_acquire);
+      return Reached(seen, want);
+    });
   }
 }
 

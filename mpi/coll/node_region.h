@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 
@@ -171,6 +172,11 @@ class NodeRegion {
   NodeWaiter* const waiter_;
   uint32_t call_ = 0;
   bool small_ = false;
+  // The done values this rank last saw, by rank: done only grows, so a
+  // value seen once answers WaitCellsFree for later calls too, without
+  // touching the line the other rank writes (in a run of small calls a
+  // writer reads each reader's line about once per kSlots calls).
+  std::vector<uint32_t> seen_done_;
 };
 
 }  // namespace minimpi::coll
