@@ -1,5 +1,6 @@
-/* Collective latency: Barrier, Bcast, Allreduce (SUM on doubles), Allgather
- * and Alltoall, 8 B, then 16 B to 1 MiB per rank in powers of 4, in microseconds per
+/* Collective latency: Barrier, Bcast, Reduce and Allreduce (SUM on doubles),
+ * Gather, Scatter (root 0), Allgather and Alltoall, 8 B, then 16 B to 1 MiB
+ * per rank in powers of 4, in microseconds per
  * call, best of kTrials trials (one descheduling on a small machine would
  * otherwise dominate a trial).  Plain C and MPI only, so the same source
  * builds with any MPI (apps/bench/coll_compare.sh builds it with minimpi,
@@ -11,7 +12,8 @@
  * wrong data exits non-zero.  Output: '#' comments, then lines
  *   collective  size_bytes  latency_us
  * (Barrier has size 0).  Sizes are bytes per rank's contribution: the Bcast
- * message, the Allreduce vector, one Allgather/Alltoall block. */
+ * message, the Reduce/Allreduce vector, one Gather/Scatter/Allgather/Alltoall
+ * block. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,16 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < n; ++i) if (a[i] != value(0, i)) die("Bcast", bytes, i);
     TIME_IT(us, iterations_for(bytes), MPI_Bcast(a, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (rank == 0) printf("bcast %zu %.3f\n", bytes, us);
+    /* Reduce SUM to rank 0 (exact: small integers) */
+    for (size_t i = 0; i < n; ++i) a[i] = value(rank, i);
+    MPI_Reduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    for (size_t i = 0; i < n && rank == 0; ++i) {
+      double sum = 0;
+      for (int r = 0; r < size; ++r) sum += value(r, i);
+      if (b[i] != sum) die("Reduce", bytes, i);
+    }
+    TIME_IT(us, iterations_for(bytes), MPI_Reduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+    if (rank == 0) printf("reduce %zu %.3f\n", bytes, us);
     /* Allreduce SUM (exact: small integers) */
     for (size_t i = 0; i < n; ++i) a[i] = value(rank, i);
     MPI_Allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -90,6 +102,19 @@ int main(int argc, char** argv) {
     }
     TIME_IT(us, iterations_for(bytes), MPI_Allreduce(a, b, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 0) printf("allreduce %zu %.3f\n", bytes, us);
+    /* Gather to rank 0 */
+    MPI_Gather(a, (int)n, MPI_DOUBLE, b, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (int r = 0; r < size && rank == 0; ++r)
+      for (size_t i = 0; i < n; ++i) if (b[(size_t)r * n + i] != value(r, i)) die("Gather", bytes, i);
+    TIME_IT(us, iterations_for(bytes * size), MPI_Gather(a, (int)n, MPI_DOUBLE, b, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    if (rank == 0) printf("gather %zu %.3f\n", bytes, us);
+    /* Scatter from rank 0: block r holds value(r, i) */
+    for (int r = 0; r < size; ++r)
+      for (size_t i = 0; i < n; ++i) b[(size_t)r * n + i] = value(r, i);
+    MPI_Scatter(b, (int)n, MPI_DOUBLE, c, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (size_t i = 0; i < n; ++i) if (c[i] != value(rank, i)) die("Scatter", bytes, i);
+    TIME_IT(us, iterations_for(bytes * size), MPI_Scatter(b, (int)n, MPI_DOUBLE, c, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    if (rank == 0) printf("scatter %zu %.3f\n", bytes, us);
     /* Allgather */
     MPI_Allgather(a, (int)n, MPI_DOUBLE, b, (int)n, MPI_DOUBLE, MPI_COMM_WORLD);
     for (int r = 0; r < size; ++r)
