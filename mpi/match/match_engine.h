@@ -92,10 +92,18 @@ struct OrderLinks {
   void* queue = nullptr;
 };
 
+// One more link, used while an element sits in a long IndexedQueue (the
+// queues of PNP): it chains the queue's elements with the same envelope, so
+// a search for one sender and tag skips the rest.
+struct IndexLinks {
+  void* next = nullptr;
+};
+
 struct PostedReceive {
   Envelope wanted;
   TrafficKind traffic;
   QueueLinks links;
+  IndexLinks same_envelope;
 };
 
 struct UnexpectedMessage {
@@ -103,6 +111,7 @@ struct UnexpectedMessage {
   TrafficKind traffic;
   QueueLinks links;
   OrderLinks arrival_order;
+  IndexLinks same_envelope;
 };
 
 // What an engine has done so far, for MINIMPI_MATCH_STATS, tests and

@@ -10,6 +10,7 @@
 #include <memory>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -131,6 +132,10 @@ struct RandomTrafficCase {
   // Small thresholds and budgets make PNP promote partners and COL open
   // levels all the time, so structure changes happen under full queues.
   bool churn;
+  // Tags drawn from 0..tags-1: few make wildcards and collisions common;
+  // many make long PNP queues hold runs of other envelopes, so their
+  // index (IndexedQueue) opens and erases chains all the time.
+  int tags = 3;
 };
 
 std::string CaseName(const ::testing::TestParamInfo<RandomTrafficCase>& info) {
@@ -139,7 +144,9 @@ std::string CaseName(const ::testing::TestParamInfo<RandomTrafficCase>& info) {
   name += info.param.mode == Mode::kExpected     ? "_expected"
           : info.param.mode == Mode::kUnexpected ? "_unexpected"
                                                  : "_mixed";
-  return name + (info.param.churn ? "_churn" : "");
+  return name + (info.param.churn ? "_churn" : "") +
+         (info.param.tags != 3 ? "_" + std::to_string(info.param.tags) + "tags"
+                               : "");
 }
 
 class RandomTrafficTest : public ::testing::TestWithParam<RandomTrafficCase> {};
@@ -188,7 +195,7 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
                                                                   : 4;
   for (int step = 0; step < kOperations; ++step) {
     int op = pick(10);
-    Envelope e{pick(4), source(), pick(3)};
+    Envelope e{pick(4), source(), pick(test_case.tags)};
     const bool arrive = op < arrive_weight;
     const bool post = !arrive && op < 8;
     if (arrive && engine->unexpected_count() < kLongest) {
@@ -271,6 +278,7 @@ std::vector<RandomTrafficCase> AllRandomTrafficCases() {
       cases.push_back({engine, mode, false});
     }
     cases.push_back({engine, Mode::kMixed, true});
+    cases.push_back({engine, Mode::kMixed, true, 40});
   }
   return cases;
 }

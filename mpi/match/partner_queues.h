@@ -14,7 +14,9 @@
 //
 // Partners are looked up in an Abseil hash table. Partner queues come out of
 // the engine's budget (kP * sqrt(ranks)); when it is spent, senders stay in
-// the shared queues. Nothing queued is ever moved.
+// the shared queues. Nothing queued is ever moved. Every queue indexes its
+// elements by envelope once it holds theta of them (IndexedQueue), so a
+// search that names sender and tag skips the rest of a long queue.
 //
 // Owned by: mpi/match. Called by: the engines in match_engine.cc.
 #ifndef MINIMPI_MPI_MATCH_PARTNER_QUEUES_H_
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "mpi/match/indexed_queue.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/match/queue_search.h"
 
@@ -38,7 +41,7 @@ class PartnerQueues {
       : theta_(std::max(options.theta, 1)),
         next_check_(static_cast<size_t>(theta_)),
         budget_(budget) {
-    shared_.push_back(std::make_unique<Queue<T>>());
+    shared_.push_back(std::make_unique<IndexedQueue<T>>(theta_));
   }
 
   void Insert(T* element) {
@@ -56,7 +59,7 @@ class PartnerQueues {
         return;
       }
     }
-    Queue<T>& newest = *shared_.back();
+    IndexedQueue<T>& newest = *shared_.back();
     newest.PushBack(element);
     if (newest.size() >= next_check_) MaybeAddLevel();
   }
@@ -65,7 +68,7 @@ class PartnerQueues {
           uint64_t& traversals) const {
     if (probe.source == kAnySource) return arrival_.FindAny(probe, traversals);
     size_t shared_levels = shared_.size();
-    const Queue<T>* own = nullptr;
+    const IndexedQueue<T>* own = nullptr;
     if (!partners_.empty()) {
       auto it = partners_.find(SenderKey(probe));
       if (it != partners_.end()) {
@@ -75,16 +78,21 @@ class PartnerQueues {
     }
     T* best = nullptr;
     for (size_t level = 0; level < shared_levels && best == nullptr; ++level) {
-      best = FindFirst(*shared_[level], probe, kNoBound, traversals);
+      best = shared_[level]->Find(probe, traversals);
     }
     if (best == nullptr && own != nullptr) {
-      best = FindFirst(*own, probe, kNoBound, traversals);
+      best = own->Find(probe, traversals);
     }
     return EarlierOfWildcard(best, wildcards_, probe, traversals);
   }
 
   void Remove(T* element) {
-    Queue<T>::Of(element)->Remove(element);
+    Queue<T>* list = Queue<T>::Of(element);
+    if (list == &wildcards_) {
+      wildcards_.Remove(element);
+    } else {
+      IndexedQueue<T>::FromList(list)->Remove(element);
+    }
     arrival_.Remove(element);
     --size_;
   }
@@ -100,20 +108,27 @@ class PartnerQueues {
     stats.levels = std::max(stats.levels, shared_.size() - 1);
     stats.dedicated_queues += partners_.size();
     stats.dedicated_queue_bytes +=
-        partner_queues_.size() * sizeof(Queue<T>) +
+        partner_queues_.size() * sizeof(IndexedQueue<T>) +
         partners_.capacity() * (sizeof(uint64_t) + sizeof(Partner));
+    // The indexes of long queues, shared levels' included.
+    for (const auto& queue : partner_queues_) {
+      stats.dedicated_queue_bytes += queue->index_bytes();
+    }
+    for (const auto& queue : shared_) {
+      stats.dedicated_queue_bytes += queue->index_bytes();
+    }
   }
 
  private:
   struct Partner {
     size_t level;  // shared queues below this level may hold its elements
-    Queue<T>* queue;
+    IndexedQueue<T>* queue;
   };
 
   // The newest shared queue reached the threshold: promote its heavy
   // senders, heaviest first, as far as the budget allows.
   void MaybeAddLevel() {
-    Queue<T>& newest = *shared_.back();
+    IndexedQueue<T>& newest = *shared_.back();
     // Look again only after theta more elements, whether or not a level is
     // added now: a queue of many light senders has no one to promote.
     next_check_ = newest.size() + static_cast<size_t>(theta_);
@@ -135,10 +150,10 @@ class PartnerQueues {
     budget_->Take(heavy.size());
     const size_t level = shared_.size();
     for (const auto& [count, sender] : heavy) {
-      partner_queues_.push_back(std::make_unique<Queue<T>>());
+      partner_queues_.push_back(std::make_unique<IndexedQueue<T>>(theta_));
       partners_.emplace(sender, Partner{level, partner_queues_.back().get()});
     }
-    shared_.push_back(std::make_unique<Queue<T>>());
+    shared_.push_back(std::make_unique<IndexedQueue<T>>(theta_));
     next_check_ = static_cast<size_t>(theta_);
   }
 
@@ -146,9 +161,9 @@ class PartnerQueues {
   size_t next_check_;
   QueueBudget* budget_;
   // shared_[0] is the initial queue; shared_[l] opened with level l.
-  std::vector<std::unique_ptr<Queue<T>>> shared_;
+  std::vector<std::unique_ptr<IndexedQueue<T>>> shared_;
   absl::flat_hash_map<uint64_t, Partner> partners_;
-  std::vector<std::unique_ptr<Queue<T>>> partner_queues_;
+  std::vector<std::unique_ptr<IndexedQueue<T>>> partner_queues_;
   Queue<T> wildcards_;  // posted with MPI_ANY_SOURCE
   ArrivalIndex<T> arrival_;
   size_t size_ = 0;
