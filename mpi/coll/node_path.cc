@@ -65,7 +65,10 @@ class VciWaiter final : public NodeWaiter {
  public:
   // `members`: the communicator rank of each of the region's ranks.
   VciWaiter(const Communicator& comm, const std::vector<int>& members)
-      : comm_(comm), members_(members) {}
+      : comm_(comm),
+        members_(members),
+        poll_first_(Instance::Get().vcis().wait_policy().spin_ns > 0) {}
+  bool PollFirst() const override { return poll_first_; }
   void Wait(absl::FunctionRef<bool()> reached) override {
     Instance::Get().vcis().WaitUntil(comm_.vci, reached);
   }
@@ -78,6 +81,7 @@ class VciWaiter final : public NodeWaiter {
  private:
   const Communicator& comm_;
   const std::vector<int>& members_;
+  const bool poll_first_;
 };
 
 // Where a communicator's ranks live, node by node (nodes ordered by their

@@ -88,9 +88,11 @@ void NodeRegion::WakeSlowRanks() {
 void NodeRegion::WaitFor(absl::FunctionRef<bool()> reached) {
   // Most flags arrive within a few hundred nanoseconds on a quiet node;
   // polling that long costs less than a trip through the VCI's wait.
-  for (int i = 0; i < 64; ++i) {
-    if (reached()) return;
-    CpuRelax();
+  if (waiter_->PollFirst()) {
+    for (int i = 0; i < 64; ++i) {
+      if (reached()) return;
+      CpuRelax();
+    }
   }
   slow_[rank_].store(1, std::memory_order_seq_cst);
   waiter_->Wait(reached);

@@ -59,6 +59,10 @@ class NodeWaiter {
   virtual void Wait(absl::FunctionRef<bool()> reached) = 0;
   // Wakes rank `rank` of the communicator if it sleeps.
   virtual void Wake(int rank) = 0;
+  // Whether a waiter may poll a flag briefly before it waits through Wait
+  // (not when ranks outnumber cores: the rank it waits for may need this
+  // very core).
+  virtual bool PollFirst() const { return true; }
 };
 
 class NodeRegion {

@@ -204,6 +204,8 @@ class VciSet final : public net::CompletionHandler {
   void WakeSleepers(int vci) { transport_->RingDoorbell(vci); }
 
   net::Transport& transport() { return *transport_; }
+  // How blocked calls wait (chosen at MPI_Init).
+  const WaitPolicy& wait_policy() const { return wait_policy_; }
 
   // net::CompletionHandler: hands a completion to its kind of traffic.
   // Called by the transport's Poll with the VCI's lock held.
