@@ -223,6 +223,16 @@ class PointToPoint final : public vci::TrafficHandler,
   // After a completed request's status was read: a persistent request turns
   // inactive, any other goes back to its pool.
   void Retire(vci::Request* request);
+  // The same for requests collected together (MPI_Waitall and kin): the
+  // requests go back to their pools through `batch`.
+  // Inline: a Waitall of a window of messages retires each of them.
+  void Retire(vci::Request* request, vci::ReleaseBatch& batch) {
+    if (request->schedule == nullptr && !request->persistent) [[likely]] {
+      batch.Add(request);
+      return;
+    }
+    Retire(request);
+  }
   // MPI_Request_free semantics: release now, or when it completes.
   void Free(vci::Request* request);
 

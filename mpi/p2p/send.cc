@@ -75,6 +75,20 @@ Request* PointToPoint::Isend(const SendArguments& arguments) {
   Lane& vci = LaneAt(arguments.vci);
   std::lock_guard<std::mutex> lock(vci.mutex);
   Request* request = NewSendLocked(arguments, /*persistent=*/false);
+  if (arguments.bytes <= eager_max_ && arguments.mode != SendMode::kSynchronous)
+      [[likely]] {
+    // The common small message, as in Send: into the peer's ring and
+    // complete. The request is fresh from the pool (empty status, no
+    // parent) and nobody else has its handle yet, so completing it is one
+    // store, not Complete's exchange.
+    if (TrySendLocked(arguments.vci, arguments.destination(),
+                      MakeHeader(MessageType::kEager, arguments),
+                      arguments.buffer, arguments.bytes,
+                      arguments.layout != nullptr ? &request->send : nullptr)) {
+      request->state.store(RequestState::kComplete, std::memory_order_release);
+      return request;
+    }
+  }
   PostSendLocked(request);
   return request;
 }

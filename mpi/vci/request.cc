@@ -22,68 +22,40 @@ RequestPool::~RequestPool() {
   std::free(chunks_);
 }
 
-Request* RequestPool::Allocate() {
-  if (free_list_ == nullptr) {
-    free_list_ = returned_.exchange(nullptr, std::memory_order_acquire);
+void RequestPool::Refill() {
+  free_list_ = returned_.exchange(nullptr, std::memory_order_acquire);
+  if (free_list_ != nullptr) return;
+  if (num_chunks_ == kMaxChunks) {
+    std::fprintf(stderr,
+                 "minimpi: more than %u requests in flight on one VCI\n",
+                 kMaxRequests);
+    std::abort();
   }
-  if (free_list_ == nullptr) {
-    if (num_chunks_ == kMaxChunks) {
-      std::fprintf(stderr,
-                   "minimpi: more than %u requests in flight on one VCI\n",
-                   kMaxRequests);
-      std::abort();
-    }
-    Request* chunk = new Request[kChunk];
-    const uint32_t first = num_chunks_ * kChunk;
-    for (uint32_t i = kChunk; i-- > 0;) {
-      chunk[i].pool = this;
-      chunk[i].index = first + i;
-      chunk[i].next_free = free_list_;
-      free_list_ = &chunk[i];
-    }
-    // Release: a reader that finds the chunk sees its initialised requests.
-    chunks_[num_chunks_++].store(chunk, std::memory_order_release);
+  Request* chunk = new Request[kChunk];
+  const uint32_t first = num_chunks_ * kChunk;
+  for (uint32_t i = kChunk; i-- > 0;) {
+    chunk[i].pool = this;
+    chunk[i].index = first + i;
+    chunk[i].next_free = free_list_;
+    free_list_ = &chunk[i];
   }
-  Request* request = free_list_;
-  free_list_ = request->next_free;
-  // Reset everything a previous use may have left behind, except where the
-  // request lives and its slot's generation.
-  const uint32_t index = request->index;
-  const uint32_t generation =
-      request->generation.load(std::memory_order_relaxed);
-  request->~Request();
-  new (request) Request();
-  request->pool = this;
-  request->index = index;
-  request->generation.store(generation, std::memory_order_relaxed);
-  return request;
+  // Release: a reader that finds the chunk sees its initialised requests.
+  chunks_[num_chunks_++].store(chunk, std::memory_order_release);
 }
 
-void RequestPool::Invalidate(Request* request) {
-  request->generation.fetch_add(1, std::memory_order_relaxed);
-}
-
-void RequestPool::Release(Request* request) {
+void RequestPool::Unlink(Request* request) {
   Invalidate(request);
-  request->layout_hold = datatype::LayoutRef();
+  // Almost every request holds no layout: skip the out-of-line release.
+  if (request->layout_hold) request->layout_hold = datatype::LayoutRef();
   request->state.store(RequestState::kFree, std::memory_order_relaxed);
+}
+
+void RequestPool::Return(Request* first, Request* last) {
   Request* head = returned_.load(std::memory_order_relaxed);
   do {
-    request->next_free = head;
+    last->next_free = head;
   } while (!returned_.compare_exchange_weak(
-      head, request, std::memory_order_release, std::memory_order_relaxed));
-}
-
-Request* RequestPool::Lookup(uint32_t index, uint32_t generation) const {
-  if (index >= kMaxRequests) return nullptr;
-  Request* chunk = chunks_[index >> kChunkBits].load(std::memory_order_acquire);
-  if (chunk == nullptr) return nullptr;
-  Request* request = &chunk[index & (kChunk - 1)];
-  if (((request->generation.load(std::memory_order_relaxed) ^ generation) &
-       kGenerationMask) != 0) {
-    return nullptr;
-  }
-  return request;
+      head, first, std::memory_order_release, std::memory_order_relaxed));
 }
 
 Request* RequestPool::SlotAt(uint32_t index) const {

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <span>
 
 #include "mpi/datatype/layout.h"
@@ -233,28 +234,115 @@ class RequestPool {
   ~RequestPool();
 
   // Caller holds the owning VCI's lock. Aborts when the pool is exhausted.
-  Request* Allocate();
+  // Inline: every nonblocking call allocates one.
+  Request* Allocate() {
+    if (free_list_ == nullptr) [[unlikely]] {
+      Refill();
+    }
+    Request* request = free_list_;
+    free_list_ = request->next_free;
+    // Reset everything a previous use may have left behind, except where
+    // the request lives and its slot's generation. (Its layout_hold is
+    // already empty: released requests hold none.)
+    const uint32_t index = request->index;
+    const uint32_t generation =
+        request->generation.load(std::memory_order_relaxed);
+    request->~Request();
+    new (request) Request();
+    request->pool = this;
+    request->index = index;
+    request->generation.store(generation, std::memory_order_relaxed);
+    return request;
+  }
   // Any thread, any time. Invalidates every handle of the request.
-  void Release(Request* request);
+  void Release(Request* request) {
+    Unlink(request);
+    Return(request, request);
+  }
   // Invalidates the request's handles without releasing it (MPI_Request_free
   // of a request still in flight, which is released when it completes).
-  static void Invalidate(Request* request);
+  // Only one thread at a time changes a request's generation (the one that
+  // frees or releases it; a free and the completion that then releases are
+  // ordered by the request's state), so a plain increment suffices: readers
+  // only compare it.
+  static void Invalidate(Request* request) {
+    request->generation.store(
+        request->generation.load(std::memory_order_relaxed) + 1,
+        std::memory_order_relaxed);
+  }
+
+  // Release in two halves, so that several requests of one pool go back
+  // with one atomic operation (ReleaseBatch): Unlink invalidates the
+  // request and drops what it holds; Return hands back a chain of unlinked
+  // requests, `first` to `last` linked through next_free.
+  static void Unlink(Request* request);
+  void Return(Request* first, Request* last);
 
   // The request at `index` if its generation is `generation` (its handle is
-  // still valid), else nullptr. Any thread, lock-free.
-  Request* Lookup(uint32_t index, uint32_t generation) const;
+  // still valid), else nullptr. Any thread, lock-free. Inline: every wait
+  // and test translates each of its handles with it.
+  Request* Lookup(uint32_t index, uint32_t generation) const {
+    if (index >= kMaxRequests) return nullptr;
+    Request* chunk =
+        chunks_[index >> kChunkBits].load(std::memory_order_acquire);
+    if (chunk == nullptr) return nullptr;
+    Request* request = &chunk[index & (kChunk - 1)];
+    if (((request->generation.load(std::memory_order_relaxed) ^ generation) &
+         kGenerationMask) != 0) {
+      return nullptr;
+    }
+    return request;
+  }
   // The request in slot `index` whatever its generation and state (free
   // ones included), or nullptr for a slot never allocated: handle
   // conversions rebuild a handle from the slot's generation.
   Request* SlotAt(uint32_t index) const;
 
  private:
+  // Fills the empty free list: from the requests released meanwhile, or
+  // with a new chunk.
+  void Refill();
+
   Request* free_list_ = nullptr;             // guarded by the VCI lock
   std::atomic<Request*> returned_{nullptr};  // lock-free stack
   uint32_t num_chunks_ = 0;                  // guarded by the VCI lock
   // kMaxChunks entries, zero-filled by calloc so that untouched pages cost
   // no memory; readers load them lock-free.
   std::atomic<Request*>* chunks_ = nullptr;
+};
+
+// Releases requests collected together (the requests of a Waitall) with
+// one atomic operation per run of requests from the same pool, instead of
+// one each. The requests' handles die at Add; they become reusable at
+// Flush (or when the batch goes out of scope).
+class ReleaseBatch {
+ public:
+  ReleaseBatch() = default;
+  ReleaseBatch(const ReleaseBatch&) = delete;
+  ReleaseBatch& operator=(const ReleaseBatch&) = delete;
+  ~ReleaseBatch() { Flush(); }
+
+  void Add(Request* request) {
+    RequestPool::Unlink(request);
+    if (request->pool != pool_) {
+      Flush();
+      pool_ = request->pool;
+      last_ = request;
+    }
+    request->next_free = first_;
+    first_ = request;
+  }
+  void Flush() {
+    if (first_ == nullptr) return;
+    pool_->Return(first_, last_);
+    first_ = last_ = nullptr;
+    pool_ = nullptr;
+  }
+
+ private:
+  RequestPool* pool_ = nullptr;
+  Request* first_ = nullptr;
+  Request* last_ = nullptr;
 };
 
 }  // namespace minimpi::vci

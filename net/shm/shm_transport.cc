@@ -90,13 +90,21 @@ int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
 
 ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
                                                   const char* operation) {
-  const int peer_local = LocalIndexOrDie(peer, operation);
   Vci& state = vcis_[vci];
+  // A VCI mostly talks to the peer it talked to last (a window of sends, a
+  // ping-pong): that connection is remembered, so the common send skips the
+  // checks and the index arithmetic below.
+  if (peer == state.last_peer) [[likely]] {
+    return *state.last_out;
+  }
+  const int peer_local = LocalIndexOrDie(peer, operation);
   if (state.to_peer.empty()) {
     state.to_peer.resize(local_ranks_.size() * size_t(num_vcis_));
   }
   Outbound& out = state.to_peer[size_t(peer_local) * num_vcis_ + peer.vci];
   if (out.ring.attached()) [[likely]] {
+    state.last_peer = peer;
+    state.last_out = &out;
     return out;
   }
   // First message on this connection: the ring's place is fixed, and
@@ -115,6 +123,8 @@ ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
   InboxEntries(inbox)[slot].store(
       uint32_t(my_local_index_) * num_vcis_ + vci + 1,
       std::memory_order_release);
+  state.last_peer = peer;
+  state.last_out = &out;
   return out;
 }
 

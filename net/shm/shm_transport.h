@@ -168,8 +168,12 @@ class ShmTransport final : public Transport {
 
   // Everything one VCI touches on its hot path, on its own cache lines.
   struct alignas(kCacheLineBytes) Vci {
-    // By peer local index * num_vcis_ + peer VCI; sized on first send.
+    // By peer local index * num_vcis_ + peer VCI; sized on first send
+    // (and never again, so pointers into it stay valid).
     std::vector<Outbound> to_peer;
+    // The connection ProducerFor returned last, attached, and its peer.
+    PeerVci last_peer;  // rank -1: none yet
+    Outbound* last_out = nullptr;
     std::vector<Inbound> from_sender;  // in the order senders registered
     uint32_t inbox_seen = 0;           // registrations taken from the inbox
     uint32_t next_sender = 0;          // round-robin start of Poll
