@@ -152,7 +152,7 @@ struct Settings {
   size_t coll_shm_slot = 1024;
   // ... when the automatic choice is in force, for calls whose data per
   // rank is at most this many bytes.
-  size_t coll_shm_max = 65536;
+  size_t coll_shm_max = 32768;
 
   // Partitioned communication (mpi/part). How user partitions are grouped
   // into transport partitions (one RDMA write each): "none", "size",
