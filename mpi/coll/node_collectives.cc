@@ -14,6 +14,12 @@ namespace {
 
 using Step = uint32_t;
 
+// memcpy for lengths that may be 0 with a null pointer (an empty buffer):
+// memcpy's arguments must not be null even then.
+inline void CopyBytes(void* to, const void* from, size_t bytes) {
+  if (bytes != 0) std::memcpy(to, from, bytes);
+}
+
 uint64_t Bytes(int count, size_t extent) {
   return static_cast<uint64_t>(count) * extent;
 }
@@ -40,8 +46,8 @@ Piece PieceOf(uint64_t total, size_t cell, Step step) {
 void CopyFitting(std::byte* to, uint64_t limit, Piece piece,
                  const std::byte* from) {
   if (piece.offset >= limit) return;
-  std::memcpy(to + piece.offset, from,
-              std::min(piece.length, limit - piece.offset));
+  CopyBytes(to + piece.offset, from,
+            std::min(piece.length, limit - piece.offset));
 }
 
 // Steps that need a per-step done: a writer reuses a cell two steps later.
@@ -82,7 +88,7 @@ NodeOutcome Bcast(NodeRegion& region, const Arguments& a) {
     for (Step k = 0; k < steps; ++k) {
       const Piece piece = PieceOf(mine, cell, k);
       region.WaitCellsFree(k);
-      std::memcpy(region.Cell(a.root, k), buffer + piece.offset, piece.length);
+      CopyBytes(region.Cell(a.root, k), buffer + piece.offset, piece.length);
       region.Post(k, mine);
     }
   } else {
@@ -110,7 +116,7 @@ void ReduceCells(const NodeRegion& region, Step step, const Arguments& a,
   const uint64_t offset = first * a.extent;
   const size_t bytes = static_cast<size_t>(items) * a.extent;
   const int n = region.size();
-  std::memcpy(to, region.Cell(n - 1, step) + offset, bytes);
+  CopyBytes(to, region.Cell(n - 1, step) + offset, bytes);
   for (int r = n - 2; r >= 0; --r) {
     a.op->Apply(region.Cell(r, step) + offset, to, items, a.type);
   }
@@ -144,7 +150,7 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
     const size_t bytes = static_cast<size_t>(count) * a.extent;
     const Step in = sliced ? 2 * chunk : chunk;
     region.WaitCellsFree(in);
-    std::memcpy(region.Cell(me, in), input + offset, bytes);
+    CopyBytes(region.Cell(me, in), input + offset, bytes);
     region.Post(in, mine);
     if (sliced || wants_result) {
       // Every rank that reads the cells sees every rank's count, so all of
@@ -176,7 +182,7 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
       for (int r = 0; r < n; ++r) {
         if (r != me) region.WaitPosted(r, out);
       }
-      std::memcpy(output + offset, region.ResultCell(out), bytes);
+      CopyBytes(output + offset, region.ResultCell(out), bytes);
     }
     if (NeedsStepDone(steps)) region.Done(out);
   }
@@ -200,7 +206,7 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
     for (Step k = 0; k < steps; ++k) {
       const Piece piece = PieceOf(mine, cell, k);
       region.WaitCellsFree(k);
-      std::memcpy(region.Cell(me, k), send + piece.offset, piece.length);
+      CopyBytes(region.Cell(me, k), send + piece.offset, piece.length);
       region.Post(k, mine);
       if (NeedsStepDone(steps)) region.Done(k);
     }
@@ -209,8 +215,8 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
   }
   auto* receive = static_cast<std::byte*>(a.receive_buffer);
   if (!a.in_place) {
-    std::memcpy(receive + me * block, a.send_buffer,
-                std::min(block, Bytes(a.send_count, a.send_extent)));
+    CopyBytes(receive + me * block, a.send_buffer,
+              std::min(block, Bytes(a.send_count, a.send_extent)));
   }
   // Each sender's count, from its first post: the steps it takes.
   Step most = 1;
@@ -252,16 +258,16 @@ NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
       region.WaitCellsFree(k);
       for (int r = 0; r < n; ++r) {
         if (r != me) {
-          std::memcpy(region.Cell(r, k), send + r * block + piece.offset,
-                      piece.length);
+          CopyBytes(region.Cell(r, k), send + r * block + piece.offset,
+                    piece.length);
         }
       }
       region.Post(k, block);
       if (NeedsStepDone(steps)) region.Done(k);
     }
     if (!a.in_place) {
-      std::memcpy(a.receive_buffer, send + me * block,
-                  std::min(block, Bytes(a.receive_count, a.receive_extent)));
+      CopyBytes(a.receive_buffer, send + me * block,
+                std::min(block, Bytes(a.receive_count, a.receive_extent)));
     }
     region.EndCall();
     return NodeOutcome::kDone;
@@ -287,8 +293,7 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
   const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
   const auto* own = a.in_place ? receive + me * block
                                : static_cast<const std::byte*>(a.send_buffer);
-  if (!a.in_place)
-    std::memcpy(receive + me * block, own, std::min(block, mine));
+  if (!a.in_place) CopyBytes(receive + me * block, own, std::min(block, mine));
   region.BeginCall(region.IsSmall(mine));
   const size_t cell = region.step_bytes();
   const Step steps = StepsFor(mine, cell);
@@ -297,7 +302,7 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
   for (Step k = 0; k < steps; ++k) {
     const Piece piece = PieceOf(mine, cell, k);
     region.WaitCellsFree(k);
-    std::memcpy(region.Cell(me, k), own + piece.offset, piece.length);
+    CopyBytes(region.Cell(me, k), own + piece.offset, piece.length);
     region.Post(k, mine);
     // Every rank sees every count in the first step: all of them find a
     // mismatch there and leave together.
