@@ -50,6 +50,21 @@ void CopyFitting(std::byte* to, uint64_t limit, Piece piece,
             std::min(piece.length, limit - piece.offset));
 }
 
+// Waits for every other rank's post of `step` and says whether any of them
+// contributes other than `mine` bytes to the call. Where every rank reads
+// every cell (allreduce, allgather, sliced reductions), all of them see
+// every count in the first step, so all find a mismatch there and leave the
+// call together.
+bool AnyCountDiffers(NodeRegion& region, Step step, uint64_t mine) {
+  bool differs = false;
+  for (int r = 0; r < region.size(); ++r) {
+    if (r != region.rank() && region.WaitPosted(r, step) != mine) {
+      differs = true;
+    }
+  }
+  return differs;
+}
+
 // Steps that need a per-step done: a writer reuses a cell two steps later.
 bool NeedsStepDone(Step steps) { return steps > 2; }
 
@@ -153,13 +168,7 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
     CopyBytes(region.Cell(me, in), input + offset, bytes);
     region.Post(in, mine);
     if (sliced || wants_result) {
-      // Every rank that reads the cells sees every rank's count, so all of
-      // them find a mismatch in the first step and leave together.
-      bool mismatch = false;
-      for (int r = 0; r < n; ++r) {
-        if (r != me && region.WaitPosted(r, in) != mine) mismatch = true;
-      }
-      if (mismatch) {
+      if (AnyCountDiffers(region, in, mine)) {
         region.EndCall();
         return NodeOutcome::kTruncated;
       }
@@ -304,13 +313,7 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
     region.WaitCellsFree(k);
     CopyBytes(region.Cell(me, k), own + piece.offset, piece.length);
     region.Post(k, mine);
-    // Every rank sees every count in the first step: all of them find a
-    // mismatch there and leave together.
-    bool mismatch = false;
-    for (int r = 0; r < n; ++r) {
-      if (r != me && region.WaitPosted(r, k) != mine) mismatch = true;
-    }
-    if (mismatch) {
+    if (AnyCountDiffers(region, k, mine)) {
       region.EndCall();
       return NodeOutcome::kTruncated;
     }
