@@ -310,8 +310,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_COLL_SHM_MAX", absl::StrCat(s.coll_shm_max),
        absl::StrCat(d.coll_shm_max),
        "node path: the automatic choice takes it for size classes starting at "
-       "or below this many bytes per rank (twice that for reduce and "
-       "allreduce; MINIMPI_COLL_<NAME>=shm: any size)"},
+       "or below this many bytes per rank or alltoall block (twice that "
+       "for reduce, allreduce and alltoall; MINIMPI_COLL_<NAME>=shm: any "
+       "size)"},
       {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
        "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
        "(MPI_Info key minimpi_part_aggr overrides it per request)"},

@@ -4,7 +4,7 @@
  * precedence over libc's), and after one warm-up call of each collective
  * (which may set up what a communicator keeps, e.g. its node's region),
  * hundreds of small barriers, bcasts, reduces, allreduces, gathers,
- * scatters and allgathers must count zero on every rank.
+ * scatters, allgathers and alltoalls must count zero on every rank.
  * Data is checked too, so a fast path that skips work fails. Other MPI
  * libraries run the program without the zero check. */
 #include <mpi.h>
@@ -77,6 +77,11 @@ static void round_of_collectives(MPI_Comm comm, int rank, int size, int round) {
   CHECK(result[0] == 1000 * rank + round, "scatter round %d gave %d", round, result[0]);
   MPI_CHECK(MPI_Allgather(value, kCount, MPI_INT, gathered, kCount, MPI_INT, comm));
   for (int r = 0; r < size; ++r) CHECK(gathered[r * kCount] == r + round, "allgather round %d block %d is %d", round, r, gathered[r * kCount]);
+  /* Alltoall: one int per destination, block r of rank s carries 100 * s + r. */
+  int outgoing[64], incoming[64];
+  for (int r = 0; r < size; ++r) outgoing[r] = 100 * rank + r + round;
+  MPI_CHECK(MPI_Alltoall(outgoing, 1, MPI_INT, incoming, 1, MPI_INT, comm));
+  for (int r = 0; r < size; ++r) CHECK(incoming[r] == 100 * r + rank + round, "alltoall round %d block %d is %d", round, r, incoming[r]);
 }
 
 int main(int argc, char** argv) {

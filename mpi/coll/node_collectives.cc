@@ -327,6 +327,62 @@ NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
   return outcome;
 }
 
+// --- Alltoall ---------------------------------------------------------------
+
+// Each step's cell holds one chunk per destination (a step's bytes split n
+// ways), so every reader gets data in every step and a large call pipelines
+// evenly. In place works too: step k reads and writes only chunk k of each
+// block.
+size_t AlltoallChunk(size_t step_bytes, int ranks) {
+  return step_bytes / static_cast<size_t>(ranks);
+}
+
+NodeOutcome Alltoall(NodeRegion& region, const Arguments& a) {
+  const int n = region.size();
+  const int me = region.rank();
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  const auto* send = a.in_place ? receive
+                                : static_cast<const std::byte*>(a.send_buffer);
+  region.BeginCall(region.IsSmall(mine * n));
+  const size_t chunk = AlltoallChunk(region.step_bytes(), n);
+  if (!a.in_place) {
+    CopyBytes(receive + me * block, send + me * mine, std::min(block, mine));
+  }
+  // Every rank reads every cell, so a writer whose count differs from the
+  // others' is seen by all of them in the first step (they all leave); a
+  // reader whose own block is smaller reads what fits and reports it.
+  NodeOutcome outcome =
+      mine > block ? NodeOutcome::kTruncated : NodeOutcome::kDone;
+  const Step steps = StepsFor(mine, chunk);
+  for (Step k = 0; k < steps; ++k) {
+    const Piece piece = PieceOf(mine, chunk, k);
+    region.WaitCellsFree(k);
+    std::byte* cell = region.Cell(me, k);
+    for (int r = 0; r < n; ++r) {
+      if (r != me) {
+        CopyBytes(cell + r * chunk, send + r * mine + piece.offset,
+                  piece.length);
+      }
+    }
+    region.Post(k, mine);
+    if (AnyCountDiffers(region, k, mine)) {
+      region.EndCall();
+      return NodeOutcome::kTruncated;
+    }
+    for (int r = 0; r < n; ++r) {
+      if (r != me) {
+        CopyFitting(receive + r * block, block, piece,
+                    region.Cell(r, k) + me * chunk);
+      }
+    }
+    if (NeedsStepDone(steps)) region.Done(k);
+  }
+  region.EndCall();
+  return outcome;
+}
+
 }  // namespace
 
 bool RegionServes(const NodeRegion& region, Collective collective,
@@ -352,6 +408,15 @@ bool RegionServes(const NodeRegion& region, Collective collective,
     case Collective::kScatter:
       return fits(Bytes(a.send_count, a.send_extent)) &&
              fits(Bytes(a.receive_count, a.receive_extent));
+    case Collective::kAlltoall: {
+      // Per step, a chunk of each destination's block in a cell; a small
+      // call's chunk (a slot split n ways) takes its block in one step.
+      const size_t chunk = AlltoallChunk(cell, region.size());
+      const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+      return chunk > 0 && StepsFor(block, chunk) <= NodeRegion::kMaxSteps &&
+             (a.in_place || StepsFor(Bytes(a.send_count, a.send_extent),
+                                     chunk) <= NodeRegion::kMaxSteps);
+    }
     default:
       return false;
   }
@@ -374,6 +439,8 @@ NodeOutcome RunThroughRegion(NodeRegion& region, Collective collective,
       return Scatter(region, arguments);
     case Collective::kAllgather:
       return Allgather(region, arguments);
+    case Collective::kAlltoall:
+      return Alltoall(region, arguments);
     default:
       return NodeOutcome::kNotRun;
   }

@@ -12,7 +12,10 @@
 //              non-commutative one, and every rank gets the same bits;
 //   gather,    blocks go through the senders' (scatter: the receivers')
 //   scatter    cells, the root copying each block once;
-//   allgather  every rank copies its block in, then all blocks out.
+//   allgather  every rank copies its block in, then all blocks out;
+//   alltoall   every rank copies a chunk of each destination's block into
+//              its cell per step, each reader takes its chunk from every
+//              cell.
 //
 // Data larger than a cell takes several steps, double-buffered, so the
 // writer fills one cell while the readers empty the other.
@@ -49,7 +52,7 @@ bool RegionServes(const NodeRegion& region, Collective collective,
 // Runs one call through `region` (every rank of the region calls it for
 // the same collective, in the same order). Only for the collectives the
 // node path has: barrier, bcast, reduce, allreduce, gather, scatter,
-// allgather; `arguments` as RunCollective passes them (dense data).
+// allgather, alltoall; `arguments` as RunCollective passes them (dense data).
 NodeOutcome RunThroughRegion(NodeRegion& region, Collective collective,
                              const Arguments& arguments);
 

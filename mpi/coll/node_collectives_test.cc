@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <thread>
 #include <vector>
@@ -101,13 +102,13 @@ std::vector<Call> RandomCalls(int ranks, size_t cell, int number,
   const Collective kinds[] = {Collective::kBarrier,  Collective::kBcast,
                               Collective::kReduce,   Collective::kAllreduce,
                               Collective::kGather,   Collective::kScatter,
-                              Collective::kAllgather};
+                              Collective::kAllgather, Collective::kAlltoall};
   // Up to five cells' worth, and often tiny or empty.
   const int most = static_cast<int>(5 * cell / 4);
   std::vector<Call> calls;
   for (int i = 0; i < number; ++i) {
     Call call;
-    call.collective = kinds[random() % 7];
+    call.collective = kinds[random() % std::size(kinds)];
     call.root = static_cast<int>(random() % ranks);
     switch (random() % 4) {
       case 0:
@@ -270,6 +271,30 @@ void RunAndCheck(NodeRegion& region, const Call& call, int number,
       }
       return;
     }
+    case Collective::kAlltoall: {
+      // Block r of rank s's input carries Input(number, s, r * count + i).
+      a.send_count = a.receive_count = count;
+      const size_t all = static_cast<size_t>(count) * n;
+      fill(send, static_cast<int>(all), me, 0);
+      receive.assign(all + 1, kUntouched);
+      if (call.in_place) {
+        a.in_place = true;
+        std::copy(send.begin(), send.end(), receive.begin());
+      } else {
+        a.send_buffer = send.data();
+      }
+      a.receive_buffer = receive.data();
+      ASSERT_EQ(RunThroughRegion(region, call.collective, a),
+                NodeOutcome::kDone);
+      for (int r = 0; r < n; ++r) {
+        for (int i = 0; i < count; ++i) {
+          ASSERT_EQ(receive[r * count + i], Input(number, r, me * count + i))
+              << "alltoall from " << r << " item " << i;
+        }
+      }
+      ASSERT_EQ(receive[all], kUntouched);
+      return;
+    }
     default:
       FAIL() << "not a node collective";
   }
@@ -381,6 +406,16 @@ TEST_P(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
     EXPECT_EQ(RunThroughRegion(region, Collective::kAllgather, gather),
               NodeOutcome::kTruncated);
     for (size_t i = kRanks; i < all.size(); ++i) EXPECT_EQ(all[i], 5u);
+    // Alltoall: rank 3 sends blocks of 30 items, the others of 1: all
+    // report it, and nobody writes past its blocks of 1.
+    std::vector<uint32_t> out_blocks(kRanks * 30, rank), in_blocks(kRanks, 6);
+    Arguments exchange = gather;
+    exchange.send_count = rank == 3 ? 30 : 1;
+    exchange.receive_count = 1;
+    exchange.send_buffer = out_blocks.data();
+    exchange.receive_buffer = in_blocks.data();
+    EXPECT_EQ(RunThroughRegion(region, Collective::kAlltoall, exchange),
+              NodeOutcome::kTruncated);
     // Still in step: a correct allreduce.
     reduce.count = 3;
     EXPECT_EQ(RunThroughRegion(region, Collective::kAllreduce, reduce),

@@ -54,6 +54,7 @@ bool HasNodeAlgorithm(Collective collective) {
     case Collective::kGather:
     case Collective::kScatter:
     case Collective::kAllgather:
+    case Collective::kAlltoall:
       return true;
     default:
       return false;
@@ -269,6 +270,7 @@ uint64_t DataBytes(Collective collective, const Communicator& comm,
       return root ? bytes(a.send_count, a.send_extent)
                   : bytes(a.receive_count, a.receive_extent);
     case Collective::kAllgather:
+    case Collective::kAlltoall:  // per destination
       return a.in_place ? bytes(a.receive_count, a.receive_extent)
                         : bytes(a.send_count, a.send_extent);
     default:
@@ -449,14 +451,16 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
     if (choice < 0) {
       // A size class is [2^(k-1), 2^k): it takes the node path when its
       // smallest size is within MINIMPI_COLL_SHM_MAX, twice that for the
-      // reductions (their point-to-point algorithms copy and combine more
-      // per byte: at 64 KiB on 2 ranks the node path's allreduce took 17 us
-      // against 25-28, while bcast, gather and scatter were faster with
-      // single-copy point-to-point).
+      // reductions and alltoall (their point-to-point algorithms copy and
+      // combine more per byte, or send n - 1 messages: at 64 KiB the node
+      // path's allreduce took 17 us against 25-28 on 2 ranks, its alltoall
+      // 67 against 108 on 4, while bcast, gather and scatter were faster
+      // with single-copy point-to-point).
       const uint64_t smallest = bytes == 0 ? 0 : std::bit_floor(bytes);
       uint64_t limit = Instance::Get().settings().coll_shm_max;
       if (collective == Collective::kReduce ||
-          collective == Collective::kAllreduce) {
+          collective == Collective::kAllreduce ||
+          collective == Collective::kAlltoall) {
         limit *= 2;
       }
       choice = smallest <= limit ? 1 : 0;
