@@ -355,8 +355,7 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "partitioned auto backend: inside a node, requests whose partitions "
        "hold at most this many bytes go as messages (persist), others as "
        "writes with immediate (native)"},
-      {"MINIMPI_PART_BACKEND_TABLE", s.part_backend_table,
-       d.part_backend_table,
+      {"MINIMPI_PART_BACKEND_TABLE", s.part_backend_table, d.part_backend_table,
        "partitioned auto backend: the machine's calibration file "
        "(tools/part_tune/backend_tune.sh writes one), thresholds inside a "
        "node and between nodes; empty: MINIMPI_PART_AUTO_PERSIST_MAX inside, "

@@ -343,8 +343,8 @@ NodeOutcome Alltoall(NodeRegion& region, const Arguments& a) {
   const uint64_t block = Bytes(a.receive_count, a.receive_extent);
   const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
   auto* receive = static_cast<std::byte*>(a.receive_buffer);
-  const auto* send = a.in_place ? receive
-                                : static_cast<const std::byte*>(a.send_buffer);
+  const auto* send =
+      a.in_place ? receive : static_cast<const std::byte*>(a.send_buffer);
   region.BeginCall(region.IsSmall(mine * n));
   const size_t chunk = AlltoallChunk(region.step_bytes(), n);
   if (!a.in_place) {

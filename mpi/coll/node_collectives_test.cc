@@ -99,9 +99,9 @@ struct Call {
 std::vector<Call> RandomCalls(int ranks, size_t cell, int number,
                               unsigned seed) {
   std::mt19937 random(seed);
-  const Collective kinds[] = {Collective::kBarrier,  Collective::kBcast,
-                              Collective::kReduce,   Collective::kAllreduce,
-                              Collective::kGather,   Collective::kScatter,
+  const Collective kinds[] = {Collective::kBarrier,   Collective::kBcast,
+                              Collective::kReduce,    Collective::kAllreduce,
+                              Collective::kGather,    Collective::kScatter,
                               Collective::kAllgather, Collective::kAlltoall};
   // Up to five cells' worth, and often tiny or empty.
   const int most = static_cast<int>(5 * cell / 4);
