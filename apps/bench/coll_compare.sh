@@ -5,10 +5,15 @@
 # the ratio minimpi / best of MPICH and Open MPI (below 1: minimpi faster).
 #
 #   usage: apps/bench/coll_compare.sh [--ranks "2 4 8"] [--max BYTES]
-#                                     [--repeat N] [--prefix DIR] [--raw DIR]
+#                                     [--repeat N] [--libraries LIST]
+#                                     [--prefix DIR] [--raw DIR]
 #     --repeat  runs per library and rank count, interleaved (library after
 #               library, then again); the table keeps each point's best
 #               (default 1)
+#     --libraries which to run, of "minimpi mpich openmpi" (the default);
+#               e.g. leave MPICH out where ranks outnumber cores: its
+#               busy-polling then takes minutes a run and it is never the
+#               best peer there
 #     --prefix  an existing minimpi installation (default: install one with
 #               `bazel run //:install` into a temporary prefix)
 #   BAZEL       the bazel command (default: bazel)
@@ -24,11 +29,13 @@ max_bytes=$((1 << 20))
 prefix=""
 raw_dir=""
 repeat=1
+libraries="minimpi mpich openmpi"
 while [ $# -gt 0 ]; do
   case "$1" in
     --ranks) ranks_list="$2"; shift 2 ;;
     --max) max_bytes="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
+    --libraries) libraries="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --raw) raw_dir="$2"; shift 2 ;;
     *) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
@@ -61,9 +68,10 @@ run() {  # run LABEL RANKS TRY LAUNCHER...
 }
 
 built=""
-build minimpi "${prefix}/bin/mpicc" && built="${built} minimpi" || status=1
-build mpich mpicc.mpich && built="${built} mpich" || status=1
-build openmpi mpicc.openmpi && built="${built} openmpi" || status=1
+wanted() { case " ${libraries} " in *" $1 "*) return 0 ;; esac; return 1; }
+if wanted minimpi; then build minimpi "${prefix}/bin/mpicc" && built="${built} minimpi" || status=1; fi
+if wanted mpich; then build mpich mpicc.mpich && built="${built} mpich" || status=1; fi
+if wanted openmpi; then build openmpi mpicc.openmpi && built="${built} openmpi" || status=1; fi
 for try in $(seq 1 "${repeat}"); do
   for n in ${ranks_list}; do
     for label in ${built}; do
