@@ -251,15 +251,47 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
   return outcome;
 }
 
+// A small scatter (every block in one slot) goes through the root's slot,
+// block r at r * block: a reader then finds the post, the count and its
+// block on the lines the root wrote, usually one. A larger one goes
+// through the readers' cells, which the root fills step by step.
+NodeOutcome SmallScatter(NodeRegion& region, const Arguments& a) {
+  const int n = region.size();
+  const int me = region.rank();
+  if (me == a.root) {
+    const uint64_t block = Bytes(a.send_count, a.send_extent);
+    const auto* send = static_cast<const std::byte*>(a.send_buffer);
+    region.WaitCellsFree(0);
+    std::byte* slot = region.Cell(me, 0);
+    for (int r = 0; r < n; ++r) {
+      if (r != me) CopyBytes(slot + r * block, send + r * block, block);
+    }
+    region.Post(0, block);
+    if (!a.in_place) {
+      CopyBytes(a.receive_buffer, send + me * block,
+                std::min(block, Bytes(a.receive_count, a.receive_extent)));
+    }
+    region.EndCall();
+    return NodeOutcome::kDone;
+  }
+  const uint64_t mine = Bytes(a.receive_count, a.receive_extent);
+  const uint64_t sent = region.WaitPosted(a.root, 0);
+  CopyBytes(a.receive_buffer, region.Cell(a.root, 0) + me * sent,
+            std::min(sent, mine));
+  region.EndCall();
+  return sent > mine ? NodeOutcome::kTruncated : NodeOutcome::kDone;
+}
+
 NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
   const int n = region.size();
   const int me = region.rank();
-  region.BeginCall(
-      region.IsSmall(me == a.root ? Bytes(a.send_count, a.send_extent)
-                                  : Bytes(a.receive_count, a.receive_extent)));
+  const uint64_t block = me == a.root
+                             ? Bytes(a.send_count, a.send_extent)
+                             : Bytes(a.receive_count, a.receive_extent);
+  region.BeginCall(region.IsSmall(block * n));
+  if (region.small()) return SmallScatter(region, a);
   const size_t cell = region.step_bytes();
   if (me == a.root) {
-    const uint64_t block = Bytes(a.send_count, a.send_extent);
     const auto* send = static_cast<const std::byte*>(a.send_buffer);
     const Step steps = StepsFor(block, cell);
     for (Step k = 0; k < steps; ++k) {
@@ -281,7 +313,7 @@ NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
     region.EndCall();
     return NodeOutcome::kDone;
   }
-  const uint64_t mine = Bytes(a.receive_count, a.receive_extent);
+  const uint64_t mine = block;
   auto* receive = static_cast<std::byte*>(a.receive_buffer);
   const uint64_t sent = region.WaitPosted(a.root, 0);
   const Step steps = StepsFor(sent, cell);

@@ -11,7 +11,8 @@
 //              rank order, x0 op x1 op ... op x(n-1): any operation, even a
 //              non-commutative one, and every rank gets the same bits;
 //   gather,    blocks go through the senders' (scatter: the receivers')
-//   scatter    cells, the root copying each block once;
+//   scatter    cells, the root copying each block once; a small scatter
+//              goes through the root's slot, which holds every block;
 //   allgather  every rank copies its block in, then all blocks out;
 //   alltoall   every rank copies a chunk of each destination's block into
 //              its cell per step, each reader takes its chunk from every

@@ -351,6 +351,45 @@ TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {
   EXPECT_FALSE(early);
 }
 
+// A root runs up to kSlots small calls ahead of its readers; a barrier
+// then reuses the slot of the call kSlots back while a late reader may
+// still read it: the reader must still get that call's count and data.
+TEST(NodeCollectivesSlots, BarrierLeavesALateReadersSlotAlone) {
+  constexpr int kRanks = 3;
+  constexpr int kBcasts = NodeRegion::kSlots;
+  Node node(kRanks, 256, 64);
+  node.Run([&](int rank) {
+    NodeRegion& region = node.region(rank);
+    for (int round = 0; round < 200; ++round) {
+      if (rank != 0) {
+        // Readers come late, so the root is ahead when it reaches the
+        // barrier.
+        for (int i = 0; i < 200; ++i) sched_yield();
+      }
+      for (int b = 0; b < kBcasts; ++b) {
+        uint32_t value[3] = {0, 0, 0};
+        if (rank == 0) {
+          for (int i = 0; i < 3; ++i) value[i] = Input(round, b, i);
+        }
+        Arguments a;
+        a.root = 0;
+        a.count = 3;
+        a.type = MPI_UINT32_T;
+        a.extent = 4;
+        a.receive_buffer = value;
+        ASSERT_EQ(RunThroughRegion(region, Collective::kBcast, a),
+                  NodeOutcome::kDone);
+        for (int i = 0; i < 3; ++i) {
+          ASSERT_EQ(value[i], Input(round, b, i))
+              << "rank " << rank << " round " << round << " bcast " << b;
+        }
+      }
+      ASSERT_EQ(RunThroughRegion(region, Collective::kBarrier, {}),
+                NodeOutcome::kDone);
+    }
+  });
+}
+
 // Counts that disagree: nobody hangs, nobody writes past its buffer, the
 // ranks that can tell report truncation, and the next call is in step.
 class NodeCollectivesMismatch : public testing::TestWithParam<size_t> {};

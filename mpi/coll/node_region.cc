@@ -25,7 +25,7 @@ size_t NodeRegion::BytesFor(int ranks, size_t cell_bytes, size_t slot_bytes) {
   const size_t n = static_cast<size_t>(ranks);
   return RoundUp(n) + n * sizeof(ReadyLine) + n * sizeof(DoneLine) +
          2 * RoundUp(cell_bytes) + n * 2 * RoundUp(cell_bytes) +
-         n * kSlots * (sizeof(SlotHeader) + RoundUp(slot_bytes));
+         n * kSlots * RoundUp(sizeof(SlotHeader) + slot_bytes);
 }
 
 NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
@@ -34,7 +34,7 @@ NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
       rank_(rank),
       cell_bytes_(RoundUp(cell_bytes)),
       slot_bytes_(slot_bytes),
-      slot_stride_(sizeof(SlotHeader) + RoundUp(slot_bytes)),
+      slot_stride_(RoundUp(sizeof(SlotHeader) + slot_bytes)),
       waiter_(waiter),
       seen_done_(ranks, kEndOfCall) {
   const size_t n = static_cast<size_t>(ranks);
@@ -118,10 +118,15 @@ void NodeRegion::WaitCellsFree(uint32_t step) {
   }
 }
 
+// A small call posts in its slot, where its readers look. The ready line
+// takes the value too, so that it never falls more than a call behind: a
+// later large call compares it with 32-bit values that wrap.
 void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
   ReadyLine& line = ready_[rank_];
   if (small_) {
-    Slot(rank_)->bytes.store(call_bytes, std::memory_order_relaxed);
+    SlotHeader* slot = Slot(rank_);
+    slot->bytes.store(call_bytes, std::memory_order_relaxed);
+    slot->call.store(calls_, std::memory_order_release);
   } else {
     line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
   }
@@ -129,12 +134,27 @@ void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
   WakeSlowRanks();
 }
 
+// A barrier writes no cell and waits for no cell to be free, so a reader
+// may still be in the call kSlots back, reading this slot: it leaves the
+// slot's count and data alone (that reader wanted a post of at least its
+// own call, which this one is too).
 void NodeRegion::Signal(uint32_t step) {
+  if (small_) Slot(rank_)->call.store(calls_, std::memory_order_release);
   ready_[rank_].value.store(Value(step), std::memory_order_release);
   WakeSlowRanks();
 }
 
 uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
+  if (small_) {
+    // One step: the post is the slot's.
+    SlotHeader* slot = Slot(writer);
+    const uint64_t want = calls_;
+    if (slot->call.load(std::memory_order_acquire) < want) {
+      WaitFor(
+          [&] { return slot->call.load(std::memory_order_acquire) >= want; });
+    }
+    return slot->bytes.load(std::memory_order_relaxed);
+  }
   ReadyLine& line = ready_[writer];
   const uint32_t want = Value(step);
   if (!Reached(line.value.load(std::memory_order_acquire), want)) {
@@ -142,7 +162,6 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
       return Reached(line.value.load(std::memory_order_acquire), want);
     });
   }
-  if (small_) return Slot(writer)->bytes.load(std::memory_order_relaxed);
   return line.bytes[call_ & 1].load(std::memory_order_relaxed);
 }
 

@@ -25,12 +25,16 @@
 // which pipelines large messages through the cells.
 //
 // Small calls (at most slot_bytes per rank, one step) use slots instead: a
-// ring of kSlots per rank, call c in slot c % kSlots, each with a header
-// line for the count. Writing a slot in call c waits only until every rank
-// has ended call c - kSlots, so a rank that waits for nobody (a bcast's
-// root, a reduce's or gather's senders) runs up to kSlots calls ahead of
-// its readers, as eager messages would let it; and a call that makes
-// everyone wait (allreduce) never waits for a cell to empty.
+// ring of kSlots per rank, call c in slot c % kSlots. A slot starts with a
+// 16-byte header, the call that last posted in it and its count, and the
+// data follows on the same cache line: a reader of a small call polls the
+// slot itself, and one line brings it the post, the count and up to 48
+// bytes of data (the ready line would cost two more line transfers).
+// Writing a slot in call c waits only until every rank has ended call
+// c - kSlots, so a rank that waits for nobody (a bcast's root, a reduce's
+// or gather's senders) runs up to kSlots calls ahead of its readers, as
+// eager messages would let it; and a call that makes everyone wait
+// (allreduce) never waits for a cell to empty.
 //
 // Waiting and waking go through a Waiter: in a library run the VCI's wait
 // (polls the transport and other traffic, sleeps on the VCI's doorbell as
@@ -92,6 +96,8 @@ class NodeRegion {
   size_t cell_bytes() const { return cell_bytes_; }
   // Whether a call with `bytes` per rank is small (takes a slot).
   bool IsSmall(uint64_t bytes) const { return bytes <= slot_bytes_; }
+  // Whether the current call is small (its one step takes a slot).
+  bool small() const { return small_; }
   // What one step of the current call carries: a slot or a cell.
   size_t step_bytes() const { return small_ ? slot_bytes_ : cell_bytes_; }
 
@@ -101,6 +107,7 @@ class NodeRegion {
   // agrees whether a call is small.
   void BeginCall(bool small) {
     ++call_;
+    ++calls_;
     small_ = small;
   }
   // Ends the current call: this rank needs nothing more of it.
@@ -141,8 +148,11 @@ class NodeRegion {
   struct alignas(64) DoneLine {
     std::atomic<uint32_t> value;
   };
-  // Heads each slot: the count of the small call that last wrote it.
-  struct alignas(64) SlotHeader {
+  // Heads each slot: the small call that last posted in it (a 64-bit call
+  // count: a slot may sit unused for any number of calls) and its count.
+  // Data follows at 16 bytes, aligned for any C type.
+  struct SlotHeader {
+    std::atomic<uint64_t> call;
     std::atomic<uint64_t> bytes;
   };
   SlotHeader* Slot(int owner) const {
@@ -175,6 +185,7 @@ class NodeRegion {
   const size_t slot_stride_;
   NodeWaiter* const waiter_;
   uint32_t call_ = 0;
+  uint64_t calls_ = 0;  // call_ without wrapping, for the slots
   bool small_ = false;
   // The done values this rank last saw, by rank: done only grows, so a
   // value seen once answers WaitCellsFree for later calls too, without

@@ -34,21 +34,27 @@ void CopyItems(const void* from, int64_t from_count,
 
 }  // namespace
 
+const std::string& CollectiveStaging::error_message() const {
+  static const std::string* const kNone = new std::string;
+  return made_ != nullptr ? made_->error_message : *kNone;
+}
+
 std::byte* CollectiveStaging::NewBuffer(size_t bytes) {
-  buffers_.push_back(std::make_unique<std::byte[]>(std::max<size_t>(bytes, 1)));
-  return buffers_.back().get();
+  made().buffers.push_back(
+      std::make_unique<std::byte[]>(std::max<size_t>(bytes, 1)));
+  return made().buffers.back().get();
 }
 
 const int* CollectiveStaging::NewArray(std::vector<int> values) {
   auto array = std::make_unique<int[]>(std::max<size_t>(values.size(), 1));
   std::copy(values.begin(), values.end(), array.get());
-  arrays_.push_back(std::move(array));
-  return arrays_.back().get();
+  made().arrays.push_back(std::move(array));
+  return made().arrays.back().get();
 }
 
 void CollectiveStaging::Hold(const Datatype& type) {
   if (!type.predefined()) {
-    layouts_.push_back(datatype::LayoutRef::Share(type.layout_pointer()));
+    made().layouts.push_back(datatype::LayoutRef::Share(type.layout_pointer()));
   }
 }
 
@@ -69,7 +75,7 @@ void* CollectiveStaging::PackedOutput(void* buffer, int64_t count,
   std::byte* packed = NewBuffer(static_cast<size_t>(bytes));
   const datatype::Layout* layout = &type.layout();
   if (preserve) datatype::Pack(buffer, count, layout, 0, packed, bytes);
-  finish_.push_back([packed, bytes, buffer, count, layout] {
+  made().finish.push_back([packed, bytes, buffer, count, layout] {
     datatype::Unpack(packed, bytes, buffer, count, layout, 0);
   });
   return packed;
@@ -127,10 +133,10 @@ void* CollectiveStaging::PackedOutputBlocks(void* buffer, const int* counts,
           packed + int64_t{packed_displacements[i]} * size, counts[i] * size);
     }
   }
-  finish_.push_back([packed, buffer, layout, size, extent,
-                     block_counts = std::move(block_counts),
-                     user_displacements = std::move(user_displacements),
-                     packed_displacements] {
+  made().finish.push_back([packed, buffer, layout, size, extent,
+                           block_counts = std::move(block_counts),
+                           user_displacements = std::move(user_displacements),
+                           packed_displacements] {
     for (size_t i = 0; i < block_counts.size(); ++i) {
       datatype::Unpack(packed + int64_t{packed_displacements[i]} * size,
                        block_counts[i] * size,
@@ -144,7 +150,7 @@ void* CollectiveStaging::PackedOutputBlocks(void* buffer, const int* counts,
 }
 
 int CollectiveStaging::Fail(int error_class, std::string message) {
-  error_message_ = std::move(message);
+  made().error_message = std::move(message);
   return error_class;
 }
 
@@ -335,7 +341,7 @@ int CollectiveStaging::StageReduction(const Communicator& comm,
           CopyItems(user, output_items, layout, output, output_items * per_item,
                     base_layout);
         }
-        finish_.push_back(
+        made().finish.push_back(
             [output, user, output_kept, per_item, base_layout, layout] {
               CopyItems(output, output_kept * per_item, base_layout, user,
                         output_kept, layout);
@@ -389,7 +395,7 @@ int CollectiveStaging::StageReduction(const Communicator& comm,
     if (preserve_output) {
       CopyItems(user, output_items, items, output, output_items, items);
     }
-    finish_.push_back([output, user, output_kept, items] {
+    made().finish.push_back([output, user, output_kept, items] {
       CopyItems(output, output_kept, items, user, output_kept, items);
     });
     a.receive_buffer = output;
@@ -492,7 +498,7 @@ void CollectiveStaging::StageAlltoallw(
   for (const Datatype* type : receive.types) Hold(*type);
   std::vector<const datatype::Layout*> layouts;
   for (const Datatype* type : receive.types) layouts.push_back(&type->layout());
-  finish_.push_back(
+  made().finish.push_back(
       [packed, receive_buffer, layouts = std::move(layouts),
        byte_counts = receive.byte_counts,
        counts = std::vector<int>(receive_counts, receive_counts + ranks),
@@ -510,8 +516,9 @@ void CollectiveStaging::StageAlltoallw(
 }
 
 void CollectiveStaging::Finish() {
-  for (std::function<void()>& work : finish_) work();
-  finish_.clear();
+  if (made_ == nullptr) return;
+  for (std::function<void()>& work : made_->finish) work();
+  made_->finish.clear();
 }
 
 }  // namespace minimpi::coll

@@ -59,7 +59,7 @@ class CollectiveStaging {
   // items' extents; counts past INT_MAX), with error_message() saying why.
   int Stage(const Communicator& comm, Collective collective,
             Arguments* arguments);
-  const std::string& error_message() const { return error_message_; }
+  const std::string& error_message() const;
 
   // MPI_Alltoallw as an alltoallv of bytes: each block travels in its
   // packed form (copied only when some block's datatype is not dense).
@@ -73,7 +73,9 @@ class CollectiveStaging {
                       bool in_place, Arguments* arguments);
 
   // Whether Stage made copies that Finish must copy back.
-  bool needs_finish() const { return !finish_.empty(); }
+  bool needs_finish() const {
+    return made_ != nullptr && !made_->finish.empty();
+  }
   // Copies the staged results into the program's buffers: call once the
   // collective's steps are all done.
   void Finish();
@@ -117,12 +119,23 @@ class CollectiveStaging {
   const int* NewArray(std::vector<int> values);
   void Hold(const Datatype& type);
 
+  // What staging made. Dense data (most calls) needs none of it, so it is
+  // made on first use: a blocking call's staging, on the stack, then costs
+  // two words to build and one test to destroy.
+  struct Made {
+    std::string error_message;
+    std::vector<std::unique_ptr<std::byte[]>> buffers;
+    std::vector<std::unique_ptr<int[]>> arrays;
+    std::vector<datatype::LayoutRef> layouts;
+    std::vector<std::function<void()>> finish;
+  };
+  Made& made() {
+    if (made_ == nullptr) made_ = std::make_unique<Made>();
+    return *made_;
+  }
+
   const DatatypeResolver resolve_;
-  std::string error_message_;
-  std::vector<std::unique_ptr<std::byte[]>> buffers_;
-  std::vector<std::unique_ptr<int[]>> arrays_;
-  std::vector<datatype::LayoutRef> layouts_;
-  std::vector<std::function<void()>> finish_;
+  std::unique_ptr<Made> made_;
 };
 
 }  // namespace minimpi::coll
