@@ -130,6 +130,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.coll_shm_cell));
   status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_MAX", 0, size_t{1} << 40,
                                 s.coll_shm_max));
+  status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_DIRECT", 0, size_t{1} << 40,
+                                s.coll_shm_direct));
   status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_SLOT", 0, size_t{1} << 20,
                                 s.coll_shm_slot));
   status.Update(
@@ -313,6 +315,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "or below this many bytes per rank or alltoall block (twice that "
        "for reduce, allreduce and alltoall; MINIMPI_COLL_<NAME>=shm: any "
        "size)"},
+      {"MINIMPI_COLL_SHM_DIRECT", absl::StrCat(s.coll_shm_direct),
+       absl::StrCat(d.coll_shm_direct),
+       "node path: allgather and alltoall blocks of at least this many bytes "
+       "are read straight from the writer's buffer (one cross-memory copy, "
+       "any size); 0: never"},
       {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
        "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
        "(MPI_Info key minimpi_part_aggr overrides it per request)"},

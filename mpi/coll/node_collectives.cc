@@ -5,8 +5,11 @@
 #include "mpi/coll/node_collectives.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace minimpi::coll {
@@ -431,6 +434,85 @@ NodeOutcome Alltoall(NodeRegion& region, const Arguments& a) {
   return outcome;
 }
 
+// --- Direct copies
+// ------------------------------------------------------------
+
+// Reads `bytes` of rank `writer`'s data at `address` into `to`. The region's
+// maker checked that cross-memory reads work between its ranks; a refusal
+// now (a process that changed its credentials) is not recoverable mid-call.
+void ReadOrDie(const NodeRegion& region, int writer, uint64_t address, void* to,
+               uint64_t bytes) {
+  if (bytes == 0 || region.ReadDirect(writer, address, to, bytes)) return;
+  std::fprintf(stderr,
+               "minimpi: node collective: process_vm_readv of %llu bytes "
+               "from the process of node rank %d failed: %s\n",
+               static_cast<unsigned long long>(bytes), writer,
+               std::strerror(errno));
+  std::abort();
+}
+
+// Every rank posts where its data lies and reads the others' straight into
+// its receive buffer: one copy per block, no cell. A rank leaves only once
+// every rank has read its data (its buffer is the program's again).
+NodeOutcome DirectAllgather(NodeRegion& region, const Arguments& a) {
+  const int n = region.size();
+  const int me = region.rank();
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
+  const auto* own = a.in_place ? receive + me * block
+                               : static_cast<const std::byte*>(a.send_buffer);
+  region.BeginCall(/*small=*/false);
+  // The post's count and address sit on the ready line by call parity,
+  // where a rank two calls behind would read its own: none may be.
+  region.WaitCellsFree(0);
+  region.PostDirect(own, mine);
+  if (!a.in_place) CopyBytes(receive + me * block, own, std::min(block, mine));
+  bool differs = mine > block;
+  for (int k = 1; k < n; ++k) {
+    const int r = (me + k) % n;
+    uint64_t address;
+    const uint64_t sent = region.WaitPostedDirect(r, &address);
+    differs |= sent != mine;
+    ReadOrDie(region, r, address, receive + r * block, std::min(sent, block));
+  }
+  region.EndCall();
+  for (int r = 0; r < n; ++r) {
+    if (r != me) region.WaitDone(r, NodeRegion::kEndOfCall);
+  }
+  return differs ? NodeOutcome::kTruncated : NodeOutcome::kDone;
+}
+
+// Not in place: the readers would read blocks this rank is overwriting.
+NodeOutcome DirectAlltoall(NodeRegion& region, const Arguments& a) {
+  const int n = region.size();
+  const int me = region.rank();
+  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+  const uint64_t mine = Bytes(a.send_count, a.send_extent);
+  auto* receive = static_cast<std::byte*>(a.receive_buffer);
+  const auto* send = static_cast<const std::byte*>(a.send_buffer);
+  region.BeginCall(/*small=*/false);
+  // The post's count and address sit on the ready line by call parity,
+  // where a rank two calls behind would read its own: none may be.
+  region.WaitCellsFree(0);
+  region.PostDirect(send, mine);
+  CopyBytes(receive + me * block, send + me * mine, std::min(block, mine));
+  bool differs = mine > block;
+  for (int k = 1; k < n; ++k) {
+    const int r = (me + k) % n;
+    uint64_t address;
+    const uint64_t sent = region.WaitPostedDirect(r, &address);
+    differs |= sent != mine;
+    ReadOrDie(region, r, address + me * sent, receive + r * block,
+              std::min(sent, block));
+  }
+  region.EndCall();
+  for (int r = 0; r < n; ++r) {
+    if (r != me) region.WaitDone(r, NodeRegion::kEndOfCall);
+  }
+  return differs ? NodeOutcome::kTruncated : NodeOutcome::kDone;
+}
+
 }  // namespace
 
 bool RegionServes(const NodeRegion& region, Collective collective,
@@ -449,8 +531,12 @@ bool RegionServes(const NodeRegion& region, Collective collective,
       return a.extent > 0 && a.extent <= cell &&
              2 * StepsFor(uint64_t(a.count), cell / a.extent) <=
                  NodeRegion::kMaxSteps;
-    case Collective::kGather:
     case Collective::kAllgather:
+      if (region.DirectFor(Bytes(a.receive_count, a.receive_extent))) {
+        return true;
+      }
+      [[fallthrough]];
+    case Collective::kGather:
       return fits(Bytes(a.receive_count, a.receive_extent)) &&
              fits(Bytes(a.send_count, a.send_extent));
     case Collective::kScatter:
@@ -461,6 +547,7 @@ bool RegionServes(const NodeRegion& region, Collective collective,
       // call's chunk (a slot split n ways) takes its block in one step.
       const size_t chunk = AlltoallChunk(cell, region.size());
       const uint64_t block = Bytes(a.receive_count, a.receive_extent);
+      if (!a.in_place && region.DirectFor(block)) return true;
       return chunk > 0 && StepsFor(block, chunk) <= NodeRegion::kMaxSteps &&
              (a.in_place || StepsFor(Bytes(a.send_count, a.send_extent),
                                      chunk) <= NodeRegion::kMaxSteps);
@@ -486,8 +573,17 @@ NodeOutcome RunThroughRegion(NodeRegion& region, Collective collective,
     case Collective::kScatter:
       return Scatter(region, arguments);
     case Collective::kAllgather:
+      if (region.DirectFor(
+              Bytes(arguments.receive_count, arguments.receive_extent))) {
+        return DirectAllgather(region, arguments);
+      }
       return Allgather(region, arguments);
     case Collective::kAlltoall:
+      if (!arguments.in_place &&
+          region.DirectFor(
+              Bytes(arguments.receive_count, arguments.receive_extent))) {
+        return DirectAlltoall(region, arguments);
+      }
       return Alltoall(region, arguments);
     default:
       return NodeOutcome::kNotRun;

@@ -19,7 +19,11 @@
 //              cell.
 //
 // Data larger than a cell takes several steps, double-buffered, so the
-// writer fills one cell while the readers empty the other.
+// writer fills one cell while the readers empty the other. Allgather and
+// alltoall blocks of MINIMPI_COLL_SHM_DIRECT bytes or more skip the cells:
+// every rank posts where its data lies and the others read it from there
+// with one cross-memory copy (process_vm_readv), as single-copy messages
+// do; a rank leaves once every rank has read its data.
 //
 // When ranks pass counts that disagree (an erroneous program), every rank
 // still returns: readers follow the writer's count, never write past their

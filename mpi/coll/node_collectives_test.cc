@@ -39,7 +39,10 @@ class SpinWaiter final : public NodeWaiter {
 // One shared region and a view of it per rank.
 class Node {
  public:
-  Node(int ranks, size_t cell, size_t slot)
+  // `direct_min`: allgather and alltoall blocks from this size copy
+  // directly (threads of one process read their own memory through
+  // process_vm_readv, as ranks read each other's); 0: never.
+  Node(int ranks, size_t cell, size_t slot, size_t direct_min = 0)
       : bytes_(NodeRegion::BytesFor(ranks, cell, slot)) {
     memory_ = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
     std::memset(memory_, 0, bytes_);
@@ -48,7 +51,10 @@ class Node {
       waiters_[r] = std::make_unique<SpinWaiter>();
       regions_.emplace_back(memory_, ranks, r, cell, slot, waiters_[r].get());
     }
-    for (NodeRegion& region : regions_) region.Attach();
+    for (NodeRegion& region : regions_) {
+      region.Attach();
+      region.set_direct_min(direct_min);
+    }
   }
   ~Node() { std::free(memory_); }
   NodeRegion& region(int rank) { return regions_[rank]; }
@@ -301,16 +307,16 @@ void RunAndCheck(NodeRegion& region, const Call& call, int number,
 }
 
 class NodeCollectivesTest
-    : public testing::TestWithParam<std::tuple<int, size_t, size_t>> {};
+    : public testing::TestWithParam<std::tuple<int, size_t, size_t, size_t>> {};
 
 TEST_P(NodeCollectivesTest, MatchesTheReference) {
-  const auto [ranks, cell, slot] = GetParam();
+  const auto [ranks, cell, slot, direct_min] = GetParam();
   const Op* sum = LookupPredefinedOp(MPI_SUM);
   ASSERT_NE(sum, nullptr);
   Op* matrix = NewUserOp(&MatrixProduct, /*commutative=*/false);
   const std::vector<Call> calls =
       RandomCalls(ranks, cell, 300, 1234u + ranks * 17 + cell);
-  Node node(ranks, cell, slot);
+  Node node(ranks, cell, slot, direct_min);
   node.Run([&](int rank) {
     for (size_t i = 0; i < calls.size(); ++i) {
       RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
@@ -329,7 +335,9 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Values(2, 3, 4, 7),
                      testing::Values(size_t{64}, size_t{256}, size_t{4096}),
                      // No slots; slots for the tiny calls; for most calls.
-                     testing::Values(size_t{0}, size_t{16}, size_t{1024})));
+                     testing::Values(size_t{0}, size_t{16}, size_t{1024}),
+                     // No direct copies; direct from 64 bytes per block.
+                     testing::Values(size_t{0}, size_t{64})));
 
 // Barriers above the flat limit take the gather-and-release form.
 TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {
@@ -392,12 +400,14 @@ TEST(NodeCollectivesSlots, BarrierLeavesALateReadersSlotAlone) {
 
 // Counts that disagree: nobody hangs, nobody writes past its buffer, the
 // ranks that can tell report truncation, and the next call is in step.
-class NodeCollectivesMismatch : public testing::TestWithParam<size_t> {};
+class NodeCollectivesMismatch
+    : public testing::TestWithParam<std::tuple<size_t, size_t>> {};
 
 TEST_P(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
   constexpr int kRanks = 4;
   constexpr size_t kCell = 64;
-  Node node(kRanks, kCell, /*slot=*/GetParam());
+  const auto [slot, direct_min] = GetParam();
+  Node node(kRanks, kCell, slot, direct_min);
   const Op* sum = LookupPredefinedOp(MPI_SUM);
   node.Run([&](int rank) {
     NodeRegion& region = node.region(rank);
@@ -463,9 +473,13 @@ TEST_P(NodeCollectivesMismatch, EveryRankReturnsAndStaysInStep) {
   });
 }
 
-// Through the cells (many steps each), and through slots (one step).
-INSTANTIATE_TEST_SUITE_P(CellsAndSlots, NodeCollectivesMismatch,
-                         testing::Values(size_t{0}, size_t{1024}));
+INSTANTIATE_TEST_SUITE_P(
+    CellsAndSlots, NodeCollectivesMismatch,
+    // Through the cells (many steps each), through slots (one step), and
+    // allgather and alltoall reading directly.
+    testing::Values(std::make_tuple(size_t{0}, size_t{0}),
+                    std::make_tuple(size_t{1024}, size_t{0}),
+                    std::make_tuple(size_t{0}, size_t{1})));
 
 }  // namespace
 }  // namespace minimpi::coll

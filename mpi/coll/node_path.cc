@@ -23,6 +23,7 @@
 //              point-to-point.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <array>
@@ -143,7 +144,8 @@ class NodeState final : public CollectiveState {
   }
 
   // Maps the region, or leaves it unavailable (every rank agrees which).
-  void Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes);
+  void Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes,
+            size_t direct_min);
 
   NodeRegion* region() { return region_ ? &*region_ : nullptr; }
   // Whether Make ran (or the communicator cannot have a region).
@@ -168,7 +170,8 @@ class NodeState final : public CollectiveState {
 
 std::atomic<uint64_t> regions_made{0};
 
-void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes) {
+void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes,
+                     size_t direct_min) {
   p2p::PointToPoint& p2p = Instance::Get().p2p();
   const int local_ranks = static_cast<int>(layout_.members.size());
   const size_t bytes =
@@ -179,7 +182,11 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes) {
   struct Offer {
     char name[56];
     int32_t made;
+    int32_t pid;       // the leader's process, and an address in it that
+    uint64_t address;  // holds `name`: the others try a cross-memory read
   } offer{};
+  offer.pid = static_cast<int32_t>(getpid());
+  offer.address = reinterpret_cast<uintptr_t>(offer.name);
   if (layout_.leader()) {
     std::snprintf(offer.name, sizeof(offer.name), "/minimpi-coll-%d-%llu",
                   static_cast<int>(getpid()),
@@ -205,12 +212,30 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes) {
                     slot_bytes, &waiter_);
     region_->Attach();
   }
-  const int32_t mapped = mapping != nullptr;
+  // Direct copies need cross-memory reads between the ranks (Linux's
+  // ptrace rules allow them between a user's processes unless Yama or a
+  // container forbids it): read the leader's name from its memory while it
+  // waits in the allgather below, where `offer` is still alive.
+  bool reads = true;
+  if (!layout_.leader()) {
+    char seen[sizeof(offer.name)] = {};
+    iovec local{seen, sizeof(seen)};
+    iovec remote{reinterpret_cast<void*>(mine.address), sizeof(seen)};
+    reads = process_vm_readv(mine.pid, &local, 1, &remote, 1, 0) ==
+                static_cast<ssize_t>(sizeof(seen)) &&
+            std::memcmp(seen, mine.name, sizeof(seen)) == 0;
+  }
+  const int32_t mapped = (mapping != nullptr ? 1 : 0) | (reads ? 2 : 0);
   std::vector<int32_t> all(comm.size);
   AllgatherBytes(p2p, comm, &mapped, sizeof(mapped), all.data());
   if (layout_.leader() && offer.made) shm_unlink(offer.name);
   bool everyone = true;
-  for (int32_t one : all) everyone &= one != 0;
+  bool direct = true;
+  for (int32_t one : all) {
+    everyone &= (one & 1) != 0;
+    direct &= (one & 2) != 0;
+  }
+  if (everyone && direct) region_->set_direct_min(direct_min);
   if (!everyone) {
     region_.reset();
     if (mapping != nullptr) munmap(mapping, bytes);
@@ -245,7 +270,8 @@ NodeState& StateOf(Communicator& comm, bool automatic) {
     const runtime::Settings& settings = Instance::Get().settings();
     state.set_tried();
     if (Eligible(comm, settings, state.layout())) {
-      state.Make(comm, settings.coll_shm_cell, settings.coll_shm_slot);
+      state.Make(comm, settings.coll_shm_cell, settings.coll_shm_slot,
+                 settings.coll_shm_direct);
     }
   }
   return state;
@@ -463,7 +489,14 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
           collective == Collective::kAlltoall) {
         limit *= 2;
       }
-      choice = smallest <= limit ? 1 : 0;
+      // Allgather and alltoall blocks large enough to be read directly take
+      // the node path at any size: on 4 ranks, 1 MiB blocks, allgather took
+      // 650 us against 1100 for point-to-point (Open MPI 720); on 2 ranks
+      // they tie with both.
+      const bool direct = (collective == Collective::kAllgather ||
+                           collective == Collective::kAlltoall) &&
+                          region->DirectFor(smallest);
+      choice = smallest <= limit || direct ? 1 : 0;
     }
     if (choice == 0) return NodeOutcome::kNotRun;
   }

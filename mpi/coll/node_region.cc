@@ -1,5 +1,9 @@
 #include "mpi/coll/node_region.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <new>
 
 namespace minimpi::coll {
@@ -60,6 +64,8 @@ void NodeRegion::Attach() {
   ready_[rank_].value.store(0, std::memory_order_relaxed);
   ready_[rank_].bytes[0].store(0, std::memory_order_relaxed);
   ready_[rank_].bytes[1].store(0, std::memory_order_relaxed);
+  ready_[rank_].pid.store(static_cast<int32_t>(getpid()),
+                          std::memory_order_relaxed);
   new (&done_[rank_]) DoneLine();
   done_[rank_].value.store(kEndOfCall, std::memory_order_release);
 }
@@ -163,6 +169,36 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
     });
   }
   return line.bytes[call_ & 1].load(std::memory_order_relaxed);
+}
+
+void NodeRegion::PostDirect(const void* address, uint64_t call_bytes) {
+  ReadyLine& line = ready_[rank_];
+  line.address[call_ & 1].store(reinterpret_cast<uintptr_t>(address),
+                                std::memory_order_relaxed);
+  line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+  line.value.store(Value(0), std::memory_order_release);
+  WakeSlowRanks();
+}
+
+uint64_t NodeRegion::WaitPostedDirect(int writer, uint64_t* address) {
+  const uint64_t bytes = WaitPosted(writer, 0);
+  *address = ready_[writer].address[call_ & 1].load(std::memory_order_relaxed);
+  return bytes;
+}
+
+bool NodeRegion::ReadDirect(int writer, uint64_t address, void* to,
+                            size_t bytes) const {
+  const pid_t pid = ready_[writer].pid.load(std::memory_order_relaxed);
+  size_t done = 0;
+  while (done < bytes) {
+    iovec local{static_cast<std::byte*>(to) + done, bytes - done};
+    iovec remote{reinterpret_cast<void*>(address + done), bytes - done};
+    const ssize_t moved = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (moved < 0 && errno == EINTR) continue;
+    if (moved <= 0) return false;
+    done += static_cast<size_t>(moved);
+  }
+  return true;
 }
 
 void NodeRegion::WaitDone(int rank, uint32_t step) {

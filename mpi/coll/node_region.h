@@ -128,6 +128,25 @@ class NodeRegion {
   void Post(uint32_t step, uint64_t call_bytes);
   // Publishes that this rank reached `step`, with no data (barrier).
   void Signal(uint32_t step);
+
+  // --- Direct copies (large calls): a writer posts where its data lies in
+  // its own address space, and readers copy it from there with one
+  // cross-memory read (process_vm_readv), with no copy through a cell.
+  // Whether every rank can read every other's memory (the region's maker
+  // tried it; Linux's ptrace rules decide).
+  // Calls with blocks of at least `bytes` copy directly (0: none; the
+  // region's maker sets it, the same on every rank).
+  void set_direct_min(uint64_t bytes) { direct_min_ = bytes; }
+  bool DirectFor(uint64_t bytes) const {
+    return direct_min_ != 0 && bytes >= direct_min_;
+  }
+  // Posts `address` (`call_bytes` there) as this rank's data of step 0.
+  void PostDirect(const void* address, uint64_t call_bytes);
+  // Waits for `writer`'s direct post; returns its count and sets *address.
+  uint64_t WaitPostedDirect(int writer, uint64_t* address);
+  // Copies `bytes` from `address` in rank `writer`'s memory to `to`.
+  // Returns false if the kernel refused.
+  bool ReadDirect(int writer, uint64_t address, void* to, size_t bytes) const;
   // Waits for rank `writer`'s post of `step`; returns its call_bytes (which
   // stay readable until this rank ends the call).
   uint64_t WaitPosted(int writer, uint32_t step);
@@ -143,7 +162,9 @@ class NodeRegion {
   // rank to have ended this one).
   struct alignas(64) ReadyLine {
     std::atomic<uint32_t> value;
+    std::atomic<int32_t> pid;  // the rank's process, for direct copies
     std::atomic<uint64_t> bytes[2];
+    std::atomic<uint64_t> address[2];  // of a direct post, by call parity
   };
   struct alignas(64) DoneLine {
     std::atomic<uint32_t> value;
@@ -187,6 +208,7 @@ class NodeRegion {
   uint32_t call_ = 0;
   uint64_t calls_ = 0;  // call_ without wrapping, for the slots
   bool small_ = false;
+  uint64_t direct_min_ = 0;
   // The done values this rank last saw, by rank: done only grows, so a
   // value seen once answers WaitCellsFree for later calls too, without
   // touching the line the other rank writes (in a run of small calls a
