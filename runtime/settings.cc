@@ -317,9 +317,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "size)"},
       {"MINIMPI_COLL_SHM_DIRECT", absl::StrCat(s.coll_shm_direct),
        absl::StrCat(d.coll_shm_direct),
-       "node path: allgather and alltoall blocks of at least this many bytes "
-       "are read straight from the writer's buffer (one cross-memory copy, "
-       "any size); 0: never"},
+       "node path: allgather, alltoall, allreduce and (above 2 ranks) bcast "
+       "data of at least this many bytes per block is read straight from "
+       "the writer's buffer (one cross-memory copy, any size); 0: never"},
       {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
        "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
        "(MPI_Info key minimpi_part_aggr overrides it per request)"},

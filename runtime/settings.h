@@ -151,9 +151,10 @@ struct Settings {
   // readers (0: small calls use the cells too) ...
   size_t coll_shm_slot = 1024;
   // ... when the automatic choice is in force, for calls whose data per
-  // rank is at most this many bytes; allgather and alltoall blocks of at
-  // least coll_shm_direct bytes (0: never) are read straight from the
-  // writer's buffer with one cross-memory copy, at any size.
+  // rank is at most this many bytes; allgather, alltoall, allreduce and
+  // (above 2 ranks) bcast data of at least coll_shm_direct bytes per block
+  // (0: never) is read straight from the writer's buffer with one
+  // cross-memory copy, at any size.
   size_t coll_shm_max = 32768;
   size_t coll_shm_direct = 65536;
 

@@ -310,7 +310,7 @@ MPI_TEST_CASES = [
     # cells by parity); and switched off, so the automatic point-to-point
     # algorithms keep running where the node path would take over.
     {"name": "collectives_shm", "program": "collectives", "ranks": [2, 3, 5, 8], "env": _SHM_EVERYWHERE, "timeout": 300},
-    {"name": "collectives_shm_direct", "program": "collectives", "ranks": [2, 3, 5], "args": ["allgather", "alltoall"], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_DIRECT=1"], "timeout": 300},
+    {"name": "collectives_shm_direct", "program": "collectives", "ranks": [2, 3, 5], "args": ["bcast", "allreduce", "allgather", "alltoall"], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_DIRECT=1"], "timeout": 300},
     {"name": "collectives_shm_small_cells", "program": "collectives", "ranks": [2, 4, 7], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 300},
     {"name": "collectives_no_shm", "program": "collectives", "ranks": [2, 3, 4, 8], "env": ["MINIMPI_COLL_SHM_CELL=0"], "timeout": 300},
     {"name": "collectives_no_allocation", "program": "collectives_no_allocation", "ranks": [2, 4], "timeout": 120},

@@ -19,11 +19,14 @@
 //              cell.
 //
 // Data larger than a cell takes several steps, double-buffered, so the
-// writer fills one cell while the readers empty the other. Allgather and
-// alltoall blocks of MINIMPI_COLL_SHM_DIRECT bytes or more skip the cells:
-// every rank posts where its data lies and the others read it from there
-// with one cross-memory copy (process_vm_readv), as single-copy messages
-// do; a rank leaves once every rank has read its data.
+// writer fills one cell while the readers empty the other. From
+// MINIMPI_COLL_SHM_DIRECT bytes (per block), allgather, alltoall, allreduce
+// and (on more than 2 ranks) bcast skip the cells: every rank posts where
+// its data lies and the others read it from there with one cross-memory
+// copy (process_vm_readv), as single-copy messages do; a rank leaves once
+// every rank has read its data. The direct allreduce is a reduce-scatter
+// (rank r reduces slice r, reading the other inputs' slices) followed by
+// an allgather of the slices.
 //
 // When ranks pass counts that disagree (an erroneous program), every rank
 // still returns: readers follow the writer's count, never write past their

@@ -108,13 +108,14 @@ void NodeRegion::WaitFor(absl::FunctionRef<bool()> reached) {
 void NodeRegion::WaitCellsFree(uint32_t step) {
   // A slot was last written kSlots calls ago; a cell in the previous call or
   // two steps ago.
-  const uint32_t want = small_ ? ((call_ - kSlots) << kStepBits) | kEndOfCall
+  if (small_ && call_ <= kSlots) return;  // slots not used yet
+  const uint64_t want = small_ ? ((call_ - kSlots) << kStepBits) | kEndOfCall
                         : step < 2 ? ((call_ - 1) << kStepBits) | kEndOfCall
                                    : Value(step - 2);
   for (int r = 0; r < ranks_; ++r) {
     if (r == rank_ || Reached(seen_done_[r], want)) continue;
-    std::atomic<uint32_t>& done = done_[r].value;
-    uint32_t& seen = seen_done_[r];
+    std::atomic<uint64_t>& done = done_[r].value;
+    uint64_t& seen = seen_done_[r];
     seen = done.load(std::memory_order_acquire);
     if (Reached(seen, want)) continue;
     WaitFor([&] {
@@ -124,19 +125,18 @@ void NodeRegion::WaitCellsFree(uint32_t step) {
   }
 }
 
-// A small call posts in its slot, where its readers look. The ready line
-// takes the value too, so that it never falls more than a call behind: a
-// later large call compares it with 32-bit values that wrap.
+// A small call posts in its slot, where its readers look; a larger one on
+// the ready line.
 void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
-  ReadyLine& line = ready_[rank_];
   if (small_) {
     SlotHeader* slot = Slot(rank_);
     slot->bytes.store(call_bytes, std::memory_order_relaxed);
-    slot->call.store(calls_, std::memory_order_release);
+    slot->call.store(call_, std::memory_order_release);
   } else {
+    ReadyLine& line = ready_[rank_];
     line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+    line.value.store(Value(step), std::memory_order_release);
   }
-  line.value.store(Value(step), std::memory_order_release);
   WakeSlowRanks();
 }
 
@@ -145,8 +145,11 @@ void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
 // slot's count and data alone (that reader wanted a post of at least its
 // own call, which this one is too).
 void NodeRegion::Signal(uint32_t step) {
-  if (small_) Slot(rank_)->call.store(calls_, std::memory_order_release);
-  ready_[rank_].value.store(Value(step), std::memory_order_release);
+  if (small_) {
+    Slot(rank_)->call.store(call_, std::memory_order_release);
+  } else {
+    ready_[rank_].value.store(Value(step), std::memory_order_release);
+  }
   WakeSlowRanks();
 }
 
@@ -154,7 +157,7 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
   if (small_) {
     // One step: the post is the slot's.
     SlotHeader* slot = Slot(writer);
-    const uint64_t want = calls_;
+    const uint64_t want = call_;
     if (slot->call.load(std::memory_order_acquire) < want) {
       WaitFor(
           [&] { return slot->call.load(std::memory_order_acquire) >= want; });
@@ -162,7 +165,7 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
     return slot->bytes.load(std::memory_order_relaxed);
   }
   ReadyLine& line = ready_[writer];
-  const uint32_t want = Value(step);
+  const uint64_t want = Value(step);
   if (!Reached(line.value.load(std::memory_order_acquire), want)) {
     WaitFor([&] {
       return Reached(line.value.load(std::memory_order_acquire), want);
@@ -171,19 +174,25 @@ uint64_t NodeRegion::WaitPosted(int writer, uint32_t step) {
   return line.bytes[call_ & 1].load(std::memory_order_relaxed);
 }
 
-void NodeRegion::PostDirect(const void* address, uint64_t call_bytes) {
+void NodeRegion::PostDirect(const void* data, const void* result,
+                            uint64_t call_bytes) {
   ReadyLine& line = ready_[rank_];
-  line.address[call_ & 1].store(reinterpret_cast<uintptr_t>(address),
-                                std::memory_order_relaxed);
+  line.data[call_ & 1].store(reinterpret_cast<uintptr_t>(data),
+                             std::memory_order_relaxed);
+  line.result[call_ & 1].store(reinterpret_cast<uintptr_t>(result),
+                               std::memory_order_relaxed);
   line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
   line.value.store(Value(0), std::memory_order_release);
   WakeSlowRanks();
 }
 
-uint64_t NodeRegion::WaitPostedDirect(int writer, uint64_t* address) {
-  const uint64_t bytes = WaitPosted(writer, 0);
-  *address = ready_[writer].address[call_ & 1].load(std::memory_order_relaxed);
-  return bytes;
+NodeRegion::DirectPost NodeRegion::WaitPostedDirect(int writer) {
+  DirectPost post;
+  post.bytes = WaitPosted(writer, 0);
+  const ReadyLine& line = ready_[writer];
+  post.data = line.data[call_ & 1].load(std::memory_order_relaxed);
+  post.result = line.result[call_ & 1].load(std::memory_order_relaxed);
+  return post;
 }
 
 bool NodeRegion::ReadDirect(int writer, uint64_t address, void* to,
@@ -202,13 +211,13 @@ bool NodeRegion::ReadDirect(int writer, uint64_t address, void* to,
 }
 
 void NodeRegion::WaitDone(int rank, uint32_t step) {
-  std::atomic<uint32_t>& done = done_[rank].value;
-  const uint32_t want = Value(step);
+  std::atomic<uint64_t>& done = done_[rank].value;
+  const uint64_t want = Value(step);
   if (Reached(done.load(std::memory_order_acquire), want)) return;
   WaitFor([&] { return Reached(done.load(std::memory_order_acquire), want); });
 }
 
-void NodeRegion::SetDone(uint32_t value) {
+void NodeRegion::SetDone(uint64_t value) {
   done_[rank_].value.store(value, std::memory_order_release);
   WakeSlowRanks();
 }

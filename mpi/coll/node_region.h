@@ -5,10 +5,12 @@
 //
 // A collective call is a numbered series of steps. In a step, some ranks
 // write data into cells and *post* (publish a flag value), the others wait
-// for those posts and read. Every flag value is (call << 12) | step, so
-// values only grow (modulo 2^32; compared with a signed difference), every
-// rank can tell which call and step a flag is at, and a rank that runs
-// ahead never confuses an old value with a new one:
+// for those posts and read. Every flag value is (call << 12) | step over a
+// 64-bit call count, so values only grow and never wrap (a rank that posts
+// nothing for a million calls, a bcast's reader, leaves no value that could
+// pass for a new one), every rank can tell which call and step a flag is
+// at, and a rank that runs ahead never confuses an old value with a new
+// one:
 //
 //   ready[r]  rank r's data for (call, step) is in place; `bytes` beside it
 //             says how much r has in this whole call, so readers notice
@@ -107,7 +109,6 @@ class NodeRegion {
   // agrees whether a call is small.
   void BeginCall(bool small) {
     ++call_;
-    ++calls_;
     small_ = small;
   }
   // Ends the current call: this rank needs nothing more of it.
@@ -140,10 +141,19 @@ class NodeRegion {
   bool DirectFor(uint64_t bytes) const {
     return direct_min_ != 0 && bytes >= direct_min_;
   }
-  // Posts `address` (`call_bytes` there) as this rank's data of step 0.
-  void PostDirect(const void* address, uint64_t call_bytes);
-  // Waits for `writer`'s direct post; returns its count and sets *address.
-  uint64_t WaitPostedDirect(int writer, uint64_t* address);
+  // Posts step 0 of a direct call: this rank's data lies at `data`
+  // (`call_bytes` there) and, where the call publishes one, its result at
+  // `result`. Every rank must have ended the previous call (the addresses
+  // sit on the ready line by call parity, where a rank two calls behind
+  // would read its own): WaitCellsFree(0) first.
+  void PostDirect(const void* data, const void* result, uint64_t call_bytes);
+  struct DirectPost {
+    uint64_t bytes;
+    uint64_t data;
+    uint64_t result;
+  };
+  // Waits for `writer`'s direct post.
+  DirectPost WaitPostedDirect(int writer);
   // Copies `bytes` from `address` in rank `writer`'s memory to `to`.
   // Returns false if the kernel refused.
   bool ReadDirect(int writer, uint64_t address, void* to, size_t bytes) const;
@@ -161,13 +171,15 @@ class NodeRegion {
   // count, but never two calls ahead (finishing the next call needs every
   // rank to have ended this one).
   struct alignas(64) ReadyLine {
-    std::atomic<uint32_t> value;
+    std::atomic<uint64_t> value;
     std::atomic<int32_t> pid;  // the rank's process, for direct copies
     std::atomic<uint64_t> bytes[2];
-    std::atomic<uint64_t> address[2];  // of a direct post, by call parity
+    // Of a direct post, by call parity.
+    std::atomic<uint64_t> data[2];
+    std::atomic<uint64_t> result[2];
   };
   struct alignas(64) DoneLine {
-    std::atomic<uint32_t> value;
+    std::atomic<uint64_t> value;
   };
   // Heads each slot: the small call that last posted in it (a 64-bit call
   // count: a slot may sit unused for any number of calls) and its count.
@@ -182,11 +194,9 @@ class NodeRegion {
         (static_cast<size_t>(owner) * kSlots + call_ % kSlots) * slot_stride_);
   }
 
-  static bool Reached(uint32_t have, uint32_t want) {
-    return static_cast<int32_t>(have - want) >= 0;
-  }
-  uint32_t Value(uint32_t step) const { return (call_ << kStepBits) | step; }
-  void SetDone(uint32_t value);
+  static bool Reached(uint64_t have, uint64_t want) { return have >= want; }
+  uint64_t Value(uint32_t step) const { return (call_ << kStepBits) | step; }
+  void SetDone(uint64_t value);
   // After a flag changed: wakes the ranks that may sleep.
   void WakeSlowRanks();
   // Waits for `reached`, first briefly polling, then through the waiter
@@ -205,15 +215,14 @@ class NodeRegion {
   const size_t slot_bytes_;
   const size_t slot_stride_;
   NodeWaiter* const waiter_;
-  uint32_t call_ = 0;
-  uint64_t calls_ = 0;  // call_ without wrapping, for the slots
+  uint64_t call_ = 0;
   bool small_ = false;
   uint64_t direct_min_ = 0;
   // The done values this rank last saw, by rank: done only grows, so a
   // value seen once answers WaitCellsFree for later calls too, without
   // touching the line the other rank writes (in a run of small calls a
   // writer reads each reader's line about once per kSlots calls).
-  std::vector<uint32_t> seen_done_;
+  std::vector<uint64_t> seen_done_;
 };
 
 }  // namespace minimpi::coll
