@@ -101,27 +101,29 @@ NodeOutcome Bcast(NodeRegion& region, const Arguments& a) {
   const uint64_t mine = Bytes(a.count, a.extent);
   region.BeginCall(region.IsSmall(mine));
   const size_t cell = region.step_bytes();
-  NodeOutcome outcome = NodeOutcome::kDone;
   if (region.rank() == a.root) {
     const Step steps = StepsFor(mine, cell);
     for (Step k = 0; k < steps; ++k) {
       const Piece piece = PieceOf(mine, cell, k);
       region.WaitCellsFree(k);
       CopyBytes(region.Cell(a.root, k), buffer + piece.offset, piece.length);
-      region.Post(k, mine);
+      if (k + 1 < steps) {
+        region.Post(k, mine);
+      } else {
+        region.PostLast(k, mine);
+      }
     }
-  } else {
-    const uint64_t sent = region.WaitPosted(a.root, 0);
-    const Step steps = StepsFor(sent, cell);
-    for (Step k = 0; k < steps; ++k) {
-      if (k > 0) region.WaitPosted(a.root, k);
-      CopyFitting(buffer, mine, PieceOf(sent, cell, k), region.Cell(a.root, k));
-      if (NeedsStepDone(steps)) region.Done(k);
-    }
-    if (sent > mine) outcome = NodeOutcome::kTruncated;
+    return NodeOutcome::kDone;
+  }
+  const uint64_t sent = region.WaitPosted(a.root, 0);
+  const Step steps = StepsFor(sent, cell);
+  for (Step k = 0; k < steps; ++k) {
+    if (k > 0) region.WaitPosted(a.root, k);
+    CopyFitting(buffer, mine, PieceOf(sent, cell, k), region.Cell(a.root, k));
+    if (NeedsStepDone(steps)) region.Done(k);
   }
   region.EndCall();
-  return outcome;
+  return sent > mine ? NodeOutcome::kTruncated : NodeOutcome::kDone;
 }
 
 // --- Reduce, Allreduce ------------------------------------------------------
@@ -183,6 +185,11 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
     const Step in = sliced ? 2 * chunk : chunk;
     region.WaitCellsFree(in);
     if (!skips_own_cell) CopyBytes(region.Cell(me, in), input + offset, bytes);
+    if (!sliced && !wants_result && chunk + 1 == chunks) {
+      // A reduce's sender reads nothing: its last post ends its call.
+      region.PostLast(in, mine);
+      return NodeOutcome::kDone;
+    }
     region.Post(in, mine);
     const std::byte* own = a.in_place ? nullptr : input + offset;
     if (sliced || wants_result) {
@@ -236,10 +243,13 @@ NodeOutcome Gather(NodeRegion& region, const Arguments& a) {
       const Piece piece = PieceOf(mine, cell, k);
       region.WaitCellsFree(k);
       CopyBytes(region.Cell(me, k), send + piece.offset, piece.length);
-      region.Post(k, mine);
-      if (NeedsStepDone(steps)) region.Done(k);
+      if (k + 1 == steps) {
+        region.PostLast(k, mine);
+      } else {
+        region.Post(k, mine);
+        if (NeedsStepDone(steps)) region.Done(k);
+      }
     }
-    region.EndCall();
     return NodeOutcome::kDone;
   }
   auto* receive = static_cast<std::byte*>(a.receive_buffer);
@@ -286,12 +296,11 @@ NodeOutcome SmallScatter(NodeRegion& region, const Arguments& a) {
     for (int r = 0; r < n; ++r) {
       if (r != me) CopyBytes(slot + r * block, send + r * block, block);
     }
-    region.Post(0, block);
+    region.PostLast(0, block);
     if (!a.in_place) {
       CopyBytes(a.receive_buffer, send + me * block,
                 std::min(block, Bytes(a.receive_count, a.receive_extent)));
     }
-    region.EndCall();
     return NodeOutcome::kDone;
   }
   const uint64_t mine = Bytes(a.receive_count, a.receive_extent);

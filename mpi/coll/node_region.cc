@@ -140,6 +140,20 @@ void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
   WakeSlowRanks();
 }
 
+void NodeRegion::PostLast(uint32_t step, uint64_t call_bytes) {
+  if (small_) {
+    SlotHeader* slot = Slot(rank_);
+    slot->bytes.store(call_bytes, std::memory_order_relaxed);
+    slot->call.store(call_, std::memory_order_release);
+  } else {
+    ReadyLine& line = ready_[rank_];
+    line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
+    line.value.store(Value(step), std::memory_order_release);
+  }
+  done_[rank_].value.store(Value(kEndOfCall), std::memory_order_release);
+  WakeSlowRanks();
+}
+
 // A barrier writes no cell and waits for no cell to be free, so a reader
 // may still be in the call kSlots back, reading this slot: it leaves the
 // slot's count and data alone (that reader wanted a post of at least its

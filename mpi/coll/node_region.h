@@ -127,6 +127,10 @@ class NodeRegion {
   // Publishes this rank's data of `step`; `call_bytes` is what this rank
   // contributes in the whole call (the same in each of its steps).
   void Post(uint32_t step, uint64_t call_bytes);
+  // Post of a rank's last step in a call where it reads nothing (a bcast
+  // root, a gather sender): also ends the call, behind one fence instead of
+  // two. Do not call EndCall after it.
+  void PostLast(uint32_t step, uint64_t call_bytes);
   // Publishes that this rank reached `step`, with no data (barrier).
   void Signal(uint32_t step);
 
