@@ -164,7 +164,8 @@ NodeOutcome Reduction(NodeRegion& region, const Arguments& a, bool all) {
   const bool wants_result = all || me == a.root;
   const uint64_t mine = Bytes(a.count, a.extent);
   region.BeginCall(region.IsSmall(mine));
-  const uint64_t per_step = std::max<size_t>(1, region.step_bytes() / a.extent);
+  const uint64_t per_step = std::max<size_t>(
+      1, (all ? region.step_bytes() : region.reduce_step_bytes()) / a.extent);
   const uint64_t items = static_cast<uint64_t>(a.count);
   const Step chunks = StepsFor(items, per_step);
   // (A small call has no result cell: it never slices.)
@@ -643,14 +644,15 @@ bool RegionServes(const NodeRegion& region, Collective collective,
       return DirectBcastFor(region, Bytes(a.count, a.extent)) ||
              fits(Bytes(a.count, a.extent));
     case Collective::kAllreduce:
-      if (a.extent > 0 && a.extent <= cell &&
-          region.DirectFor(Bytes(a.count, a.extent))) {
-        return true;
-      }
-      [[fallthrough]];
+      return a.extent > 0 && a.extent <= cell &&
+             (region.DirectFor(Bytes(a.count, a.extent)) ||
+              2 * StepsFor(uint64_t(a.count), cell / a.extent) <=
+                  NodeRegion::kMaxSteps);
     case Collective::kReduce:
       return a.extent > 0 && a.extent <= cell &&
-             2 * StepsFor(uint64_t(a.count), cell / a.extent) <=
+             StepsFor(
+                 uint64_t(a.count),
+                 std::max<size_t>(1, region.reduce_cell_bytes() / a.extent)) <=
                  NodeRegion::kMaxSteps;
     case Collective::kAllgather:
       if (region.DirectFor(Bytes(a.receive_count, a.receive_extent))) {

@@ -54,6 +54,8 @@ class Node {
     for (NodeRegion& region : regions_) {
       region.Attach();
       region.set_direct_min(direct_min);
+      // With direct copies, reduces also take steps of half a cell.
+      if (direct_min != 0) region.set_reduce_step_bytes(cell / 2);
     }
   }
   ~Node() { std::free(memory_); }

@@ -40,6 +40,7 @@ NodeRegion::NodeRegion(void* base, int ranks, int rank, size_t cell_bytes,
       slot_bytes_(slot_bytes),
       slot_stride_(RoundUp(sizeof(SlotHeader) + slot_bytes)),
       waiter_(waiter),
+      reduce_step_bytes_(cell_bytes_),
       seen_done_(ranks, kEndOfCall) {
   const size_t n = static_cast<size_t>(ranks);
   auto* at = static_cast<std::byte*>(base);

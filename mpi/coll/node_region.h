@@ -102,6 +102,17 @@ class NodeRegion {
   bool small() const { return small_; }
   // What one step of the current call carries: a slot or a cell.
   size_t step_bytes() const { return small_ ? slot_bytes_ : cell_bytes_; }
+  // What one step of a reduce carries through the cells: less than a cell
+  // when every rank has a core of its own (the region's maker sets it, the
+  // same on every rank), so that the root's combining works in its L1.
+  size_t reduce_step_bytes() const {
+    return small_ ? slot_bytes_ : reduce_step_bytes_;
+  }
+  // The same for a call that is not small (before BeginCall).
+  size_t reduce_cell_bytes() const { return reduce_step_bytes_; }
+  void set_reduce_step_bytes(size_t bytes) {
+    reduce_step_bytes_ = bytes < cell_bytes_ ? bytes : cell_bytes_;
+  }
 
   // --- One call.
   // Starts the next call (every rank starts the same calls in order). A
@@ -222,6 +233,7 @@ class NodeRegion {
   uint64_t call_ = 0;
   bool small_ = false;
   uint64_t direct_min_ = 0;
+  size_t reduce_step_bytes_;  // the cell, unless set
   // The done values this rank last saw, by rank: done only grows, so a
   // value seen once answers WaitCellsFree for later calls too, without
   // touching the line the other rank writes (in a run of small calls a
