@@ -513,8 +513,9 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
            collective == Collective::kAllreduce ||
            (collective == Collective::kBcast && region->size() > 2));
       // A reduce on up to 4 ranks takes the node path at any size: its root
-      // combines the inputs as they stream through the cells (2 ranks,
-      // 1 MiB: 110 us against 175 for binomial; 4 ranks: 430 against 530).
+      // combines the inputs as they stream through the cells (1 MiB, best
+      // of 3 runs: 133 us against 153 for binomial on 2 ranks, 391 against
+      // 423 on 4; 256 KiB: 28 against 39, and 103 against 126).
       // With more ranks the root's n - 1 combines, alone, would lose to the
       // tree's, which run in parallel.
       const bool whole_reduce =
