@@ -356,14 +356,27 @@ NodeOutcome Scatter(NodeRegion& region, const Arguments& a) {
   return sent > mine ? NodeOutcome::kTruncated : NodeOutcome::kDone;
 }
 
+// An allgather's buffers as this rank sees them.
+struct AllgatherBlocks {
+  std::byte* receive;    // n blocks
+  uint64_t block;        // bytes of a received block
+  uint64_t mine;         // bytes this rank contributes
+  const std::byte* own;  // where they lie
+};
+AllgatherBlocks BlocksOf(const NodeRegion& region, const Arguments& a) {
+  AllgatherBlocks b;
+  b.receive = static_cast<std::byte*>(a.receive_buffer);
+  b.block = Bytes(a.receive_count, a.receive_extent);
+  b.mine = a.in_place ? b.block : Bytes(a.send_count, a.send_extent);
+  b.own = a.in_place ? b.receive + region.rank() * b.block
+                     : static_cast<const std::byte*>(a.send_buffer);
+  return b;
+}
+
 NodeOutcome Allgather(NodeRegion& region, const Arguments& a) {
   const int n = region.size();
   const int me = region.rank();
-  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
-  auto* receive = static_cast<std::byte*>(a.receive_buffer);
-  const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
-  const auto* own = a.in_place ? receive + me * block
-                               : static_cast<const std::byte*>(a.send_buffer);
+  const auto [receive, block, mine, own] = BlocksOf(region, a);
   if (!a.in_place) CopyBytes(receive + me * block, own, std::min(block, mine));
   region.BeginCall(region.IsSmall(mine));
   const size_t cell = region.step_bytes();
@@ -489,11 +502,7 @@ void EndDirect(NodeRegion& region, bool others_read_mine) {
 NodeOutcome DirectAllgather(NodeRegion& region, const Arguments& a) {
   const int n = region.size();
   const int me = region.rank();
-  const uint64_t block = Bytes(a.receive_count, a.receive_extent);
-  auto* receive = static_cast<std::byte*>(a.receive_buffer);
-  const uint64_t mine = a.in_place ? block : Bytes(a.send_count, a.send_extent);
-  const auto* own = a.in_place ? receive + me * block
-                               : static_cast<const std::byte*>(a.send_buffer);
+  const auto [receive, block, mine, own] = BlocksOf(region, a);
   BeginDirect(region, own, nullptr, mine);
   if (!a.in_place) CopyBytes(receive + me * block, own, std::min(block, mine));
   bool differs = mine > block;

@@ -128,7 +128,7 @@ void NodeRegion::WaitCellsFree(uint32_t step) {
 
 // A small call posts in its slot, where its readers look; a larger one on
 // the ready line.
-void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
+void NodeRegion::Publish(uint32_t step, uint64_t call_bytes) {
   if (small_) {
     SlotHeader* slot = Slot(rank_);
     slot->bytes.store(call_bytes, std::memory_order_relaxed);
@@ -138,19 +138,15 @@ void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
     line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
     line.value.store(Value(step), std::memory_order_release);
   }
+}
+
+void NodeRegion::Post(uint32_t step, uint64_t call_bytes) {
+  Publish(step, call_bytes);
   WakeSlowRanks();
 }
 
 void NodeRegion::PostLast(uint32_t step, uint64_t call_bytes) {
-  if (small_) {
-    SlotHeader* slot = Slot(rank_);
-    slot->bytes.store(call_bytes, std::memory_order_relaxed);
-    slot->call.store(call_, std::memory_order_release);
-  } else {
-    ReadyLine& line = ready_[rank_];
-    line.bytes[call_ & 1].store(call_bytes, std::memory_order_relaxed);
-    line.value.store(Value(step), std::memory_order_release);
-  }
+  Publish(step, call_bytes);
   done_[rank_].value.store(Value(kEndOfCall), std::memory_order_release);
   WakeSlowRanks();
 }

@@ -212,6 +212,8 @@ class NodeRegion {
   static bool Reached(uint64_t have, uint64_t want) { return have >= want; }
   uint64_t Value(uint32_t step) const { return (call_ << kStepBits) | step; }
   void SetDone(uint64_t value);
+  // The stores of a post, without the wake-up.
+  void Publish(uint32_t step, uint64_t call_bytes);
   // After a flag changed: wakes the ranks that may sleep.
   void WakeSlowRanks();
   // Waits for `reached`, first briefly polling, then through the waiter
