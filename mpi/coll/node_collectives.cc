@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 namespace minimpi::coll {
 namespace {
@@ -458,8 +457,7 @@ NodeOutcome Alltoall(NodeRegion& region, const Arguments& a) {
   return outcome;
 }
 
-// --- Direct copies
-// ------------------------------------------------------------
+// --- Direct copies ----------------------------------------------------------
 
 // Reads `bytes` of rank `writer`'s data at `address` into `to`. The region's
 // maker checked that cross-memory reads work between its ranks; a refusal
@@ -578,14 +576,7 @@ NodeOutcome DirectAllreduce(NodeRegion& region, const Arguments& a) {
       a.in_place ? a.receive_buffer : a.send_buffer);
   BeginDirect(region, input, output, mine);
   // Every rank sees every count: all find a mismatch, and all leave.
-  std::vector<NodeRegion::DirectPost> posts(n);
-  bool differs = false;
-  for (int r = 0; r < n; ++r) {
-    if (r == me) continue;
-    posts[r] = region.WaitPostedDirect(r);
-    differs |= posts[r].bytes != mine;
-  }
-  if (differs) {
+  if (AnyCountDiffers(region, 0, mine)) {
     EndDirect(region, /*others_read_mine=*/true);
     return NodeOutcome::kTruncated;
   }
@@ -614,12 +605,14 @@ NodeOutcome DirectAllreduce(NodeRegion& region, const Arguments& a) {
     if (me == n - 1) {
       if (!a.in_place) CopyBytes(to, own, bytes);
     } else {
-      ReadOrDie(region, n - 1, posts[n - 1].data + offset, to, bytes);
+      ReadOrDie(region, n - 1, region.WaitPostedDirect(n - 1).data + offset, to,
+                bytes);
     }
     for (int r = n - 2; r >= 0; --r) {
       const std::byte* x = own;
       if (r != me) {
-        ReadOrDie(region, r, posts[r].data + offset, theirs, bytes);
+        ReadOrDie(region, r, region.WaitPostedDirect(r).data + offset, theirs,
+                  bytes);
         x = theirs;
       }
       a.op->Apply(x, to, count, a.type);
@@ -631,7 +624,8 @@ NodeOutcome DirectAllreduce(NodeRegion& region, const Arguments& a) {
     const int r = (me + k) % n;
     region.WaitPosted(r, 1);
     const Piece theirs_slice = slice_of(r);
-    ReadOrDie(region, r, posts[r].result + theirs_slice.offset,
+    ReadOrDie(region, r,
+              region.WaitPostedDirect(r).result + theirs_slice.offset,
               output + theirs_slice.offset, theirs_slice.length);
   }
   EndDirect(region, /*others_read_mine=*/true);
@@ -659,9 +653,9 @@ bool RegionServes(const NodeRegion& region, Collective collective,
                   NodeRegion::kMaxSteps);
     case Collective::kReduce:
       return a.extent > 0 && a.extent <= cell &&
-             StepsFor(
-                 uint64_t(a.count),
-                 std::max<size_t>(1, region.reduce_cell_bytes() / a.extent)) <=
+             StepsFor(uint64_t(a.count),
+                      std::max<size_t>(
+                          1, region.large_reduce_step_bytes() / a.extent)) <=
                  NodeRegion::kMaxSteps;
     case Collective::kAllgather:
       if (region.DirectFor(Bytes(a.receive_count, a.receive_extent))) {

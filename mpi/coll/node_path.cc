@@ -23,7 +23,6 @@
 //              point-to-point.
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <array>
@@ -226,11 +225,9 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes,
   bool reads = true;
   if (!layout_.leader()) {
     char seen[sizeof(offer.name)] = {};
-    iovec local{seen, sizeof(seen)};
-    iovec remote{reinterpret_cast<void*>(mine.address), sizeof(seen)};
-    reads = process_vm_readv(mine.pid, &local, 1, &remote, 1, 0) ==
-                static_cast<ssize_t>(sizeof(seen)) &&
-            std::memcmp(seen, mine.name, sizeof(seen)) == 0;
+    reads =
+        NodeRegion::ReadProcess(mine.pid, mine.address, seen, sizeof(seen)) &&
+        std::memcmp(seen, mine.name, sizeof(seen)) == 0;
   }
   const int32_t mapped = (mapping != nullptr ? 1 : 0) | (reads ? 2 : 0) |
                          (waiter_.PollFirst() ? 4 : 0);

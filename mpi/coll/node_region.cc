@@ -208,7 +208,12 @@ NodeRegion::DirectPost NodeRegion::WaitPostedDirect(int writer) {
 
 bool NodeRegion::ReadDirect(int writer, uint64_t address, void* to,
                             size_t bytes) const {
-  const pid_t pid = ready_[writer].pid.load(std::memory_order_relaxed);
+  return ReadProcess(ready_[writer].pid.load(std::memory_order_relaxed),
+                     address, to, bytes);
+}
+
+bool NodeRegion::ReadProcess(pid_t pid, uint64_t address, void* to,
+                             size_t bytes) {
   size_t done = 0;
   while (done < bytes) {
     iovec local{static_cast<std::byte*>(to) + done, bytes - done};

@@ -47,6 +47,8 @@
 #ifndef MINIMPI_MPI_COLL_NODE_REGION_H_
 #define MINIMPI_MPI_COLL_NODE_REGION_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -109,7 +111,7 @@ class NodeRegion {
     return small_ ? slot_bytes_ : reduce_step_bytes_;
   }
   // The same for a call that is not small (before BeginCall).
-  size_t reduce_cell_bytes() const { return reduce_step_bytes_; }
+  size_t large_reduce_step_bytes() const { return reduce_step_bytes_; }
   void set_reduce_step_bytes(size_t bytes) {
     reduce_step_bytes_ = bytes < cell_bytes_ ? bytes : cell_bytes_;
   }
@@ -148,10 +150,9 @@ class NodeRegion {
   // --- Direct copies (large calls): a writer posts where its data lies in
   // its own address space, and readers copy it from there with one
   // cross-memory read (process_vm_readv), with no copy through a cell.
-  // Whether every rank can read every other's memory (the region's maker
-  // tried it; Linux's ptrace rules decide).
-  // Calls with blocks of at least `bytes` copy directly (0: none; the
-  // region's maker sets it, the same on every rank).
+  // Calls with blocks of at least `bytes` copy directly (0: none). The
+  // region's maker sets it, the same on every rank, once it has found that
+  // every rank can read the others' memory (Linux's ptrace rules decide).
   void set_direct_min(uint64_t bytes) { direct_min_ = bytes; }
   bool DirectFor(uint64_t bytes) const {
     return direct_min_ != 0 && bytes >= direct_min_;
@@ -172,6 +173,8 @@ class NodeRegion {
   // Copies `bytes` from `address` in rank `writer`'s memory to `to`.
   // Returns false if the kernel refused.
   bool ReadDirect(int writer, uint64_t address, void* to, size_t bytes) const;
+  // The same from process `pid`, resuming after partial reads.
+  static bool ReadProcess(pid_t pid, uint64_t address, void* to, size_t bytes);
   // Waits for rank `writer`'s post of `step`; returns its call_bytes (which
   // stay readable until this rank ends the call).
   uint64_t WaitPosted(int writer, uint32_t step);
