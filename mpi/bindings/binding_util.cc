@@ -97,41 +97,6 @@ int EndpointsGroupError(const char* call, Communicator* comm) {
                     "MPI_Comm_split or MPI_Comm_dup on it instead");
 }
 
-vci::SendArguments MakeSend(Communicator* comm, const void* buffer,
-                            int64_t count, const Datatype* type,
-                            int destination, int tag, vci::SendMode mode) {
-  const DataDescription data = Describe(buffer, count, type);
-  vci::SendArguments send;
-  send.buffer = data.data;
-  send.bytes = data.bytes;
-  send.layout = data.layout;
-  send.count = data.count;
-  send.destination_world_rank = comm->world_ranks[destination];
-  send.destination_vci = comm->remote_vci(destination);
-  send.remote_context = comm->remote_point_to_point_context(destination);
-  send.source_rank = comm->rank;
-  send.tag = tag;
-  send.vci = comm->vci;
-  send.mode = mode;
-  return send;
-}
-
-vci::ReceiveArguments MakeReceive(Communicator* comm, void* buffer,
-                                  int64_t count, const Datatype* type,
-                                  int source, int tag) {
-  const DataDescription data = Describe(buffer, count, type);
-  vci::ReceiveArguments receive;
-  receive.buffer = const_cast<void*>(data.data);
-  receive.capacity = data.bytes;
-  receive.layout = data.layout;
-  receive.count = data.count;
-  receive.context = comm->point_to_point_context();
-  receive.source = source == MPI_ANY_SOURCE ? match::kAnySource : source;
-  receive.tag = tag == MPI_ANY_TAG ? match::kAnyTag : tag;
-  receive.vci = comm->vci;
-  return receive;
-}
-
 match::Envelope MakeEnvelope(Communicator* comm, int source, int tag) {
   return {comm->point_to_point_context(),
           source == MPI_ANY_SOURCE ? match::kAnySource : source,

@@ -9,10 +9,7 @@
 
 namespace minimpi {
 
-const Datatype* LookupDatatype(MPI_Datatype handle) {
-  if (const Datatype* predefined = Datatype::FindPredefined(handle)) {
-    return predefined;
-  }
+const Datatype* LookupDerivedDatatype(MPI_Datatype handle) {
   if (reinterpret_cast<uintptr_t>(handle) <= 0xfff ||
       Instance::state() != LibraryState::kInitialized) {
     return nullptr;

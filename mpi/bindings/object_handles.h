@@ -16,8 +16,16 @@
 namespace minimpi {
 
 // The datatype a handle names (predefined, or derived and not freed), or
-// nullptr. Derived types need MPI_Init.
-const Datatype* LookupDatatype(MPI_Datatype handle);
+// nullptr. Derived types need MPI_Init. Inline for the predefined types,
+// which nearly every call names; LookupDerivedDatatype does the rest.
+const Datatype* LookupDerivedDatatype(MPI_Datatype handle);
+inline const Datatype* LookupDatatype(MPI_Datatype handle) {
+  if (const Datatype* predefined = Datatype::FindPredefined(handle))
+      [[likely]] {
+    return predefined;
+  }
+  return LookupDerivedDatatype(handle);
+}
 
 // Builds the type `envelope` describes and issues a handle for it (see
 // BuildDerivedDatatype).

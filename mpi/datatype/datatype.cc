@@ -31,10 +31,7 @@ class PredefinedDatatypes {
     }
   }
 
-  const Datatype* Find(MPI_Datatype handle) const {
-    const uintptr_t index = Index(handle);
-    return index < by_index_.size() ? by_index_[index] : nullptr;
-  }
+  const Datatype* const* table() const { return by_index_.data(); }
 
  private:
   // MPI_Type_get_name's answer. Two handles have two standard names each;
@@ -57,9 +54,7 @@ class PredefinedDatatypes {
 };
 
 namespace {
-// Built on first use (a function-local static: the tables it reads are
-// themselves built when mpi/datatype loads, in an order no other file can
-// rely on). Afterwards a lookup costs one load of the guard.
+// Built on first use (see Datatype::PredefinedByIndex).
 const PredefinedDatatypes& Predefined() {
   static const PredefinedDatatypes* table = new PredefinedDatatypes();
   return *table;
@@ -84,8 +79,8 @@ Datatype* Datatype::NewDerived(datatype::LayoutRef layout, Envelope envelope) {
   return type;
 }
 
-const Datatype* Datatype::FindPredefined(MPI_Datatype handle) {
-  return Predefined().Find(handle);
+const Datatype* const* Datatype::BuildPredefinedTable() {
+  return Predefined().table();
 }
 
 std::string Datatype::name() const {

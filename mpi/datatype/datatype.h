@@ -26,6 +26,7 @@
 
 #include "mpi/attributes.h"
 #include "mpi/datatype/layout.h"
+#include "mpi/datatype/predefined.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -81,8 +82,14 @@ class Datatype {
   void Retain() const;
   void Release() const;
 
-  // The predefined type `handle` names, or nullptr.
-  static const Datatype* FindPredefined(MPI_Datatype handle);
+  // The predefined type `handle` names, or nullptr. Inline: every call
+  // that moves data looks its datatype up.
+  static const Datatype* FindPredefined(MPI_Datatype handle) {
+    const uintptr_t index = reinterpret_cast<uintptr_t>(handle) -
+                            datatype::predefined_internal::kFirstHandle;
+    if (index >= datatype::predefined_internal::kHandleCount) return nullptr;
+    return PredefinedByIndex()[index];
+  }
 
   // --- compat: attributes (MPI_Type_set_attr). They belong to the object,
   // so every handle naming it sees them (MPI_Type_get_contents hands out
@@ -99,6 +106,16 @@ class Datatype {
   }
 
  private:
+  // Predefined types by handle - kFirstHandle (nullptr where no type is),
+  // built on first use: a function-local static, as the tables it reads are
+  // themselves built when mpi/datatype loads, in an order no other file can
+  // rely on. Afterwards a lookup costs the guard's load and the entry's.
+  static const Datatype* const* PredefinedByIndex() {
+    static const Datatype* const* const table = BuildPredefinedTable();
+    return table;
+  }
+  static const Datatype* const* BuildPredefinedTable();
+
   friend class PredefinedDatatypes;
   Datatype(datatype::LayoutRef layout, bool predefined);
   ~Datatype();

@@ -83,7 +83,7 @@ std::string PointToPoint::MatchStatistics() {
   for (int v = 0; v < capacity_; ++v) {
     if (FindLane(v) == nullptr) continue;
     Lane* lane = &LaneAt(v);
-    std::lock_guard<std::mutex> lock(lane->mutex);
+    std::lock_guard lock(lane->mutex);
     const match::MatchStats stats = lane->engine->stats();
     const uint64_t searches = stats.point_to_point.posted.searches +
                               stats.point_to_point.unexpected.searches +

@@ -58,7 +58,7 @@ struct UnexpectedRecord : match::UnexpectedMessage {
 struct alignas(64) Lane {
   explicit Lane(vci::Vci& vci)
       : mutex(vci.mutex), requests(*vci.requests), outbox(*vci.outbox) {}
-  std::mutex& mutex;  // the VCI's lock, which guards all of this
+  vci::VciLock& mutex;  // the VCI's lock, which guards all of this
   std::unique_ptr<match::MatchEngine> engine;
   vci::RequestPool& requests;  // the VCI's
   // The VCI's messages the transport refused for now, in order per peer. A

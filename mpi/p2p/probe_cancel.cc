@@ -35,7 +35,7 @@ UnexpectedRecord* PointToPoint::FindUnexpected(const match::Envelope& wanted,
                                                int vci, bool poll, bool take,
                                                Status* status) {
   Lane& v = LaneAt(vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   if (poll) vcis_.PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
   if (message == nullptr) return nullptr;
@@ -84,7 +84,7 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message,
                               const ReceiveArguments& receive,
                               uintptr_t owner) {
   Lane& vci = LaneAt(message->vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   Request* request = vci.requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->vci = message->vci;
@@ -103,13 +103,13 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message,
 
 void PointToPoint::FreeProbedMessage(UnexpectedRecord* message) {
   Lane& vci = LaneAt(message->vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   FreeRecordLocked(vci, message);
 }
 
 bool PointToPoint::CancelReceive(Request* request) {
   Lane& vci = LaneAt(request->vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   if (!vci.engine->CancelPosted(request)) return false;
   request->status = Status{};
   request->status.cancelled = true;
@@ -119,7 +119,7 @@ bool PointToPoint::CancelReceive(Request* request) {
 
 void PointToPoint::CancelSend(Request* request) {
   Lane& v = LaneAt(request->vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   if (IsComplete(request) || request->cancel_requested) return;
   const net::PeerVci peer = request->send.destination();
   // Still in this VCI's outbox: take it out; nobody saw it.

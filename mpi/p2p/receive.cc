@@ -40,7 +40,7 @@ inline Request* PointToPoint::NewReceiveLocked(
 
 Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
   Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
   // PostReceiveLocked without resetting the status: the request is fresh
   // from the pool. A receive is posted before each message of a window, so
@@ -55,13 +55,13 @@ Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
 
 Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
   Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   return NewReceiveLocked(arguments, /*persistent=*/true);
 }
 
 void PointToPoint::Start(Request* request) {
   Lane& vci = LaneAt(request->vci);
-  std::lock_guard<std::mutex> lock(vci.mutex);
+  std::lock_guard lock(vci.mutex);
   if (request->kind == RequestKind::kCompleted) {
     request->state.store(RequestState::kComplete, std::memory_order_release);
     return;
@@ -84,7 +84,7 @@ void PointToPoint::Start(Request* request) {
 Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
                                      RequestKind kind) {
   Lane& v = LaneAt(vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = kind;
   request->vci = vci;
@@ -147,7 +147,7 @@ void PointToPoint::CompleteUnowned(Request* request) {
 
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
   Lane& v = LaneAt(vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kCompleted;
   request->vci = vci;
@@ -158,7 +158,7 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
 
 Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
   Lane& v = LaneAt(vci);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kPartitioned;
   request->persistent = true;
@@ -171,7 +171,7 @@ Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
 
 Request* PointToPoint::NewGeneralized(void* extension) {
   Lane& v = LaneAt(0);
-  std::lock_guard<std::mutex> lock(v.mutex);
+  std::lock_guard lock(v.mutex);
   Request* request = v.requests.Allocate();
   request->kind = RequestKind::kGeneralized;
   request->persistent = false;

@@ -144,7 +144,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   vcis_.AddUser(vci::Traffic::kPartitioned);
   if (raw->aggregator->wants_arrivals()) {
     // Its plan may use deferred windows: progress checks them.
-    std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
+    std::lock_guard lock(vcis_.mutex(raw->vci));
     lanes_[raw->vci].progressed_sends.push_back(raw);
   }
   MessageHeader init{};
@@ -156,7 +156,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   init.sender_request = raw->id;
   init.sender_address = static_cast<uint64_t>(raw->partitions);
   {
-    std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
+    std::lock_guard lock(vcis_.mutex(raw->vci));
     p2p_.SendControlLocked(raw->vci, raw->peer, init);
   }
   if (!settings_.part_profile.empty()) {
@@ -223,7 +223,7 @@ absl::StatusOr<Request*> Partitioned::NewReceive(
   if (raw->proc_null) return request;
 
   // Match an init that arrived first, else wait in the posted queue.
-  std::lock_guard<std::mutex> lock(vcis_.mutex(raw->vci));
+  std::lock_guard lock(vcis_.mutex(raw->vci));
   VciState& state = lanes_[raw->vci];
   for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
     if (it->context == raw->context && it->source == raw->source_rank &&

@@ -205,7 +205,7 @@ int64_t Partitioned::Partitions(const Request* request) {
 
 void Partitioned::Start(Request* request) {
   auto* base = static_cast<PartitionedRequestBase*>(request->extension);
-  std::lock_guard<std::mutex> lock(vcis_.mutex(base->vci));
+  std::lock_guard lock(vcis_.mutex(base->vci));
   request->status = vci::Status{};
   request->status.source = base->source_rank;
   request->status.tag = base->tag;
@@ -301,7 +301,7 @@ void Partitioned::Free(Request* request) {
     if (!send->proc_null) {
       // Under the VCI lock the clears are handled under: once the handle
       // is invalid, a late clear finds nothing.
-      std::lock_guard<std::mutex> lock(vcis_.mutex(send->vci));
+      std::lock_guard lock(vcis_.mutex(send->vci));
       vci::RequestPool::Invalidate(request);
       MessageHeader free{};
       free.type = MessageType::kPartitionedFree;
@@ -323,7 +323,7 @@ void Partitioned::Free(Request* request) {
   auto* receive = static_cast<PartitionedReceive*>(base);
   if (!receive->proc_null) {
     {
-      std::lock_guard<std::mutex> lock(vcis_.mutex(receive->vci));
+      std::lock_guard lock(vcis_.mutex(receive->vci));
       auto& posted = lanes_[receive->vci].posted;
       posted.erase(std::remove(posted.begin(), posted.end(), receive),
                    posted.end());

@@ -53,7 +53,7 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
     }
     return;
   }
-  std::mutex& mutex = vcis_.mutex(vci);
+  auto& mutex = vcis_.mutex(vci);
   if (mutex.try_lock()) {
     DrainLocked(vci);
     if (!state.refused.empty() || !PostWriteLocked(vci, write)) {

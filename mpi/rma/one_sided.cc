@@ -172,7 +172,7 @@ TargetInfo OneSided::Describe(const Window& window) const {
 
 bool OneSided::Attach(Window& window, void* base, uint64_t length) {
   const uint64_t start = reinterpret_cast<uint64_t>(base);
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   for (const auto& [other, other_length] : window.attached) {
     if (start < other + other_length && other < start + length) return false;
   }
@@ -186,7 +186,7 @@ int OneSided::TakeRefusals(Window& window) {
 
 bool OneSided::Detach(Window& window, const void* base) {
   const uint64_t start = reinterpret_cast<uint64_t>(base);
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   for (size_t i = 0; i < window.attached.size(); ++i) {
     if (window.attached[i].first == start) {
       window.attached.erase(window.attached.begin() + i);
@@ -264,7 +264,7 @@ Header Notice(const Window& window, int to, MessageType type,
 
 void OneSided::Lock(Window& window, int rank, bool exclusive) {
   {
-    std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+    std::lock_guard lock(vcis_.mutex(window.vci));
     window.granted[rank].store(0, std::memory_order_relaxed);
     const Header header = Notice(window, rank, MessageType::kLockRequest,
                                  exclusive ? kExclusive : 0);
@@ -278,7 +278,7 @@ void OneSided::Lock(Window& window, int rank, bool exclusive) {
 void OneSided::Unlock(Window& window, int rank, bool exclusive) {
   WaitForOperations(window, rank);
   {
-    std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+    std::lock_guard lock(vcis_.mutex(window.vci));
     const Header header =
         Notice(window, rank, MessageType::kUnlock, exclusive ? kExclusive : 0);
     SendLocked(window, rank, &header, sizeof(header), nullptr, 0);
@@ -291,7 +291,7 @@ void OneSided::Unlock(Window& window, int rank, bool exclusive) {
 }
 
 void OneSided::Post(Window& window, const std::vector<int>& origins) {
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   for (int origin : origins) {
     const Header header = Notice(window, origin, MessageType::kPost);
     SendLocked(window, origin, &header, sizeof(header), nullptr, 0);
@@ -314,7 +314,7 @@ void OneSided::Start(Window& window, const std::vector<int>& targets) {
 
 void OneSided::Complete(Window& window, const std::vector<int>& targets) {
   for (int target : targets) WaitForOperations(window, target);
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   for (int target : targets) {
     const Header header = Notice(window, target, MessageType::kComplete);
     SendLocked(window, target, &header, sizeof(header), nullptr, 0);

@@ -22,7 +22,7 @@ constexpr int64_t kMaxPieceBytes = int64_t{1} << 30;
 }  // namespace
 
 vci::Request* OneSided::NewRequest(Window& window) {
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   vci::Request* request = vcis_.requests(window.vci).Allocate();
   request->kind = vci::RequestKind::kOneSided;
   request->vci = window.vci;
@@ -87,7 +87,7 @@ void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
     op->local_region = *region;
     op->local_registered = true;
   }
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
   window.pending_total.fetch_add(1, std::memory_order_relaxed);
   PostPiecesLocked(*op);
@@ -228,7 +228,7 @@ void OneSided::Accumulate(Window& window, const Buffer& origin,
                        static_cast<int64_t>(sizeof(Header));
   const int64_t chunk = std::max<int64_t>(element, room / element * element);
 
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
   window.pending_total.fetch_add(1, std::memory_order_relaxed);
   Header header;
@@ -269,7 +269,7 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
   op->result = result;
   op->result_count = element_size;  // bytes; no layout: contiguous
   const TargetInfo& info = window.targets[target.rank];
-  std::lock_guard<std::mutex> lock(vcis_.mutex(window.vci));
+  std::lock_guard lock(vcis_.mutex(window.vci));
   window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
   window.pending_total.fetch_add(1, std::memory_order_relaxed);
   Header header;

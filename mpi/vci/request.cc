@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 namespace minimpi::vci {
 
@@ -44,9 +45,20 @@ void RequestPool::Refill() {
 }
 
 void RequestPool::Unlink(Request* request) {
-  Invalidate(request);
+  // Everything a use may have left behind goes, except where the request
+  // lives and its slot's generation, which moves on: every handle of the
+  // request dies.
+  RequestPool* const pool = request->pool;
+  const uint32_t index = request->index;
+  const uint32_t generation =
+      request->generation.load(std::memory_order_relaxed) + 1;
   // Almost every request holds no layout: skip the out-of-line release.
+  // With the hold empty, nothing else of the old request needs destroying.
   if (request->layout_hold) request->layout_hold = datatype::LayoutRef();
+  new (request) Request();
+  request->pool = pool;
+  request->index = index;
+  request->generation.store(generation, std::memory_order_relaxed);
   request->state.store(RequestState::kFree, std::memory_order_relaxed);
 }
 

@@ -46,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "mpi/vci/outbox.h"
 #include "mpi/vci/request.h"
+#include "mpi/vci/vci_lock.h"
 #include "mpi/vci/wait_policy.h"
 #include "net/transport.h"
 #include "runtime/settings.h"
@@ -82,7 +83,7 @@ inline void* UntagContext(uint64_t context) {
 // 2-core machine with the very same instructions per message (measured;
 // docs/benchmarks.md, "The house").
 struct alignas(64) Vci {
-  std::mutex mutex;
+  VciLock mutex;
   const std::unique_ptr<RequestPool> requests = std::make_unique<RequestPool>();
   const std::unique_ptr<Outbox> outbox = std::make_unique<Outbox>();
 };
@@ -160,7 +161,7 @@ class VciSet final : public net::CompletionHandler {
            vcis_[vci].load(std::memory_order_acquire) != nullptr;
   }
   // The lock of a VCI that exists.
-  std::mutex& mutex(int vci) const { return At(vci).mutex; }
+  VciLock& mutex(int vci) const { return At(vci).mutex; }
   // Its request pool (Allocate under the lock; Lookup and Release from any
   // thread).
   RequestPool& requests(int vci) const { return *At(vci).requests; }

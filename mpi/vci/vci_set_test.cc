@@ -68,7 +68,7 @@ class RecordingHandler : public TrafficHandler {
   };
   std::mutex mutex;
   std::vector<int> attached;
-  std::map<int, std::mutex*> mutexes;
+  std::map<int, VciLock*> mutexes;
   std::vector<Message> messages;
   std::vector<Immediate> immediates;
   std::vector<std::pair<int, uint64_t>> local_done;
@@ -235,7 +235,7 @@ TEST_F(VciSetTest, EndpointVcisAreMadeOnceAttachedAndReused) {
           .ok());
   // Registration attached the shared VCIs, each with its own lock.
   EXPECT_EQ(handler.attached, (std::vector<int>{0, 1, 2, 3}));
-  std::set<std::mutex*> locks;
+  std::set<VciLock*> locks;
   for (int v = 0; v < 4; ++v) {
     EXPECT_EQ(handler.mutexes[v], &vcis_->mutex(v));
     locks.insert(handler.mutexes[v]);
@@ -353,7 +353,7 @@ TEST_F(VciSetTest, ThreadsRacingForOneVciHandleEachMessageOnce) {
         const std::string text = std::to_string(t * kPerThread + i);
         // The transport's calls for VCI 1 need VCI 1's lock.
         {
-          std::lock_guard<std::mutex> lock(vcis_->mutex(1));
+          std::lock_guard lock(vcis_->mutex(1));
           SendMessage(1, 0, 7, text);
         }
         vcis_->TryProgress(0);
