@@ -113,8 +113,9 @@ void SetEmptyStatus(MPI_Status* status);
 vci::Status ProcNullStatus();
 
 // Argument checks. Each returns MPI_SUCCESS, or the error class after
-// raising it on the right error handler. The checks are inline and branch
-// once on the common path; finding out what exactly was wrong, formatting
+// raising it on the right error handler. The checks are inline (always: a
+// call level costs the message rate its pushes and pops) and branch once
+// on the common path; finding out what exactly was wrong, formatting
 // the message and raising it happen out of line, in the *Error functions.
 [[gnu::cold, gnu::noinline]] int CommunicatorError(const char* call,
                                                    MPI_Comm handle);
@@ -133,8 +134,9 @@ vci::Status ProcNullStatus();
 inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
 
 // A communicator to communicate on (or to make another from).
-inline int CheckCommunicator(const char* call, MPI_Comm handle,
-                             Communicator** comm) {
+[[gnu::always_inline]] inline int CheckCommunicator(const char* call,
+                                                    MPI_Comm handle,
+                                                    Communicator** comm) {
   *comm = ToCommunicator(handle);
   // A communicator MPI_Comm_idup has not finished yet cannot communicate:
   // its peers' ids arrive with the request's completion.
@@ -160,9 +162,11 @@ inline int CheckLocalCommunicator(const char* call, MPI_Comm handle,
 // A buffer argument: a committed datatype, a count that is not negative,
 // and a buffer that is not null when there is data to move (a derived
 // datatype may address absolute memory from MPI_BOTTOM, which is null).
-inline int CheckBuffer(const char* call, Communicator* comm, const void* buffer,
-                       int64_t count, MPI_Datatype handle,
-                       const Datatype** type) {
+[[gnu::always_inline]] inline int CheckBuffer(const char* call,
+                                              Communicator* comm,
+                                              const void* buffer, int64_t count,
+                                              MPI_Datatype handle,
+                                              const Datatype** type) {
   *type = LookupDatatype(handle);
   if (*type != nullptr && count >= 0 && (*type)->committed() &&
       (buffer != nullptr || count == 0 || (*type)->size() == 0 ||
@@ -186,9 +190,9 @@ inline const void* BlockAddress(const void* buffer, int64_t displacement) {
 // may name MPI_DATATYPE_NULL, as MPICH and Open MPI accept (nothing is read
 // or written, so no type is needed); it then moves as zero bytes. Any other
 // count with MPI_DATATYPE_NULL stays MPI_ERR_TYPE.
-inline int CheckMessageBuffer(const char* call, Communicator* comm,
-                              const void* buffer, int64_t count,
-                              MPI_Datatype handle, const Datatype** type) {
+[[gnu::always_inline]] inline int CheckMessageBuffer(
+    const char* call, Communicator* comm, const void* buffer, int64_t count,
+    MPI_Datatype handle, const Datatype** type) {
   if (handle == MPI_DATATYPE_NULL && count == 0) [[unlikely]] {
     *type = Datatype::FindPredefined(MPI_BYTE);
     return MPI_SUCCESS;
@@ -196,10 +200,10 @@ inline int CheckMessageBuffer(const char* call, Communicator* comm,
   return CheckBuffer(call, comm, buffer, count, handle, type);
 }
 
-inline int CheckSend(const char* call, const void* buffer, int count,
-                     MPI_Datatype datatype, int destination, int tag,
-                     MPI_Comm handle, Communicator** comm,
-                     const Datatype** type) {
+[[gnu::always_inline]] inline int CheckSend(
+    const char* call, const void* buffer, int count, MPI_Datatype datatype,
+    int destination, int tag, MPI_Comm handle, Communicator** comm,
+    const Datatype** type) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
   if (int error =
           CheckMessageBuffer(call, *comm, buffer, count, datatype, type)) {
@@ -214,8 +218,9 @@ inline int CheckSend(const char* call, const void* buffer, int count,
 }
 
 // Probes: a source and tag (wildcards allowed) on a communicator.
-inline int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
-                      Communicator** comm) {
+[[gnu::always_inline]] inline int CheckProbe(const char* call, int source,
+                                             int tag, MPI_Comm handle,
+                                             Communicator** comm) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
   const bool valid_rank = (source >= 0 && source < (*comm)->peer_count()) ||
                           source == MPI_ANY_SOURCE || source == MPI_PROC_NULL;
@@ -225,10 +230,10 @@ inline int CheckProbe(const char* call, int source, int tag, MPI_Comm handle,
   return PeerError(call, *comm, /*is_source=*/true, source, tag);
 }
 
-inline int CheckReceive(const char* call, const void* buffer, int count,
-                        MPI_Datatype datatype, int source, int tag,
-                        MPI_Comm handle, Communicator** comm,
-                        const Datatype** type) {
+[[gnu::always_inline]] inline int CheckReceive(
+    const char* call, const void* buffer, int count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm handle, Communicator** comm,
+    const Datatype** type) {
   if (int error = CheckProbe(call, source, tag, handle, comm)) return error;
   return CheckMessageBuffer(call, *comm, buffer, count, datatype, type);
 }

@@ -88,15 +88,9 @@ int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
   return local_index_of_rank_[peer.rank];
 }
 
-ShmTransport::Outbound& ShmTransport::ProducerFor(int vci, PeerVci peer,
-                                                  const char* operation) {
+ShmTransport::Outbound& ShmTransport::Connect(int vci, PeerVci peer,
+                                              const char* operation) {
   Vci& state = vcis_[vci];
-  // A VCI mostly talks to the peer it talked to last (a window of sends, a
-  // ping-pong): that connection is remembered, so the common send skips the
-  // checks and the index arithmetic below.
-  if (peer == state.last_peer) [[likely]] {
-    return *state.last_out;
-  }
   const int peer_local = LocalIndexOrDie(peer, operation);
   if (state.to_peer.empty()) {
     state.to_peer.resize(local_ranks_.size() * size_t(num_vcis_));
@@ -135,7 +129,10 @@ void ShmTransport::Deliver(Outbound& out) {
   // this sees it armed. The look is one load of a line that changes only
   // when somebody arms, so a peer that spins costs nothing more.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  WakePeer(out.doorbell, out.peer_local);
+  // WakePeer's first look, inline: nobody sleeps, almost always.
+  if ((out.doorbell->load(std::memory_order_relaxed) & kArmed) != 0) {
+    WakePeer(out.doorbell, out.peer_local);
+  }
 }
 
 CellHeader* ShmTransport::Reserve(Outbound& out, size_t message_bytes) {

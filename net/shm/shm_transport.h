@@ -208,8 +208,18 @@ class ShmTransport final : public Transport {
                          uint64_t remote);
   void PushLocalDone(Vci& vci, PeerVci peer, uint64_t context);
   int LocalIndexOrDie(PeerVci peer, const char* operation) const;
-  // The connection from our `vci` to `peer`, made on first use.
-  Outbound& ProducerFor(int vci, PeerVci peer, const char* operation);
+  // The connection from our `vci` to `peer`, made on first use. A VCI
+  // mostly talks to the peer it talked to last (a window of sends, a
+  // ping-pong): that connection is remembered, and the common send finds
+  // it inline; Connect does the rest.
+  Outbound& ProducerFor(int vci, PeerVci peer, const char* operation) {
+    Vci& state = vcis_[vci];
+    if (peer == state.last_peer) [[likely]] {
+      return *state.last_out;
+    }
+    return Connect(vci, peer, operation);
+  }
+  Outbound& Connect(int vci, PeerVci peer, const char* operation);
   // A cell of `out`'s ring (RingProducer::TryReserve), or nullptr when it
   // is full; then the consumer is woken, for the wrap marker the producer
   // may have published.
