@@ -224,6 +224,57 @@ TEST(SpscRingTest, SmallMessagesTakeOneLineEach) {
   EXPECT_EQ(consumer.Peek(), nullptr);
 }
 
+// The rule that keeps stale bytes from being taken for a header (see
+// spsc_ring.h): free room is clear. A small record's publication writes its
+// own line only (not the line the consumer polls next), the consumer clears
+// every line of what it releases, and the producer clears what it reserved
+// beyond a shorter record.
+TEST(SpscRingTest, FreeRoomStaysClear) {
+  constexpr size_t kCapacity = 4096;
+  RingMemory memory(kCapacity);
+  RingProducer producer(memory.get(), kCapacity);
+  RingConsumer consumer(memory.get(), kCapacity);
+  auto sequence_at = [&](size_t offset) {
+    return reinterpret_cast<const CellHeader*>(memory.data() + offset)
+        ->sequence.load(std::memory_order_relaxed);
+  };
+  auto all_clear = [&](size_t from, size_t to) {
+    for (size_t offset = from; offset < to; offset += kCacheLineBytes) {
+      if (sequence_at(offset) != 0) return false;
+    }
+    return true;
+  };
+  // A small record: nothing written beyond its line.
+  ASSERT_TRUE(Push(producer, 1, 8));
+  EXPECT_NE(sequence_at(0), 0u);
+  // A record of five lines whose payload looks like headers everywhere.
+  CellHeader* big = producer.TryReserve(4 * 64 + 40);
+  ASSERT_NE(big, nullptr);
+  std::memset(big->message(), 0x02, 4 * 64 + 40);
+  big->length = 4 * 64 + 40;
+  big->flags = 0;
+  big->immediate = 2;
+  producer.Publish();
+  EXPECT_EQ(sequence_at(64 + 64), 0x02020202u);  // payload, as written
+  // Reserved big, filled, then published short: the rest is cleared.
+  CellHeader* shrunk = producer.TryReserve(3 * 64);
+  ASSERT_NE(shrunk, nullptr);
+  std::memset(shrunk->message(), 0x03, 3 * 64);
+  FillMessage(shrunk, 3, 8);
+  producer.Publish();
+  const size_t shrunk_end = 6 * 64 + 64;
+  EXPECT_TRUE(all_clear(shrunk_end, shrunk_end + 3 * 64));
+  // Releasing clears every line released, payload lines included.
+  ASSERT_TRUE(PopAndCheck(consumer, memory, 1, 8));
+  EXPECT_TRUE(all_clear(0, 64));
+  const CellHeader* cell = consumer.Peek();
+  ASSERT_NE(cell, nullptr);
+  consumer.Release();
+  EXPECT_TRUE(all_clear(64, 6 * 64));
+  ASSERT_TRUE(PopAndCheck(consumer, memory, 3, 8));
+  EXPECT_TRUE(all_clear(0, kCapacity));
+}
+
 TEST(SpscRingTest, FillAndDrainInOrder) {
   constexpr size_t kCapacity = 8192;
   RingMemory memory(kCapacity);
@@ -279,8 +330,8 @@ TEST(SpscRingTest, FullRingRefusesUntilReleased) {
   RingMemory memory(kCapacity);
   RingProducer producer(memory.get(), kCapacity);
   RingConsumer consumer(memory.get(), kCapacity);
-  // 63 one-line records: the ring is full (the 64th line stays free, for
-  // the next header's cleared sequence word).
+  // 63 one-line records: the ring is full (a reservation keeps the line
+  // after it free).
   uint64_t pushed = 0;
   while (Push(producer, pushed, 40)) ++pushed;
   ASSERT_EQ(pushed, 63u);
