@@ -7,7 +7,7 @@
 //
 // That is possible because of how the VCI lock is held: only for short,
 // bounded work, and never while waiting for a peer (a waiting thread
-// progresses with TryLock and waits outside the lock: mpi/vci/waiting.cc).
+// progresses with try_lock and waits outside the lock: mpi/vci/waiting.cc).
 // So a thread that finds it taken spins for a while and then yields its
 // core to whoever holds it; it never sleeps in the kernel, and nobody has
 // to wake it.

@@ -269,6 +269,11 @@ TEST(SpscRingTest, FreeRoomStaysClear) {
   EXPECT_TRUE(all_clear(0, 64));
   const CellHeader* cell = consumer.Peek();
   ASSERT_NE(cell, nullptr);
+  ASSERT_EQ(cell->length, 4u * 64 + 40);
+  EXPECT_EQ(cell->immediate, 2u);
+  for (size_t i = 0; i < cell->length; ++i) {
+    ASSERT_EQ(cell->message()[i], std::byte{0x02}) << "byte " << i;
+  }
   consumer.Release();
   EXPECT_TRUE(all_clear(64, 6 * 64));
   ASSERT_TRUE(PopAndCheck(consumer, memory, 3, 8));
