@@ -30,6 +30,13 @@
 
 namespace minimpi::net::tcp {
 
+TcpTransport::Connection*& TcpTransport::SlotTo(Vci& state, PeerVci peer) {
+  if (state.to_peer.empty()) {
+    state.to_peer.assign(size_t(size_) * num_vcis_, nullptr);
+  }
+  return state.to_peer[size_t(peer.rank) * num_vcis_ + peer.vci];
+}
+
 TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
   Vci& state = vcis_[vci];
   if (peer.rank < 0 || peer.rank >= size_ || peer.vci < 0 ||
@@ -37,16 +44,18 @@ TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
     Die(peer.rank, absl::StrCat("was asked to reach rank ", peer.rank, " VCI ",
                                 peer.vci, ", which does not exist"));
   }
-  if (state.to_peer.empty()) {
-    state.to_peer.assign(size_t(size_) * num_vcis_, nullptr);
-  }
-  Connection*& slot = state.to_peer[size_t(peer.rank) * num_vcis_ + peer.vci];
+  Connection*& slot = SlotTo(state, peer);
   if (slot != nullptr) return *slot;
+  // A socket the peer opened to us may be waiting to be adopted: sending
+  // on it spares a connection (and its handshake).
+  if (state.handoff_count.load(std::memory_order_acquire) != 0) {
+    TakeHandoffs(state);
+    if (slot != nullptr) return *slot;
+  }
 
   auto conn = std::make_unique<Connection>();
   conn->vci = vci;
   conn->peer = peer;
-  conn->initiator = true;
   conn->adopted = true;
   conn->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (conn->fd < 0) {

@@ -97,16 +97,15 @@ TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
       size_(bootstrap.size()),
       num_vcis_(settings.num_vcis + settings.endpoint_vcis),
       shared_vcis_(settings.num_vcis),
-      max_message_(kMaxHeaderBytes + settings.eager_max),
+      max_message_(kMaxHeaderBytes + settings.tcp_eager_max),
       connect_timeout_ms_(settings.tcp_connect_timeout_ms),
-      progress_interval_us_(settings.tcp_progress_us),
       // Room for many small frames per read, and always for the largest
       // message or read request after the unparsed rest of the last read.
       in_capacity_(std::max<size_t>(
           64 * 1024, 2 * (kFrameBytes +
                           std::max<size_t>(max_message_,
-                                           kMaxIov * sizeof(RemoteSegment))))) {
-}
+                                           kMaxIov * sizeof(RemoteSegment))))),
+      progress_interval_us_(settings.tcp_progress_us) {}
 
 absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {

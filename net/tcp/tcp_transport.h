@@ -1,17 +1,19 @@
 // The TCP transport: the whole transport interface over nonblocking sockets,
 // for ranks on other nodes (and every pair when MINIMPI_TRANSPORT=tcp).
 //
-// Connections: one socket per (our VCI, peer rank, peer VCI), opened by the
-// sender on first use (nonblocking connect), never all-to-all at setup. A
-// socket is directional: the initiator's VCI sends its messages, writes and
-// read requests on it, in order; the acceptor only answers on it (write
-// acknowledgements, read responses). So two ranks that connect to each
-// other at once simply get two sockets, and no race needs breaking. An
-// initiator's first bytes are a Hello saying who it is and which VCI it
-// wants; whichever VCI of the acceptor polls first accepts it (a
+// Connections: a socket joins one of our VCIs to one VCI of a peer, opened
+// by whichever side sends first (nonblocking connect), never all-to-all at
+// setup. An initiator's first bytes are a Hello saying who it is and which
+// VCI it wants; whichever VCI of the acceptor polls first accepts it (a
 // process-wide epoll set, in every VCI's own set, holds the listener and
 // the sockets whose hello is incomplete) and hands the socket over to the
-// VCI it names.
+// VCI it names. Both ends then send on it, in both directions: messages,
+// writes and read requests, and the answers to the other side's. The
+// acceptor adopts the socket for its own sends to that VCI unless it
+// already sends on one of its own, so two ranks that connect to each other
+// at once simply keep two sockets and no race needs breaking; each side
+// keeps the socket it sent on first, which keeps its messages in order.
+// Answers travel on the socket their request came on.
 //
 // Threading: each socket is touched only by the thread holding its VCI (the
 // caller's lock, see net/transport.h); VCIs share nothing on the data path.
@@ -173,7 +175,6 @@ class TcpTransport final : public Transport {
     int fd = -1;
     int vci = 0;   // ours
     PeerVci peer;  // the far end
-    bool initiator = false;
     bool connecting = false;
     bool adopted = false;         // taken from the handoff queue by its VCI
     bool writable_armed = false;  // EPOLLOUT in the VCI's epoll set
@@ -260,8 +261,11 @@ class TcpTransport final : public Transport {
   absl::Status Setup(runtime::Bootstrap& bootstrap,
                      const std::string& interface);
 
-  // Our socket to `peer` from `vci`, connecting on first use.
+  // Our socket to `peer` from `vci`, connecting on first use unless the
+  // peer's own socket to `vci` has arrived.
   Connection& ConnectionTo(int vci, PeerVci peer);
+  // Where the socket `state` sends to `peer` on is kept (null: none yet).
+  Connection*& SlotTo(Vci& state, PeerVci peer);
   // Writes what `conn` has queued; true when the queue is empty after.
   bool Flush(Connection& conn);
   // Sends `pieces` now if the queue is empty, else queues them. Returns

@@ -24,12 +24,12 @@ struct Hello {
 };
 
 enum class FrameType : uint32_t {
-  // Initiator -> acceptor.
+  // Either way (a socket carries both directions).
   kMessage = 1,         // `length` bytes of header || payload (a Send)
   kWrite = 2,           // `length` bytes for [address, +length) under `key`
   kWriteImmediate = 3,  // the same, then a kWriteImmediate with `immediate`
   kReadRequest = 4,     // `count` RemoteSegments under `key` follow
-  // Acceptor -> initiator, on the same socket.
+  // The answers, on the socket the request came on.
   kWriteAck = 5,      // the write `cookie` is in place
   kReadResponse = 6,  // `length` bytes answering the read `cookie`
   // Either way: the sender is shutting down cleanly; EOF follows.
