@@ -18,6 +18,7 @@
 #ifndef MINIMPI_NET_ROUTED_TRANSPORT_H_
 #define MINIMPI_NET_ROUTED_TRANSPORT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,6 +42,15 @@ class RoutedTransport final : public Transport {
   const char* name() const override { return name_.c_str(); }
   int num_vcis() const override { return node_->num_vcis(); }
   size_t max_message_size() const override { return max_message_size_; }
+  size_t max_message_size_to(int rank) const override {
+    return route_[rank]->max_message_size();
+  }
+  bool posting_cpu_copies_to(int rank) const override {
+    return route_[rank]->posting_cpu_copies_to(rank);
+  }
+  size_t largest_message_size() const override {
+    return std::max(node_->max_message_size(), network_->max_message_size());
+  }
 
   absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
                                               size_t length) override {

@@ -132,9 +132,21 @@ class Transport {
   virtual const char* name() const = 0;
   // VCIs per rank: indices 0 .. num_vcis() - 1 are valid everywhere.
   virtual int num_vcis() const = 0;
-  // Largest header + payload that one Send carries
+  // Largest header + payload that one Send carries to every rank
   // (at least kMaxHeaderBytes + Settings::eager_max).
   virtual size_t max_message_size() const = 0;
+  // The same to one rank, where routes differ (RoutedTransport: net/tcp
+  // takes larger messages than net/shm, since a round trip costs more
+  // there), and the largest of them.
+  virtual size_t max_message_size_to(int /*rank*/) const {
+    return max_message_size();
+  }
+  virtual size_t largest_message_size() const { return max_message_size(); }
+  // Whether RDMA to `rank` is copied by the CPU of the rank that posts it
+  // (net/shm's cross-memory copies), so a transfer that both sides copy
+  // half of moves up to twice as fast. Over a wire (tcp, ib) one link
+  // carries both halves and splitting only adds a trip.
+  virtual bool posting_cpu_copies_to(int /*rank*/) const { return false; }
 
   virtual absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
                                                       size_t length) = 0;

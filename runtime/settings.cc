@@ -1,5 +1,6 @@
 #include "runtime/settings.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -94,8 +95,16 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   status.Update(ReadChoice("MINIMPI_EP_PROGRESS", {"own", "process"},
                            s.endpoint_progress));
   status.Update(ReadInt<size_t>("MINIMPI_EAGER_MAX", 0, 1 << 20, s.eager_max));
+  int tcp_eager_max = -1;
+  status.Update(
+      ReadIntOrAuto("MINIMPI_TCP_EAGER_MAX", 0, 1 << 20, tcp_eager_max));
+  s.tcp_eager_max = tcp_eager_max >= 0
+                        ? static_cast<size_t>(tcp_eager_max)
+                        : std::min<size_t>(8 * s.eager_max, 1 << 20);
   status.Update(ReadInt<size_t>("MINIMPI_RNDV_SPLIT_MIN", 0, size_t{1} << 40,
                                 s.rendezvous_split_min));
+  status.Update(ReadInt<size_t>("MINIMPI_NET_READ_PIECE", 0, size_t{1} << 40,
+                                s.network_read_piece));
   status.Update(ReadInt<size_t>("MINIMPI_GATHER_MIN_PIECE", 0, size_t{1} << 40,
                                 s.gather_min_piece));
   status.Update(ReadInt<size_t>("MINIMPI_SHM_RING_BYTES", 4096, size_t{1} << 30,
@@ -238,10 +247,19 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.eager_max),
        "largest message (bytes) sent eagerly; larger ones use single-copy "
        "rendezvous"},
+      {"MINIMPI_TCP_EAGER_MAX", absl::StrCat(s.tcp_eager_max),
+       "auto (8 x MINIMPI_EAGER_MAX)",
+       "net/tcp: largest message (bytes) sent eagerly between nodes; larger "
+       "ones use rendezvous (a read request answered with the data)"},
       {"MINIMPI_RNDV_SPLIT_MIN", absl::StrCat(s.rendezvous_split_min),
        absl::StrCat(d.rendezvous_split_min),
        "rendezvous messages (bytes) at least this large are copied by "
-       "sender and receiver at once, half each; 0 turns it off"},
+       "sender and receiver at once, half each, between ranks of one node; "
+       "0 turns it off"},
+      {"MINIMPI_NET_READ_PIECE", absl::StrCat(s.network_read_piece),
+       absl::StrCat(d.network_read_piece),
+       "a rendezvous read between nodes goes as pieces of this many bytes, "
+       "all posted at once; 0: one read"},
       {"MINIMPI_GATHER_MIN_PIECE", absl::StrCat(s.gather_min_piece),
        absl::StrCat(d.gather_min_piece),
        "non-contiguous rendezvous data in pieces smaller than this (bytes, "

@@ -61,8 +61,11 @@ PointToPoint::PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
     : vcis_(*vcis),
       transport_(&vcis->transport()),
       eager_max_(std::min(settings.eager_max, transport_->max_message_size() -
-                                                  sizeof(MessageHeader))),
+                                                  net::kMaxHeaderBytes)),
+      widest_eager_max_(transport_->largest_message_size() -
+                        net::kMaxHeaderBytes),
       split_min_(settings.rendezvous_split_min),
+      network_read_piece_(settings.network_read_piece),
       gather_min_piece_(settings.gather_min_piece),
       world_size_(world_size),
       engine_name_(settings.match),

@@ -329,6 +329,13 @@ class PointToPoint final : public vci::TrafficHandler,
   // buffer; non-contiguous data its layout in the payload, or a packed
   // staging copy when the layout does not fit one message.
   void PostRendezvousRequestLocked(vci::Request* request);
+  // Whether a send of `bytes` to transport rank `rank` goes eagerly (else
+  // by rendezvous). The first comparison decides every small message.
+  bool SendsEagerly(size_t bytes, int rank) const {
+    return bytes <= eager_max_ || (bytes <= widest_eager_max_ &&
+                                   bytes + net::kMaxHeaderBytes <=
+                                       transport_->max_message_size_to(rank));
+  }
   void Complete(vci::Request* request);
   // Completes a send whose message was withdrawn, releasing what its
   // rendezvous held.
@@ -345,8 +352,14 @@ class PointToPoint final : public vci::TrafficHandler,
                                    bool poll, bool take, vci::Status* status);
   vci::VciSet& vcis_;
   net::Transport* const transport_;
+  // Sends up to eager_max_ bytes go eagerly on every route; up to
+  // widest_eager_max_ on the routes that take more (net/tcp between
+  // nodes): SendsEagerly says.
   const size_t eager_max_;
+  const size_t widest_eager_max_;
   const size_t split_min_;  // 0: never split a rendezvous
+  // Settings::network_read_piece (0: one read).
+  const size_t network_read_piece_;
   // Settings::gather_min_piece: non-contiguous rendezvous data in smaller
   // pieces (on average) is staged in a contiguous copy.
   const size_t gather_min_piece_;

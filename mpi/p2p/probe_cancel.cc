@@ -143,7 +143,8 @@ void PointToPoint::CancelSend(Request* request) {
 }
 
 void PointToPoint::CompleteCancelledSendLocked(Request* request) {
-  if (request->send.bytes > eager_max_) {  // a rendezvous: see PostSendLocked
+  // A rendezvous (see PostSendLocked) registered its data.
+  if (!SendsEagerly(request->send.bytes, request->send.destination().rank)) {
     transport_->DeregisterMemory(request->send_region);
   }
   delete[] request->rendezvous_staging;

@@ -174,6 +174,10 @@ void PointToPoint::OnLocalDoneLocked(int vci, uint64_t context) {
     FinishGatheredReadLocked(vci, request);
     return;
   }
+  if (request->kind == RequestKind::kReceive && --request->reads_left > 0) {
+    FinishRendezvousEvent(request);  // more pieces to come
+    return;
+  }
   if (request->kind == RequestKind::kReceive) {
     // Our read is over: the sender's buffer is free as far as we go.
     SendOwedControlLocked(vci, request->rendezvous_peer,

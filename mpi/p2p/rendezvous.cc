@@ -50,7 +50,8 @@ void PointToPoint::StartRendezvousReadLocked(Request* request,
   request->receive_region = *region;
   size_t read_length = delivered;
   request->pending_events = 1;  // our read
-  if (split_min_ > 0 && delivered >= split_min_) {
+  if (split_min_ > 0 && delivered >= split_min_ &&
+      transport_->posting_cpu_copies_to(peer.rank)) {
     // Page-aligned split: the sender's half starts on a page boundary.
     constexpr size_t kPage = 4096;
     read_length = std::max(kPage, (delivered / 2) & ~(kPage - 1));
@@ -66,11 +67,23 @@ void PointToPoint::StartRendezvousReadLocked(Request* request,
     // Before our own read, so the sender copies while we do.
     SendControlLocked(request->vci, peer, clear);
   }
-  PostCopyLocked(request->vci,
-                 {request, peer, /*write=*/false, request->receive_buffer,
-                  &request->receive_region,
-                  net::RemoteBuffer{header.sender_address, header.remote_key},
-                  read_length});
+  // Over a network, a large read goes as pieces posted at once
+  // (Settings::network_read_piece), answered back to back.
+  const size_t piece =
+      transport_->posting_cpu_copies_to(peer.rank) || network_read_piece_ == 0
+          ? read_length
+          : std::min(read_length, network_read_piece_);
+  request->reads_left = static_cast<int>((read_length + piece - 1) / piece);
+  request->pending_events += request->reads_left - 1;
+  for (size_t offset = 0; offset < read_length; offset += piece) {
+    PostCopyLocked(
+        request->vci,
+        {request, peer, /*write=*/false,
+         static_cast<std::byte*>(request->receive_buffer) + offset,
+         &request->receive_region,
+         net::RemoteBuffer{header.sender_address + offset, header.remote_key},
+         std::min(piece, read_length - offset)});
+  }
 }
 
 void PointToPoint::StartRendezvousWriteLocked(

@@ -42,7 +42,7 @@ size_t HeaderBytes(const MessageHeader& header) {
 }  // namespace
 
 void PointToPoint::Send(const SendArguments& arguments) {
-  if (arguments.bytes <= eager_max_ &&
+  if (SendsEagerly(arguments.bytes, arguments.destination().rank) &&
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
     Lane& vci = LaneAt(arguments.vci);
@@ -74,8 +74,8 @@ void PointToPoint::Send(const SendArguments& arguments) {
 Request* PointToPoint::Isend(const SendArguments& arguments) {
   Lane& vci = LaneAt(arguments.vci);
   std::lock_guard lock(vci.mutex);
-  if (arguments.bytes <= eager_max_ && arguments.mode != SendMode::kSynchronous)
-      [[likely]] {
+  if (SendsEagerly(arguments.bytes, arguments.destination().rank) &&
+      arguments.mode != SendMode::kSynchronous) [[likely]] {
     // The common small message, as in Send: into the peer's ring and
     // complete. The request is fresh from the pool (empty status, no
     // parent) and nobody else has its handle yet, so completing it is one
@@ -121,7 +121,7 @@ void PointToPoint::PostSendLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
   request->cancel_requested = false;
-  if (arguments.bytes <= eager_max_) {
+  if (SendsEagerly(arguments.bytes, arguments.destination().rank)) {
     if (arguments.mode == SendMode::kSynchronous) {
       MessageHeader header = MakeHeader(MessageType::kEagerSync, arguments);
       header.sender_request = reinterpret_cast<uint64_t>(request);

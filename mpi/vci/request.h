@@ -170,6 +170,9 @@ struct Request : match::PostedReceive {
   // Rendezvous events still to come before the request completes (read or
   // write done, the peer's done). Guarded by the VCI lock.
   int pending_events = 0;
+  // A rendezvous receive read in pieces: reads not done yet (the last
+  // one done tells the sender).
+  int reads_left = 0;
   // A non-contiguous rendezvous: on the sender, the description of its
   // memory layout sent with the request (or a packed copy of data too
   // irregular to describe); on the receiver, the gathered read in flight.

@@ -74,6 +74,7 @@ class ShmTransport final : public Transport {
   const char* name() const override { return "shm"; }
   int num_vcis() const override { return num_vcis_; }
   size_t max_message_size() const override { return max_message_; }
+  bool posting_cpu_copies_to(int /*rank*/) const override { return true; }
 
   absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
                                               size_t length) override;
