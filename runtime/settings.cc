@@ -105,6 +105,13 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.rendezvous_split_min));
   status.Update(ReadInt<size_t>("MINIMPI_NET_READ_PIECE", 0, size_t{1} << 40,
                                 s.network_read_piece));
+  if (s.network_read_piece > 0 && s.network_read_piece < kMinNetworkReadPiece) {
+    // Every piece is a posted read (and a queued copy while the VCI has
+    // too many outstanding): tiny pieces would make millions of them.
+    status.Update(absl::InvalidArgumentError(
+        absl::StrCat("MINIMPI_NET_READ_PIECE=", s.network_read_piece,
+                     " must be 0 or at least ", kMinNetworkReadPiece)));
+  }
   status.Update(ReadInt<size_t>("MINIMPI_GATHER_MIN_PIECE", 0, size_t{1} << 40,
                                 s.gather_min_piece));
   status.Update(ReadInt<size_t>("MINIMPI_SHM_RING_BYTES", 4096, size_t{1} << 30,
@@ -258,8 +265,8 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "0 turns it off"},
       {"MINIMPI_NET_READ_PIECE", absl::StrCat(s.network_read_piece),
        absl::StrCat(d.network_read_piece),
-       "a rendezvous read between nodes goes as pieces of this many bytes, "
-       "all posted at once; 0: one read"},
+       "a rendezvous read between nodes goes as pieces of this many bytes "
+       "(at least 4096), all posted at once; 0: one read"},
       {"MINIMPI_GATHER_MIN_PIECE", absl::StrCat(s.gather_min_piece),
        absl::StrCat(d.gather_min_piece),
        "non-contiguous rendezvous data in pieces smaller than this (bytes, "

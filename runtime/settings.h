@@ -94,6 +94,7 @@ struct Settings {
   // cluster 512 KiB pieces moved 1-8 MiB 1.4-1.9x faster than one read
   // (over tcp a single answer larger than that streams slowly).
   size_t network_read_piece = 524288;
+  static constexpr size_t kMinNetworkReadPiece = 4096;  // or 0
   // Non-contiguous rendezvous data whose pieces average fewer bytes than
   // this is packed into (sender) or read through (receiver) a contiguous
   // staging buffer, because one cross-memory or RDMA segment per tiny piece

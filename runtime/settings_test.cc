@@ -91,6 +91,39 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
             std::string::npos);
 }
 
+// net/tcp's eager limit follows MINIMPI_EAGER_MAX unless set; read pieces
+// are 0 (one read) or at least a page.
+TEST(SettingsTest, ReadsTheEagerLimitsAndReadPieces) {
+  setenv("MINIMPI_EAGER_MAX", "256", 1);
+  auto derived = Settings::FromEnvironment();
+  setenv("MINIMPI_EAGER_MAX", "524288", 1);
+  auto capped = Settings::FromEnvironment();
+  setenv("MINIMPI_TCP_EAGER_MAX", "1000", 1);
+  setenv("MINIMPI_NET_READ_PIECE", "0", 1);
+  auto explicit_values = Settings::FromEnvironment();
+  setenv("MINIMPI_NET_READ_PIECE", "4095", 1);
+  auto tiny_piece = Settings::FromEnvironment();
+  for (const char* name : {"MINIMPI_EAGER_MAX", "MINIMPI_TCP_EAGER_MAX",
+                           "MINIMPI_NET_READ_PIECE"}) {
+    unsetenv(name);
+  }
+  auto defaults = Settings::FromEnvironment();
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->tcp_eager_max, 8 * Settings().eager_max);
+  EXPECT_EQ(defaults->network_read_piece, 524288u);
+  ASSERT_TRUE(derived.ok()) << derived.status();
+  EXPECT_EQ(derived->tcp_eager_max, 2048u);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->tcp_eager_max, size_t{1} << 20);
+  ASSERT_TRUE(explicit_values.ok()) << explicit_values.status();
+  EXPECT_EQ(explicit_values->eager_max, 524288u);
+  EXPECT_EQ(explicit_values->tcp_eager_max, 1000u);
+  EXPECT_EQ(explicit_values->network_read_piece, 0u);
+  ASSERT_FALSE(tiny_piece.ok());
+  EXPECT_NE(tiny_piece.status().message().find("MINIMPI_NET_READ_PIECE"),
+            std::string::npos);
+}
+
 TEST(SettingsTest, RejectsOutOfRangeAndNamesTheVariable) {
   setenv("MINIMPI_NUM_VCIS", "0", 1);
   auto settings = Settings::FromEnvironment();

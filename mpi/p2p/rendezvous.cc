@@ -50,8 +50,10 @@ void PointToPoint::StartRendezvousReadLocked(Request* request,
   request->receive_region = *region;
   size_t read_length = delivered;
   request->pending_events = 1;  // our read
-  if (split_min_ > 0 && delivered >= split_min_ &&
-      transport_->posting_cpu_copies_to(peer.rank)) {
+  // Inside a node both CPUs copy, so both take half; over a network one
+  // link carries everything.
+  const bool cpus_copy = transport_->posting_cpu_copies_to(peer.rank);
+  if (split_min_ > 0 && delivered >= split_min_ && cpus_copy) {
     // Page-aligned split: the sender's half starts on a page boundary.
     constexpr size_t kPage = 4096;
     read_length = std::max(kPage, (delivered / 2) & ~(kPage - 1));
@@ -69,10 +71,9 @@ void PointToPoint::StartRendezvousReadLocked(Request* request,
   }
   // Over a network, a large read goes as pieces posted at once
   // (Settings::network_read_piece), answered back to back.
-  const size_t piece =
-      transport_->posting_cpu_copies_to(peer.rank) || network_read_piece_ == 0
-          ? read_length
-          : std::min(read_length, network_read_piece_);
+  const size_t piece = cpus_copy || network_read_piece_ == 0
+                           ? read_length
+                           : std::min(read_length, network_read_piece_);
   request->reads_left = static_cast<int>((read_length + piece - 1) / piece);
   request->pending_events += request->reads_left - 1;
   for (size_t offset = 0; offset < read_length; offset += piece) {

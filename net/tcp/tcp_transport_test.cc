@@ -1,6 +1,7 @@
 // Tests of net/tcp beyond the conformance suite: large RDMA in place,
 // back-pressure, a peer that dies, remote access errors, one connection
-// per pair of VCIs, and a ping-pong that prints latency and bandwidth.
+// per pair of VCIs, answers on the socket they came on, order kept when two
+// ranks connect at once, and a ping-pong that prints latency and bandwidth.
 // Each test forks a job (FakeJob) whose ranks sit on pretend nodes.
 #include "net/tcp/tcp_transport.h"
 
@@ -346,6 +347,103 @@ TEST(TcpTransportTest, EachPairOfVcisHasItsOwnConnection) {
           FunctionHandler none([](int, const Completion&) {});
           transport.Poll(0, none, 8);
         }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// (f) One socket carries both directions: the answer to a message goes back
+// on the socket the message came on (its ACKs ride on the answer), so a
+// ping-pong opens one connection, not one each way.
+TEST(TcpTransportTest, AnswersGoBackOnTheSocketTheyCameOn) {
+  Settings settings;
+  settings.num_vcis = 1;
+  settings.endpoint_vcis = 0;
+  absl::Status status =
+      RunJob(2, settings, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        const int peer = 1 - me;
+        std::vector<uint8_t> out(300);
+        FillPattern(me + 1, out.data(), out.size());
+        std::string error;
+        int received = 0;
+        FunctionHandler handler([&](int, const Completion& c) {
+          if (c.length != out.size() ||
+              FirstMismatch(peer + 1, static_cast<const uint8_t*>(c.data),
+                            c.length) >= 0) {
+            error = absl::StrCat("rank ", me, " got a wrong message of ",
+                                 c.length, " bytes");
+          }
+          ++received;
+        });
+        for (int round = 0; round < 3; ++round) {
+          if (me == 0) {
+            RETURN_IF_FALSE(transport.Send(0, {peer, 0}, out.data(), 8,
+                                           out.data() + 8,
+                                           out.size() - 8) == PostResult::kOk);
+          }
+          while (received <= round) transport.Poll(0, handler, 8);
+          if (me == 1) {
+            RETURN_IF_FALSE(transport.Send(0, {peer, 0}, out.data(), 8,
+                                           out.data() + 8,
+                                           out.size() - 8) == PostResult::kOk);
+          }
+        }
+        RETURN_IF_FALSE(error.empty(), error);
+        RETURN_IF_FALSE(transport.ConnectionCountForTesting(0) == 1, "rank ",
+                        me, " has ", transport.ConnectionCountForTesting(0),
+                        " connections");
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// (g) Two ranks that send to each other at once each keep sending on the
+// socket they opened first (adopting the other's later would let a message
+// overtake an earlier one): every message arrives, in order, intact.
+TEST(TcpTransportTest, RanksThatConnectAtOnceKeepTheirOrder) {
+  Settings settings;
+  settings.num_vcis = 1;
+  settings.endpoint_vcis = 0;
+  absl::Status status =
+      RunJob(2, settings, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+        const int me = bootstrap.rank();
+        const int peer = 1 - me;
+        constexpr uint64_t kMessages = 3000;
+        std::vector<uint8_t> message(8 + 512);
+        uint64_t sent = 0;
+        uint64_t received = 0;
+        std::string error;
+        FunctionHandler handler([&](int, const Completion& c) {
+          uint64_t seq = ~0ull;
+          if (c.length >= 8) std::memcpy(&seq, c.data, 8);
+          const size_t length = 8 + received * 61 % 512;
+          if (error.empty() &&
+              (seq != received || c.length != length ||
+               FirstMismatch(seq * 2 + peer,
+                             static_cast<const uint8_t*>(c.data) + 8,
+                             c.length - 8) >= 0)) {
+            error =
+                absl::StrCat("rank ", me, ": message ", received,
+                             " wrong (seq ", seq, ", ", c.length, " bytes)");
+          }
+          ++received;
+        });
+        RETURN_IF_ERROR(bootstrap.Fence());  // both start sending at once
+        while ((sent < kMessages || received < kMessages) && error.empty()) {
+          if (sent < kMessages) {
+            const size_t length = 8 + sent * 61 % 512;
+            std::memcpy(message.data(), &sent, 8);
+            FillPattern(sent * 2 + me, message.data() + 8, length - 8);
+            if (transport.Send(0, {peer, 0}, message.data(), 8,
+                               message.data() + 8,
+                               length - 8) == PostResult::kOk) {
+              ++sent;
+            }
+          }
+          transport.Poll(0, handler, 16);
+        }
+        RETURN_IF_FALSE(error.empty(), error);
         return absl::OkStatus();
       });
   EXPECT_TRUE(status.ok()) << status;
