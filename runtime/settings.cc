@@ -332,7 +332,7 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
       {"MINIMPI_COLL_SHM_SLOT", absl::StrCat(s.coll_shm_slot),
        absl::StrCat(d.coll_shm_slot),
        "node path: calls with at most this many bytes per rank take one of "
-       "16 slots per rank, so a root or sender runs up to 16 calls ahead of "
+       "64 slots per rank, so a root or sender runs up to 64 calls ahead of "
        "its readers; 0: they use the cells"},
       {"MINIMPI_COLL_SHM_MAX", absl::StrCat(s.coll_shm_max),
        absl::StrCat(d.coll_shm_max),

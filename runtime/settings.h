@@ -158,7 +158,7 @@ struct Settings {
   // many bytes per rank (0: no node path, every collective takes
   // point-to-point) ...
   size_t coll_shm_cell = 32768;
-  // ... and, for small calls (at most this many bytes per rank), 16 slots
+  // ... and, for small calls (at most this many bytes per rank), 64 slots
   // of this many bytes per rank, so that a rank can run calls ahead of its
   // readers (0: small calls use the cells too) ...
   size_t coll_shm_slot = 1024;

@@ -9,11 +9,6 @@
 
 namespace minimpi {
 
-int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
-                                Communicator** comm) {
-  return CheckCommunicator(call, handle, comm);
-}
-
 int CheckIntracommunicator(const char* call, MPI_Comm handle,
                            Communicator** comm) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
@@ -23,7 +18,7 @@ int CheckIntracommunicator(const char* call, MPI_Comm handle,
                     "not defined on an intercommunicator");
 }
 
-int CheckRoot(const char* call, Communicator* comm, int root) {
+int CheckRootSlowly(const char* call, Communicator* comm, int root) {
   if (!comm->inter) {
     if (root >= 0 && root < comm->size) return MPI_SUCCESS;
     return RaiseError(comm, call, MPI_ERR_ROOT,
@@ -41,9 +36,7 @@ int CheckRoot(const char* call, Communicator* comm, int root) {
                       root, comm->peer_count()));
 }
 
-int CheckRequestPointer(const char* call, Communicator* comm,
-                        MPI_Request* request, bool nonblocking) {
-  if (!nonblocking || request != nullptr) return MPI_SUCCESS;
+int NullRequestPointer(const char* call, Communicator* comm) {
   return RaiseError(comm, call, MPI_ERR_REQUEST, "null request pointer");
 }
 
@@ -54,27 +47,9 @@ int InPlaceNotAllowed(const char* call, Communicator* comm) {
                         : "MPI_IN_PLACE is not allowed here");
 }
 
-int CheckNoAlias(const char* call, Communicator* comm, const void* send,
-                 bool send_has_data, const void* receive,
-                 bool receive_has_data) {
-  if (send == nullptr || send != receive || !send_has_data ||
-      !receive_has_data) {
-    return MPI_SUCCESS;
-  }
+int BuffersAlias(const char* call, Communicator* comm) {
   return RaiseError(comm, call, MPI_ERR_BUFFER,
                     "send and receive buffers alias (use MPI_IN_PLACE)");
-}
-
-int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
-                    int count, MPI_Datatype type, size_t* extent) {
-  // MPI_IN_PLACE is a non-null pointer, so it passes the null-buffer check
-  // as the real buffer it stands for would.
-  const Datatype* datatype;
-  if (int error = CheckBuffer(call, comm, buffer, count, type, &datatype)) {
-    return error;
-  }
-  *extent = static_cast<size_t>(datatype->extent());
-  return MPI_SUCCESS;
 }
 
 namespace {
@@ -164,10 +139,16 @@ int CheckSignatures(const char* call, Communicator* comm,
 
 }  // namespace
 
-int RunCollective(const char* call, Communicator* comm,
-                  coll::Collective collective,
-                  const coll::Arguments& call_arguments, MPI_Request* request,
-                  std::shared_ptr<coll::CollectiveStaging> staging) {
+namespace {
+
+// The general path: stages non-contiguous data, checks the call's
+// signature across ranks when asked (MINIMPI_COLL_CHECK), tries the node
+// path unless `tried_node`, and runs or starts a point-to-point schedule.
+// Out of line, so that RunCollective's common path stays short.
+[[gnu::noinline]] int RunThroughSchedule(
+    const char* call, Communicator* comm, coll::Collective collective,
+    const coll::Arguments& call_arguments, MPI_Request* request,
+    std::shared_ptr<coll::CollectiveStaging> staging, bool tried_node) {
   // Non-contiguous datatypes reach the algorithms as contiguous copies. A
   // blocking call keeps its staging on the stack (a blocking small
   // collective allocates nothing); a nonblocking one shares it with its
@@ -196,7 +177,7 @@ int RunCollective(const char* call, Communicator* comm,
       return error;
     }
   }
-  if (request == nullptr) {
+  if (request == nullptr && !tried_node) {
     switch (coll::RunOnNode(collective, *comm, arguments)) {
       case coll::NodeOutcome::kNotRun:
         break;
@@ -232,6 +213,35 @@ int RunCollective(const char* call, Communicator* comm,
   return RaiseError(comm, call, MPI_ERR_TRUNCATE,
                     "message truncated: the ranks passed counts or types "
                     "that do not match");
+}
+
+}  // namespace
+
+int RunCollective(const char* call, Communicator* comm,
+                  coll::Collective collective,
+                  const coll::Arguments& call_arguments, MPI_Request* request,
+                  std::shared_ptr<coll::CollectiveStaging> staging) {
+  // The common blocking call on dense predefined data has nothing to stage
+  // and nothing to check across ranks: straight to the node path, without
+  // the staging's copy of the arguments and its datatype look-ups (about
+  // 170 instructions of an 8-byte scatter's 1,000 on its root).
+  if (request == nullptr && staging == nullptr &&
+      coll::CollectiveStaging::NothingToStage(call_arguments) &&
+      !Instance::Get().settings().collective_check) [[likely]] {
+    switch (coll::RunOnNode(collective, *comm, call_arguments)) {
+      case coll::NodeOutcome::kNotRun:
+        return RunThroughSchedule(call, comm, collective, call_arguments,
+                                  nullptr, nullptr, /*tried_node=*/true);
+      case coll::NodeOutcome::kDone:
+        return MPI_SUCCESS;
+      case coll::NodeOutcome::kTruncated:
+        return RaiseError(comm, call, MPI_ERR_TRUNCATE,
+                          "message truncated: the ranks passed counts or "
+                          "types that do not match");
+    }
+  }
+  return RunThroughSchedule(call, comm, collective, call_arguments, request,
+                            std::move(staging), /*tried_node=*/false);
 }
 
 }  // namespace minimpi

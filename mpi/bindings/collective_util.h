@@ -13,9 +13,21 @@
 
 namespace minimpi {
 
+// The checks every collective makes. Inline, as the point-to-point checks
+// are (a small collective's cost is mostly its call levels); what was
+// wrong is found and raised out of line.
+[[gnu::cold, gnu::noinline]] int CheckRootSlowly(const char* call,
+                                                 Communicator* comm, int root);
+[[gnu::cold, gnu::noinline]] int NullRequestPointer(const char* call,
+                                                    Communicator* comm);
+[[gnu::cold, gnu::noinline]] int BuffersAlias(const char* call,
+                                              Communicator* comm);
+
 // The communicator of a collective call (intra- or intercommunicator).
-int CheckCollectiveCommunicator(const char* call, MPI_Comm handle,
-                                Communicator** comm);
+[[gnu::always_inline]] inline int CheckCollectiveCommunicator(
+    const char* call, MPI_Comm handle, Communicator** comm) {
+  return CheckCommunicator(call, handle, comm);
+}
 
 // The same for calls MPI defines on intracommunicators only (scans,
 // topologies, neighbourhood collectives): MPI_ERR_COMM for an
@@ -26,7 +38,13 @@ int CheckIntracommunicator(const char* call, MPI_Comm handle,
 // MPI_ERR_ROOT unless 0 <= root < size; on an intercommunicator the root
 // may also be MPI_ROOT (the root itself) or MPI_PROC_NULL (the rest of its
 // group), and a rank names a process of the remote group.
-int CheckRoot(const char* call, Communicator* comm, int root);
+[[gnu::always_inline]] inline int CheckRoot(const char* call,
+                                            Communicator* comm, int root) {
+  if (!comm->inter && root >= 0 && root < comm->size) [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return CheckRootSlowly(call, comm, root);
+}
 
 // Whether this process is the root of a rooted collective: the rank equal
 // to `root`, or on an intercommunicator the one that passed MPI_ROOT.
@@ -43,8 +61,14 @@ inline bool TakesNoPart(const Communicator* comm, int root) {
 
 // MPI_ERR_REQUEST for a null request pointer of a nonblocking call (a
 // blocking call passes nonblocking = false and no request).
-int CheckRequestPointer(const char* call, Communicator* comm,
-                        MPI_Request* request, bool nonblocking);
+[[gnu::always_inline]] inline int CheckRequestPointer(const char* call,
+                                                      Communicator* comm,
+                                                      MPI_Request* request,
+                                                      bool nonblocking) {
+  if (!nonblocking || request != nullptr) [[likely]]
+    return MPI_SUCCESS;
+  return NullRequestPointer(call, comm);
+}
 
 // MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it
 // (anywhere on an intercommunicator).
@@ -52,14 +76,34 @@ int InPlaceNotAllowed(const char* call, Communicator* comm);
 
 // MPI_ERR_BUFFER when one buffer is passed as both sides of a call that moves
 // data both ways (MPI_IN_PLACE is how to say that).
-int CheckNoAlias(const char* call, Communicator* comm, const void* send,
-                 bool send_has_data, const void* receive,
-                 bool receive_has_data);
+[[gnu::always_inline]] inline int CheckNoAlias(
+    const char* call, Communicator* comm, const void* send, bool send_has_data,
+    const void* receive, bool receive_has_data) {
+  if (send == nullptr || send != receive || !send_has_data || !receive_has_data)
+      [[likely]] {
+    return MPI_SUCCESS;
+  }
+  return BuffersAlias(call, comm);
+}
 
 // CheckBuffer's checks for one side of a collective (the buffer may be
-// MPI_IN_PLACE); on success *extent is the type's extent in bytes.
-int CheckTypedCount(const char* call, Communicator* comm, const void* buffer,
-                    int count, MPI_Datatype type, size_t* extent);
+// MPI_IN_PLACE); on success *extent is the type's extent in bytes. Inline,
+// as the point-to-point checks are: a small collective's cost is mostly its
+// call levels.
+[[gnu::always_inline]] inline int CheckTypedCount(const char* call,
+                                                  Communicator* comm,
+                                                  const void* buffer, int count,
+                                                  MPI_Datatype type,
+                                                  size_t* extent) {
+  // MPI_IN_PLACE is a non-null pointer, so it passes the null-buffer check
+  // as the real buffer it stands for would.
+  const Datatype* datatype;
+  if (int error = CheckBuffer(call, comm, buffer, count, type, &datatype)) {
+    return error;
+  }
+  *extent = static_cast<size_t>(datatype->extent());
+  return MPI_SUCCESS;
+}
 
 // Builds the schedule of `collective` and runs it to the end (request ==
 // nullptr) or starts it and returns its request. Mismatched counts between

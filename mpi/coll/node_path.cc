@@ -264,12 +264,9 @@ bool Eligible(const Communicator& comm, const runtime::Settings& settings,
   return layout.leaders.size() < static_cast<size_t>(comm.size);
 }
 
-// comm's state, with its region made unless `automatic` and comm spans
-// nodes: the automatic choice keeps such communicators on point-to-point
-// (see RunOnNode), so they need no region until a program forces "shm".
-// Every rank makes the same calls in the same order, so every rank makes
-// the region (a collective step) in the same call.
-NodeState& StateOf(Communicator& comm, bool automatic) {
+// StateOf's first call on a communicator (and a forced "shm" call on one
+// that spans nodes): makes the state, and the region when it may.
+[[gnu::noinline]] NodeState& MakeState(Communicator& comm, bool automatic) {
   if (comm.collective_state == nullptr) {
     comm.collective_state = std::make_unique<NodeState>(comm, LayoutOf(comm));
   }
@@ -283,6 +280,22 @@ NodeState& StateOf(Communicator& comm, bool automatic) {
     }
   }
   return state;
+}
+
+// comm's state, with its region made unless `automatic` and comm spans
+// nodes: the automatic choice keeps such communicators on point-to-point
+// (see RunOnNode), so they need no region until a program forces "shm".
+// Every rank makes the same calls in the same order, so every rank makes
+// the region (a collective step) in the same call. Inline: every call asks,
+// and after the first it only looks.
+inline NodeState& StateOf(Communicator& comm, bool automatic) {
+  if (comm.collective_state != nullptr) [[likely]] {
+    auto& state = static_cast<NodeState&>(*comm.collective_state);
+    if (state.tried() || (automatic && state.layout().spans_nodes())) {
+      return state;
+    }
+  }
+  return MakeState(comm, automatic);
 }
 
 // The bytes per rank that size a call (what MINIMPI_COLL_SHM_MAX bounds).
