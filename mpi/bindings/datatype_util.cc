@@ -7,11 +7,7 @@
 
 namespace minimpi {
 
-int CheckDatatype(const char* call, MPI_Datatype handle, const char* what,
-                  const Datatype** type) {
-  *type = LookupDatatype(handle);
-  if (*type != nullptr) [[likely]]
-    return MPI_SUCCESS;
+int DatatypeError(const char* call, MPI_Datatype handle, const char* what) {
   return RaiseError(nullptr, call, MPI_ERR_TYPE,
                     absl::StrCat("invalid ", what,
                                  handle == MPI_DATATYPE_NULL

@@ -11,16 +11,29 @@
 #include <climits>
 #include <cstdint>
 
+#include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
 
+[[gnu::cold, gnu::noinline]] int DatatypeError(const char* call,
+                                               MPI_Datatype handle,
+                                               const char* what);
+
 // The datatype `handle` names (predefined or derived, committed or not);
 // MPI_ERR_TYPE otherwise. `what` names the argument ("datatype",
-// "oldtype", "array_of_types[2]").
-int CheckDatatype(const char* call, MPI_Datatype handle, const char* what,
-                  const Datatype** type);
+// "oldtype", "array_of_types[2]"). Inline: a receiver's MPI_Get_count on
+// each message of a window runs it.
+[[gnu::always_inline]] inline int CheckDatatype(const char* call,
+                                                MPI_Datatype handle,
+                                                const char* what,
+                                                const Datatype** type) {
+  *type = LookupDatatype(handle);
+  if (*type != nullptr) [[likely]]
+    return MPI_SUCCESS;
+  return DatatypeError(call, handle, what);
+}
 
 // MPI_ERR_ARG for a null pointer where the call writes or reads a value.
 int NullPointerError(const char* call, const char* what);
