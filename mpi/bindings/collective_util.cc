@@ -137,9 +137,13 @@ int CheckSignatures(const char* call, Communicator* comm,
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-namespace {
+// Mismatched counts or types between the ranks of a call: MPI_ERR_TRUNCATE
+// on `comm`.
+int CountsDisagree(const char* call, Communicator* comm) {
+  return RaiseError(comm, call, MPI_ERR_TRUNCATE,
+                    "message truncated: the ranks passed counts or types "
+                    "that do not match");
+}
 
 // The general path: stages non-contiguous data, checks the call's
 // signature across ranks when asked (MINIMPI_COLL_CHECK), tries the node
@@ -186,9 +190,7 @@ namespace {
         return MPI_SUCCESS;
       case coll::NodeOutcome::kTruncated:
         if (stage->needs_finish()) stage->Finish();
-        return RaiseError(comm, call, MPI_ERR_TRUNCATE,
-                          "message truncated: the ranks passed counts or "
-                          "types that do not match");
+        return CountsDisagree(call, comm);
     }
   }
   p2p::PointToPoint& p2p = Instance::Get().p2p();
@@ -210,9 +212,7 @@ namespace {
     return MPI_SUCCESS;
   }
   if (coll::Schedule::Run(std::move(schedule), p2p)) return MPI_SUCCESS;
-  return RaiseError(comm, call, MPI_ERR_TRUNCATE,
-                    "message truncated: the ranks passed counts or types "
-                    "that do not match");
+  return CountsDisagree(call, comm);
 }
 
 }  // namespace
@@ -235,9 +235,7 @@ int RunCollective(const char* call, Communicator* comm,
       case coll::NodeOutcome::kDone:
         return MPI_SUCCESS;
       case coll::NodeOutcome::kTruncated:
-        return RaiseError(comm, call, MPI_ERR_TRUNCATE,
-                          "message truncated: the ranks passed counts or "
-                          "types that do not match");
+        return CountsDisagree(call, comm);
     }
   }
   return RunThroughSchedule(call, comm, collective, call_arguments, request,
