@@ -81,9 +81,9 @@ class NodeRegion {
   static constexpr uint32_t kMaxSteps = kEndOfCall;
   // Small calls: slots per rank. Where ranks share a core, each wait for a
   // reader costs a turn on the core; 64 slots took an 8-byte bcast on 4
-  // ranks on 2 cores from 0.41 us (16 slots) to 0.26, gather 0.54 to 0.31
-  // (256 slots gained little more). A rank's slots of 1 KiB then take
-  // 68 KiB of the region, about a rank's two default cells.
+  // ranks on 2 cores from 0.41 us (16 slots) to 0.26-0.28, gather from 0.54
+  // to 0.31 (256 slots gained little more). A rank's slots of 1 KiB then
+  // take 68 KiB of the region, about a rank's two default cells.
   static constexpr uint32_t kSlots = 64;
 
   // Bytes of a region for `ranks` ranks with cells of `cell_bytes` bytes

@@ -7,7 +7,6 @@
 
 #include <mpi.h>
 
-#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -104,7 +103,8 @@ TEST_F(StagingTest, WhereNothingIsToStageStageChangesNothing) {
   int shortcuts = 0, staged = 0;
   for (MPI_Datatype type : PredefinedTypes()) {
     for (Collective collective : kNodeCollectives) {
-      // Stage's reduction path only reads the op for derived types.
+      // The reductions pass MPI_SUM with every type: Stage reads the op
+      // only for derived types.
       const Arguments before = ArgumentsFor(collective, type, send, receive);
       if (!CollectiveStaging::NothingToStage(before)) {
         ++staged;
