@@ -32,6 +32,7 @@ MPI_TEST_PROGRAMS = {
     "generalized_requests": {"srcs": ["generalized_requests.c"], "threaded": True},
     "persistent": {"srcs": ["persistent.c"], "threaded": False},
     "waitany": {"srcs": ["waitany.c"], "threaded": False},
+    "waitall_collect": {"srcs": ["waitall_collect.c"], "threaded": True},
     "ssend": {"srcs": ["ssend.c"], "threaded": False},
     "comm": {"srcs": ["comm.c"], "threaded": False},
     "threads": {"srcs": ["threads.cc"], "threaded": True},
@@ -147,6 +148,8 @@ MPI_TEST_CASES = [
     {"name": "scatter_in_place_binomial", "program": "scatter_in_place", "ranks": [4, 5], "env": ["MINIMPI_COLL_SCATTER=binomial"]},
     {"name": "persistent", "program": "persistent", "ranks": [2, 3, 4]},
     {"name": "waitany", "program": "waitany", "ranks": [1, 2, 4]},
+    # Waitall collects what it has passed while it waits for the rest.
+    {"name": "waitall_collect", "program": "waitall_collect", "ranks": [1, 2, 3]},
     {"name": "ssend", "program": "ssend", "ranks": [2, 4]},
     {"name": "comm", "program": "comm", "ranks": [1, 2, 3, 4, 8]},
     {"name": "threads", "program": "threads", "ranks": [1, 2], "args": ["8", "400"]},
