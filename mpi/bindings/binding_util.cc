@@ -69,6 +69,10 @@ int BufferError(const char* call, Communicator* comm, const void* buffer,
                     absl::StrFormat("null buffer with count %d", count));
 }
 
+int NullRequestPointer(const char* call, Communicator* comm) {
+  return RaiseError(comm, call, MPI_ERR_REQUEST, "null request pointer");
+}
+
 int PeerError(const char* call, Communicator* comm, bool is_source, int peer,
               int tag) {
   const bool valid_rank = (peer >= 0 && peer < comm->peer_count()) ||

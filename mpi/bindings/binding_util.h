@@ -130,6 +130,9 @@ vci::Status ProcNullStatus();
                                                      Communicator* comm);
 [[gnu::cold, gnu::noinline]] int PeerError(const char* call, Communicator* comm,
                                            bool is_source, int peer, int tag);
+// MPI_ERR_REQUEST for a nonblocking call given no place for its request.
+[[gnu::cold, gnu::noinline]] int NullRequestPointer(const char* call,
+                                                    Communicator* comm);
 
 inline bool ValidTag(int tag) { return tag >= 0 && tag <= MINIMPI_TAG_UB; }
 

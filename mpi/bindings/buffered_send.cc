@@ -14,6 +14,7 @@
 using minimpi::Communicator;
 using minimpi::Datatype;
 using minimpi::Instance;
+using minimpi::NullRequestPointer;
 using minimpi::RaiseError;
 namespace p2p = minimpi::p2p;
 namespace vci = minimpi::vci;
@@ -49,14 +50,6 @@ void FlushBufferedSends() {
 }
 
 }  // namespace minimpi
-
-namespace {
-
-int NullRequestPointer(const char* call, Communicator* comm) {
-  return RaiseError(comm, call, MPI_ERR_REQUEST, "null request pointer");
-}
-
-}  // namespace
 
 extern "C" {
 

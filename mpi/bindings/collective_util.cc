@@ -36,10 +36,6 @@ int CheckRootSlowly(const char* call, Communicator* comm, int root) {
                       root, comm->peer_count()));
 }
 
-int NullRequestPointer(const char* call, Communicator* comm) {
-  return RaiseError(comm, call, MPI_ERR_REQUEST, "null request pointer");
-}
-
 int InPlaceNotAllowed(const char* call, Communicator* comm) {
   return RaiseError(comm, call, MPI_ERR_BUFFER,
                     comm->inter

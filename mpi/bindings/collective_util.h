@@ -18,8 +18,6 @@ namespace minimpi {
 // wrong is found and raised out of line.
 [[gnu::cold, gnu::noinline]] int CheckRootSlowly(const char* call,
                                                  Communicator* comm, int root);
-[[gnu::cold, gnu::noinline]] int NullRequestPointer(const char* call,
-                                                    Communicator* comm);
 [[gnu::cold, gnu::noinline]] int BuffersAlias(const char* call,
                                               Communicator* comm);
 

@@ -79,9 +79,7 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
       return minimpi::PeerError(call, *c, /*is_source=*/true, peer, tag);
     }
   }
-  if (request == nullptr) {
-    return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
-  }
+  if (request == nullptr) return minimpi::NullRequestPointer(call, *c);
   if (info != MPI_INFO_NULL) {
     const minimpi::Info* hints = minimpi::LookupInfo(info);
     if (hints == nullptr) {
@@ -223,9 +221,8 @@ int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
   if (dest != MPI_PROC_NULL) {
     arguments.peer_world_rank = c->world_ranks[dest];
     const minimpi::runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
-    arguments.peer_on_node =
-        bootstrap.node_of(arguments.peer_world_rank) ==
-        bootstrap.node_of(Instance::Get().world_rank());
+    arguments.peer_on_node = bootstrap.node_of(arguments.peer_world_rank) ==
+                             bootstrap.node_of(Instance::Get().world_rank());
     arguments.peer_vci = c->remote_vci(dest);
     arguments.context = c->remote_point_to_point_context(dest);
   }

@@ -28,8 +28,8 @@ namespace {
                                      comm, c, type)) {
     return error;
   }
-  if (needs_request && request == nullptr) {
-    return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
+  if (needs_request && request == nullptr) [[unlikely]] {
+    return minimpi::NullRequestPointer(call, *c);
   }
   return MPI_SUCCESS;
 }
@@ -43,8 +43,8 @@ namespace {
                                         comm, c, type)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(*c, call, MPI_ERR_REQUEST, "null request pointer");
+  if (request == nullptr) [[unlikely]] {
+    return minimpi::NullRequestPointer(call, *c);
   }
   return MPI_SUCCESS;
 }
@@ -401,9 +401,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
   if (message == nullptr) {
     return RaiseError(nullptr, kCall, MPI_ERR_ARG, "null message pointer");
   }
-  if (request == nullptr) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST, "null request pointer");
-  }
+  if (request == nullptr) return minimpi::NullRequestPointer(kCall, nullptr);
   p2p::PointToPoint& engine = Instance::Get().p2p();
   if (*message == MPI_MESSAGE_NO_PROC) {
     const Datatype* type;

@@ -57,9 +57,7 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                 recvtag, comm, &c, &receive_type)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
-  }
+  if (request == nullptr) return minimpi::NullRequestPointer(kCall, c);
   std::optional<vci::SendArguments> send;
   if (dest != MPI_PROC_NULL) {
     send = minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest, sendtag,
@@ -88,9 +86,7 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                                         recvtag, comm, &c, &type)) {
     return error;
   }
-  if (request == nullptr) {
-    return RaiseError(c, kCall, MPI_ERR_REQUEST, "null request pointer");
-  }
+  if (request == nullptr) return minimpi::NullRequestPointer(kCall, c);
   // The outgoing data moves to a packed copy the schedule owns, so the
   // receive can land in place; the copy travels as the bytes it is.
   std::optional<vci::SendArguments> send;
