@@ -222,29 +222,35 @@ using Kernel = void (*)(const void* in, void* inout, int count);
 
 // At -O2, GCC vectorizes only loops that need neither a runtime check that
 // the buffers do not overlap nor a scalar remainder loop. So the bulk goes
-// in fixed-size blocks staged through locals, which cannot alias (the
-// copies compile to vector loads and stores), and only the last partial
-// block runs item by item. Measured here: 3x faster than the plain loop on
-// ints in cache.
+// in fixed-size blocks through parameters declared not to alias
+// (__restrict, which GCC honours on parameters), and only the last partial
+// block runs item by item. Buffers that overlap (MPI does not allow it, but
+// an internal caller might pass one buffer twice) take the item-by-item
+// loop, in order, so __restrict never lies. Measured on the 2-core machine,
+// sums of doubles: 3.3x faster in L1 (32 KiB: 0.68 against 2.24 us) and
+// 2.8x in L2 (512 KiB: 12.8 against 36 us) than staging each block through
+// local arrays, the previous kernel (itself 3x faster than the plain loop).
+template <typename T, typename Operation, int kItems>
+inline void CombineBlock(const T* __restrict in, T* __restrict inout) {
+  for (int i = 0; i < kItems; ++i) {
+    inout[i] = Operation::Combine(in[i], inout[i]);
+  }
+}
+
 template <typename T, typename Operation>
 void ElementwiseKernel(const void* in, void* inout, int count) {
   constexpr int kBlockItems = std::max<int>(1, 256 / sizeof(T));
-  const char* in_bytes = static_cast<const char*>(in);
-  char* inout_bytes = static_cast<char*>(inout);
-  int done = 0;
-  for (; done + kBlockItems <= count; done += kBlockItems) {
-    T in_block[kBlockItems], inout_block[kBlockItems];
-    std::memcpy(in_block, in_bytes + done * sizeof(T), sizeof(in_block));
-    std::memcpy(inout_block, inout_bytes + done * sizeof(T),
-                sizeof(inout_block));
-    for (int i = 0; i < kBlockItems; ++i) {
-      inout_block[i] = Operation::Combine(in_block[i], inout_block[i]);
-    }
-    std::memcpy(inout_bytes + done * sizeof(T), inout_block,
-                sizeof(inout_block));
-  }
   const T* in_items = static_cast<const T*>(in);
   T* inout_items = static_cast<T*>(inout);
+  int done = 0;
+  const bool disjoint =
+      in_items + count <= inout_items || inout_items + count <= in_items;
+  if (disjoint) [[likely]] {
+    for (; done + kBlockItems <= count; done += kBlockItems) {
+      CombineBlock<T, Operation, kBlockItems>(in_items + done,
+                                              inout_items + done);
+    }
+  }
   for (; done < count; ++done) {
     inout_items[done] = Operation::Combine(in_items[done], inout_items[done]);
   }

@@ -395,6 +395,27 @@ TEST(OpTest, SupportsSpotChecks) {
   }
 }
 
+// The kernels run blocks through pointers declared not to alias; one buffer
+// passed as both operands must take the item-by-item path and still give
+// x op x for every item (block and remainder).
+TEST(OpTest, OneBufferAsBothOperands) {
+  constexpr int kCount = 1001;
+  std::vector<double> doubles(kCount);
+  std::vector<int> ints(kCount);
+  for (int i = 0; i < kCount; ++i) {
+    doubles[i] = 0.5 * i - 7;
+    ints[i] = (i * 7919) % 1000 - 500;
+  }
+  const std::vector<double> doubles_before = doubles;
+  const std::vector<int> ints_before = ints;
+  LookupOp(MPI_SUM)->Apply(doubles.data(), doubles.data(), kCount, MPI_DOUBLE);
+  LookupOp(MPI_MAX)->Apply(ints.data(), ints.data(), kCount, MPI_INT);
+  for (int i = 0; i < kCount; ++i) {
+    ASSERT_EQ(doubles[i], 2 * doubles_before[i]) << "item " << i;
+    ASSERT_EQ(ints[i], ints_before[i]) << "item " << i;
+  }
+}
+
 TEST(OpTest, LookupNamesThePredefinedOps) {
   for (const PredefinedOpCase& op_case : kPredefinedOps) {
     const Op* op = LookupOp(op_case.handle);
