@@ -243,8 +243,12 @@ void ElementwiseKernel(const void* in, void* inout, int count) {
   const T* in_items = static_cast<const T*>(in);
   T* inout_items = static_cast<T*>(inout);
   int done = 0;
-  const bool disjoint =
-      in_items + count <= inout_items || inout_items + count <= in_items;
+  // Compared as addresses: `<` between pointers into different objects is
+  // unspecified in C++.
+  const uintptr_t in_at = reinterpret_cast<uintptr_t>(in);
+  const uintptr_t inout_at = reinterpret_cast<uintptr_t>(inout);
+  const uintptr_t bytes = static_cast<uintptr_t>(count) * sizeof(T);
+  const bool disjoint = in_at + bytes <= inout_at || inout_at + bytes <= in_at;
   if (disjoint) [[likely]] {
     for (; done + kBlockItems <= count; done += kBlockItems) {
       CombineBlock<T, Operation, kBlockItems>(in_items + done,
