@@ -55,13 +55,14 @@ read -r -a bazel <<<"${BAZEL:-bazel}"
 quick=0
 repeat=""
 parts="pingpong,rate,collectives,matching,cluster"
+no_cluster=0
 prefix=""
 raw_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
     --repeat) repeat="$2"; shift 2 ;;
-    --no-cluster) parts="${parts//,cluster/}"; shift ;;
+    --no-cluster) no_cluster=1; shift ;;
     --parts) parts="$2"; shift 2 ;;
     --prefix) prefix="$2"; shift 2 ;;
     --raw) raw_dir="$2"; shift 2 ;;
@@ -86,7 +87,9 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 failed_parts=()
-wants() { [[ ",${parts}," == *",$1,"* ]]; }
+wants() {
+  [[ ",${parts}," == *",$1,"* ]] && ! [[ "$1" = cluster && ${no_cluster} = 1 ]]
+}
 
 # run_part NAME SCRIPT ARGS...: the script's tables to raw_dir/NAME.md and
 # to the output, its stderr to raw_dir/NAME.err.

@@ -13,10 +13,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -36,30 +39,91 @@ class SpinWaiter final : public NodeWaiter {
   std::atomic<int> wakes{0};
 };
 
+// A rank that sleeps until a post wakes it, as a library rank may in the
+// VCI's wait. A wake it misses (the post's flag came, its Wake did not:
+// the post and the waiter each missed the other's store) shows as a sleep
+// that times out with the flag already there.
+class SleepingWaiter final : public NodeWaiter {
+ public:
+  explicit SleepingWaiter(const std::vector<SleepingWaiter*>* ranks)
+      : ranks_(ranks) {}
+  void Wait(absl::FunctionRef<bool()> reached) override {
+    std::unique_lock lock(mutex_);
+    auto woken = [this] { return woken_; };
+    while (!reached()) {
+      // A flag that is there after a long sleep, with no wake even after
+      // a grace period (a posting thread descheduled between its flag and
+      // its Wake on a loaded machine), is a missed wake.
+      if (!woken_condition_.wait_for(lock, std::chrono::milliseconds(200),
+                                     woken) &&
+          reached() &&
+          !woken_condition_.wait_for(lock, std::chrono::seconds(5), woken)) {
+        missed_wakes.fetch_add(1, std::memory_order_relaxed);
+      }
+      woken_ = false;
+    }
+  }
+  void Wake(int rank) override {
+    SleepingWaiter& sleeper = *(*ranks_)[rank];
+    {
+      std::lock_guard lock(sleeper.mutex_);
+      sleeper.woken_ = true;
+    }
+    sleeper.woken_condition_.notify_one();
+  }
+  // Every wait may sleep (no polling first), so that posts and sleepers
+  // cross as often as they can.
+  bool PollFirst() const override { return false; }
+  std::atomic<int> missed_wakes{0};
+
+ private:
+  const std::vector<SleepingWaiter*>* const ranks_;
+  std::mutex mutex_;
+  std::condition_variable woken_condition_;
+  bool woken_ = false;
+};
+
+enum class Waiting { kSpin, kSleep };
+
 // One shared region and a view of it per rank.
 class Node {
  public:
   // `direct_min`: allgather and alltoall blocks from this size copy
   // directly (threads of one process read their own memory through
   // process_vm_readv, as ranks read each other's); 0: never.
-  Node(int ranks, size_t cell, size_t slot, size_t direct_min = 0)
+  Node(int ranks, size_t cell, size_t slot, size_t direct_min = 0,
+       Waiting waiting = Waiting::kSpin, bool asymmetric_fence = false)
       : bytes_(NodeRegion::BytesFor(ranks, cell, slot)) {
     memory_ = std::aligned_alloc(64, (bytes_ + 63) / 64 * 64);
     std::memset(memory_, 0, bytes_);
     waiters_.resize(ranks);
     for (int r = 0; r < ranks; ++r) {
-      waiters_[r] = std::make_unique<SpinWaiter>();
+      if (waiting == Waiting::kSleep) {
+        auto sleeper = std::make_unique<SleepingWaiter>(&sleepers_);
+        sleepers_.push_back(sleeper.get());
+        waiters_[r] = std::move(sleeper);
+      } else {
+        waiters_[r] = std::make_unique<SpinWaiter>();
+      }
       regions_.emplace_back(memory_, ranks, r, cell, slot, waiters_[r].get());
     }
     for (NodeRegion& region : regions_) {
       region.Attach();
       region.set_direct_min(direct_min);
+      region.set_asymmetric_fence(asymmetric_fence);
       // With direct copies, reduces also take steps of half a cell.
       if (direct_min != 0) region.set_reduce_step_bytes(cell / 2);
     }
   }
   ~Node() { std::free(memory_); }
   NodeRegion& region(int rank) { return regions_[rank]; }
+  int missed_wakes() const {
+    int missed = 0;
+    for (const SleepingWaiter* sleeper : sleepers_) {
+      missed += sleeper->missed_wakes.load();
+    }
+    return missed;
+  }
 
   // Runs body(rank) on one thread per rank.
   template <typename Body>
@@ -74,7 +138,8 @@ class Node {
  private:
   size_t bytes_;
   void* memory_;
-  std::vector<std::unique_ptr<SpinWaiter>> waiters_;
+  std::vector<std::unique_ptr<NodeWaiter>> waiters_;
+  std::vector<SleepingWaiter*> sleepers_;
   std::vector<NodeRegion> regions_;
 };
 
@@ -340,6 +405,51 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(size_t{0}, size_t{16}, size_t{1024}),
                      // No direct copies; direct from 64 bytes per block.
                      testing::Values(size_t{0}, size_t{64})));
+
+// Ranks that sleep in every wait and are woken only by posts: every post
+// must wake every rank that may be asleep, with the fence on the posting
+// side (false) and with the asymmetric fence (true: posts skip it, the
+// sleeper runs membarrier). Small calls (slots) post most often.
+class NodeCollectivesSleepers : public testing::TestWithParam<bool> {};
+
+TEST_P(NodeCollectivesSleepers, EveryPostWakesItsSleepers) {
+  const bool asymmetric_fence = GetParam();
+  if (asymmetric_fence && !NodeRegion::CanUseAsymmetricFence()) {
+    GTEST_SKIP() << "the kernel refuses membarrier's global expedited command";
+  }
+  const Op* sum = LookupPredefinedOp(MPI_SUM);
+  ASSERT_NE(sum, nullptr);
+  Op* matrix = NewUserOp(&MatrixProduct, /*commutative=*/false);
+  for (int ranks : {2, 3}) {
+    constexpr size_t kCell = 256;
+    const std::vector<Call> calls =
+        RandomCalls(ranks, kCell, 1500, 77u + ranks);
+    Node node(ranks, kCell, /*slot=*/64, /*direct_min=*/0, Waiting::kSleep,
+              asymmetric_fence);
+    node.Run([&](int rank) {
+      for (size_t i = 0; i < calls.size(); ++i) {
+        RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
+                    matrix);
+        if (testing::Test::HasFatalFailure()) {
+          ADD_FAILURE() << "rank " << rank << ", call " << i;
+          std::abort();
+        }
+      }
+    });
+    EXPECT_EQ(node.missed_wakes(), 0) << ranks << " ranks";
+  }
+  matrix->Release();
+  // Barriers post and wait on both sides at once, where the stores cross.
+  Node node(2, 64, 16, /*direct_min=*/0, Waiting::kSleep, asymmetric_fence);
+  node.Run([&](int rank) {
+    for (int i = 0; i < 100000; ++i) {
+      RunThroughRegion(node.region(rank), Collective::kBarrier, {});
+    }
+  });
+  EXPECT_EQ(node.missed_wakes(), 0) << "barriers";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fences, NodeCollectivesSleepers, testing::Bool());
 
 // Barriers above the flat limit take the gather-and-release form.
 TEST(NodeCollectivesBarrier, ManyRanksNobodyLeavesEarly) {

@@ -230,20 +230,28 @@ void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes,
         std::memcmp(seen, mine.name, sizeof(seen)) == 0;
   }
   const int32_t mapped = (mapping != nullptr ? 1 : 0) | (reads ? 2 : 0) |
-                         (waiter_.PollFirst() ? 4 : 0);
+                         (waiter_.PollFirst() ? 4 : 0) |
+                         (NodeRegion::CanUseAsymmetricFence() ? 8 : 0);
   std::vector<int32_t> all(comm.size);
   AllgatherBytes(p2p, comm, &mapped, sizeof(mapped), all.data());
   if (layout_.leader() && offer.made) shm_unlink(offer.name);
   bool everyone = true;
   bool direct = true;
   bool own_cores = true;
+  bool asymmetric_fence = true;
   for (int32_t one : all) {
     everyone &= (one & 1) != 0;
     direct &= (one & 2) != 0;
     own_cores &= (one & 4) != 0;
+    asymmetric_fence &= (one & 8) != 0;
   }
   if (everyone && direct) region_->set_direct_min(direct_min);
   if (everyone && own_cores) region_->set_reduce_step_bytes(kReduceStepBytes);
+  // Only where waiters poll first: where ranks outnumber cores every wait
+  // may sleep, and each would pay the waiter's side of the fence.
+  if (everyone && own_cores && asymmetric_fence) {
+    region_->set_asymmetric_fence(true);
+  }
   if (!everyone) {
     region_.reset();
     if (mapping != nullptr) munmap(mapping, bytes);

@@ -120,6 +120,15 @@ class NodeRegion {
     reduce_step_bytes_ = bytes < cell_bytes_ ? bytes : cell_bytes_;
   }
 
+  // Whether posts may skip their fence (see WakeSlowRanks): only when every
+  // rank of the region said CanUseAsymmetricFence. The region's maker sets
+  // it, the same on every rank, before any call.
+  void set_asymmetric_fence(bool on) { asymmetric_fence_ = on; }
+  // Registers this process for the fence a waiter then issues before it may
+  // sleep (membarrier's global expedited command, Linux 4.16 on); false
+  // where the kernel or a sandbox refuses it. Once per process.
+  static bool CanUseAsymmetricFence();
+
   // --- One call.
   // Starts the next call (every rank starts the same calls in order). A
   // small call (IsSmall) has one step; every rank of a correct program
@@ -242,6 +251,7 @@ class NodeRegion {
   uint64_t call_ = 0;
   bool small_ = false;
   uint64_t direct_min_ = 0;
+  bool asymmetric_fence_ = false;
   size_t reduce_step_bytes_;  // the cell, unless set
   // The done values this rank last saw, by rank: done only grows, so a
   // value seen once answers WaitCellsFree for later calls too, without
