@@ -44,7 +44,7 @@
 #                   with `bazel run //:install` into a temporary prefix)
 #     --raw         keep each part's tables (PART.md) and stderr in DIR
 #   BAZEL           the bazel command (default: bazel)
-# About 20 minutes on 2 cores (the collective table takes most of it).
+# About 7 minutes on 2 cores (the collective tables take most of it).
 # Exits non-zero when a part failed; the other parts run all the same.
 set -uo pipefail
 
