@@ -266,13 +266,19 @@ for scenario in gather gatherv; do
     "worst ${hot_spot%%$'\t'*} (${hot_spot#*$'\t'})" "-"
 done
 
+# from_1mib FILE SECTION COLUMN: "LOWEST<TAB>size ratio, ..." over the
+# table's rows of 1 MiB and more.
+from_1mib() {
+  rows "$1" "$2" "$3" | awk -F'\t' '
+    $1 ~ / MiB$/ && $1 + 0 >= 1 && $3 ~ /^[0-9.]+$/ {
+      list = list (list == "" ? "" : ", ") $1 " " $3
+      if (min == "" || $3 + 0 < min + 0) min = $3
+    }
+    END { print (min == "" ? "-" : min) "\t" (list == "" ? "-" : list) }'
+}
+
 pingpong="${raw_dir}/pingpong.md"
-bandwidth="$(rows "${pingpong}" '^Ping-pong' 'BW ratio' | awk -F'\t' '
-  $1 ~ / MiB$/ && $1 + 0 >= 1 && $3 ~ /^[0-9.]+$/ {
-    list = list (list == "" ? "" : ", ") $1 " " $3
-    if (min == "" || $3 + 0 < min + 0) min = $3
-  }
-  END { print (min == "" ? "-" : min) "\t" (list == "" ? "-" : list) }')"
+bandwidth="$(from_1mib "${pingpong}" '^Ping-pong' 'BW ratio')"
 target_row "bandwidth inside a node from 1 MiB: >= 2x the best peer at every size" \
   "lowest ${bandwidth%%$'\t'*} (${bandwidth#*$'\t'})" \
   "$(verdict "${bandwidth%%$'\t'*}" '>=' 2)"
@@ -281,12 +287,7 @@ target_row "8-byte latency inside a node: minimpi / best peer (no target here)" 
   "${latency:--}" "-"
 
 cluster="${raw_dir}/cluster.md"
-across="$(rows "${cluster}" '^### 1\. Ping-pong across nodes' 'ratio' | awk -F'\t' '
-  $1 ~ / MiB$/ && $1 + 0 >= 1 && $3 ~ /^[0-9.]+$/ {
-    list = list (list == "" ? "" : ", ") $1 " " $3
-    if (min == "" || $3 + 0 < min + 0) min = $3
-  }
-  END { print (min == "" ? "-" : min) "\t" (list == "" ? "-" : list) }')"
+across="$(from_1mib "${cluster}" '^### 1\. Ping-pong across nodes' 'ratio')"
 target_row "bandwidth across the simulated nodes from 1 MiB: ahead of Open MPI (ratio > 1)" \
   "lowest ${across%%$'\t'*} (${across#*$'\t'})" \
   "$(verdict "${across%%$'\t'*}" '>=' 1)"

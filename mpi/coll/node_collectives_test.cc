@@ -373,6 +373,21 @@ void RunAndCheck(NodeRegion& region, const Call& call, int number,
   }
 }
 
+// Every rank runs `calls` in order, checking each result.
+void RunAllAndCheck(Node& node, const std::vector<Call>& calls, const Op* sum,
+                    const Op* matrix) {
+  node.Run([&](int rank) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
+                  matrix);
+      if (testing::Test::HasFatalFailure()) {
+        ADD_FAILURE() << "rank " << rank << ", call " << i;
+        std::abort();  // the other ranks would wait for this one forever
+      }
+    }
+  });
+}
+
 class NodeCollectivesTest
     : public testing::TestWithParam<std::tuple<int, size_t, size_t, size_t>> {};
 
@@ -384,16 +399,7 @@ TEST_P(NodeCollectivesTest, MatchesTheReference) {
   const std::vector<Call> calls =
       RandomCalls(ranks, cell, 300, 1234u + ranks * 17 + cell);
   Node node(ranks, cell, slot, direct_min);
-  node.Run([&](int rank) {
-    for (size_t i = 0; i < calls.size(); ++i) {
-      RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
-                  matrix);
-      if (testing::Test::HasFatalFailure()) {
-        ADD_FAILURE() << "rank " << rank << ", call " << i;
-        std::abort();  // the other ranks would wait for this one forever
-      }
-    }
-  });
+  RunAllAndCheck(node, calls, sum, matrix);
   matrix->Release();
 }
 
@@ -426,16 +432,7 @@ TEST_P(NodeCollectivesSleepers, EveryPostWakesItsSleepers) {
         RandomCalls(ranks, kCell, 1500, 77u + ranks);
     Node node(ranks, kCell, /*slot=*/64, /*direct_min=*/0, Waiting::kSleep,
               asymmetric_fence);
-    node.Run([&](int rank) {
-      for (size_t i = 0; i < calls.size(); ++i) {
-        RunAndCheck(node.region(rank), calls[i], static_cast<int>(i), sum,
-                    matrix);
-        if (testing::Test::HasFatalFailure()) {
-          ADD_FAILURE() << "rank " << rank << ", call " << i;
-          std::abort();
-        }
-      }
-    });
+    RunAllAndCheck(node, calls, sum, matrix);
     EXPECT_EQ(node.missed_wakes(), 0) << ranks << " ranks";
   }
   matrix->Release();
