@@ -108,9 +108,9 @@ void NodeRegion::WakeSlowRanks() {
   // and a later post sees the slow flag. The post itself then needs only
   // the compiler's ordering. A post is frequent, a waiter that may sleep
   // rare (it polls first when every rank has a core): on the 2-core
-  // machine the fence was a third of an 8-byte bcast, gather or scatter on
-  // 2 ranks (0.041 against 0.026 us for bcast, 0.074 against 0.045 for
-  // reduce, best of 3 trials, five runs each way interleaved).
+  // machine the fence was a third of an 8-byte bcast or scatter on 2 ranks
+  // (0.035 against 0.024 us for bcast, 0.044 against 0.030 for scatter,
+  // medians of five interleaved runs; docs/benchmarks.md).
   if (asymmetric_fence_) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
   } else {
