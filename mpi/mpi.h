@@ -104,12 +104,13 @@ typedef struct MPI_ABI_Datatype* MPI_Datatype;
 #define MPI_DOUBLE ((MPI_Datatype)0x00000214)
 #define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x00000216)
 #define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x00000217)
-#define MPI_INTEGER ((MPI_Datatype)0x00000218)
-#define MPI_LOGICAL ((MPI_Datatype)0x00000219)
+#define MPI_LOGICAL ((MPI_Datatype)0x00000218)
+#define MPI_INTEGER ((MPI_Datatype)0x00000219)
 #define MPI_REAL ((MPI_Datatype)0x0000021a)
 #define MPI_COMPLEX ((MPI_Datatype)0x0000021b)
 #define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x0000021c)
 #define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x0000021d)
+#define MPI_CHARACTER ((MPI_Datatype)0x0000021e)
 #define MPI_LONG_DOUBLE ((MPI_Datatype)0x00000220)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x00000224)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x00000225)
@@ -137,15 +138,27 @@ typedef struct MPI_ABI_Datatype* MPI_Datatype;
 #define MPI_UINT32_T ((MPI_Datatype)0x00000251)
 #define MPI_INT64_T ((MPI_Datatype)0x00000258)
 #define MPI_UINT64_T ((MPI_Datatype)0x00000259)
-#define MPI_INTEGER1 ((MPI_Datatype)0x000002c0)
-#define MPI_CHARACTER ((MPI_Datatype)0x000002c3)
-#define MPI_INTEGER2 ((MPI_Datatype)0x000002c8)
-#define MPI_INTEGER4 ((MPI_Datatype)0x000002d0)
+/* The optional Fortran types by size (MPI-4.1 section 3.2.2; the LOGICALs
+ * are MPI-5.0's), as C programs see them. Each is 0x2c0 + 8 * log2(bytes) +
+ * its kind (LOGICAL 0, INTEGER 1, REAL 2, COMPLEX 3), the standard ABI's
+ * values. A type minimpi cannot give the arithmetic of is
+ * MPI_DATATYPE_NULL, as the standard allows for optional types: the
+ * half-precision REAL*2 and COMPLEX*4. */
+#define MPI_LOGICAL1 ((MPI_Datatype)0x000002c0)
+#define MPI_INTEGER1 ((MPI_Datatype)0x000002c1)
+#define MPI_LOGICAL2 ((MPI_Datatype)0x000002c8)
+#define MPI_INTEGER2 ((MPI_Datatype)0x000002c9)
+#define MPI_REAL2 MPI_DATATYPE_NULL /* 0x2ca in the standard ABI */
+#define MPI_LOGICAL4 ((MPI_Datatype)0x000002d0)
+#define MPI_INTEGER4 ((MPI_Datatype)0x000002d1)
 #define MPI_REAL4 ((MPI_Datatype)0x000002d2)
-#define MPI_INTEGER8 ((MPI_Datatype)0x000002d8)
+#define MPI_COMPLEX4 MPI_DATATYPE_NULL /* 0x2d3 in the standard ABI */
+#define MPI_LOGICAL8 ((MPI_Datatype)0x000002d8)
+#define MPI_INTEGER8 ((MPI_Datatype)0x000002d9)
 #define MPI_REAL8 ((MPI_Datatype)0x000002da)
 #define MPI_COMPLEX8 ((MPI_Datatype)0x000002db)
-#define MPI_INTEGER16 ((MPI_Datatype)0x000002e0)
+#define MPI_LOGICAL16 ((MPI_Datatype)0x000002e0)
+#define MPI_INTEGER16 ((MPI_Datatype)0x000002e1)
 #define MPI_REAL16 ((MPI_Datatype)0x000002e2)
 #define MPI_COMPLEX16 ((MPI_Datatype)0x000002e3)
 #define MPI_COMPLEX32 ((MPI_Datatype)0x000002eb)
@@ -660,7 +673,8 @@ enum { MPI_GRAPH = 201, MPI_DIST_GRAPH = 202, MPI_CART = 203 };
 enum {
   MPI_COMM_TYPE_SHARED = 1001,
   MPI_COMM_TYPE_HW_UNGUIDED = 1002,
-  MPI_COMM_TYPE_HW_GUIDED = 1003
+  MPI_COMM_TYPE_HW_GUIDED = 1003,
+  MPI_COMM_TYPE_RESOURCE_GUIDED = 1004 /* MPI-4.1 */
 };
 
 /* Predefined attribute keys of MPI_COMM_WORLD. */

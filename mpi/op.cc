@@ -381,6 +381,11 @@ KernelTable BuildKernelTable() {
   t.AddType<long double>(MPI_REAL16, G::kFloatingPoint);
 
   t.AddType<int32_t>(MPI_LOGICAL, G::kLogical);
+  t.AddType<int8_t>(MPI_LOGICAL1, G::kLogical);
+  t.AddType<int16_t>(MPI_LOGICAL2, G::kLogical);
+  t.AddType<int32_t>(MPI_LOGICAL4, G::kLogical);
+  t.AddType<int64_t>(MPI_LOGICAL8, G::kLogical);
+  t.AddType<__int128>(MPI_LOGICAL16, G::kLogical);
   t.AddType<bool>(MPI_C_BOOL, G::kLogical);
   t.AddType<bool>(MPI_CXX_BOOL, G::kLogical);
 

@@ -297,6 +297,11 @@ std::vector<TypeCase> AllTypes() {
       Case<double>("MPI_REAL8", MPI_REAL8, G::kFloatingPoint),
       Case<LongDouble>("MPI_REAL16", MPI_REAL16, G::kFloatingPoint),
       Case<int32_t>("MPI_LOGICAL", MPI_LOGICAL, G::kLogical),
+      Case<int8_t>("MPI_LOGICAL1", MPI_LOGICAL1, G::kLogical),
+      Case<int16_t>("MPI_LOGICAL2", MPI_LOGICAL2, G::kLogical),
+      Case<int32_t>("MPI_LOGICAL4", MPI_LOGICAL4, G::kLogical),
+      Case<int64_t>("MPI_LOGICAL8", MPI_LOGICAL8, G::kLogical),
+      Case<__int128>("MPI_LOGICAL16", MPI_LOGICAL16, G::kLogical),
       Case<bool>("MPI_C_BOOL", MPI_C_BOOL, G::kLogical),
       Case<bool>("MPI_CXX_BOOL", MPI_CXX_BOOL, G::kLogical),
       // typebind: likewise MPI_C_COMPLEX for MPI_C_FLOAT_COMPLEX.

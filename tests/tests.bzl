@@ -62,6 +62,11 @@ MPI_TEST_PROGRAMS = {
     "info": {"srcs": ["info.c"], "threaded": False},
     "status_memory": {"srcs": ["status_memory.c"], "threaded": False},
     "errors_objects": {"srcs": ["errors_objects.c"], "threaded": False},
+    # Issue 40: what MPICH's test suite and mpi4py found.
+    "errhandler_codes": {"srcs": ["errhandler_codes.c"], "threaded": False},
+    "optional_types": {"srcs": ["optional_types.c"], "threaded": False},
+    "split_resource_guided": {"srcs": ["split_resource_guided.c"], "threaded": False},
+    "stale_datatypes": {"srcs": ["stale_datatypes.c"], "threaded": False},
     "fatal_objects": {"srcs": ["fatal_objects.c"], "threaded": False},
     "send_progress": {"srcs": ["send_progress.cc"], "threaded": True},
     # Issue 9: partitioned communication.
@@ -367,6 +372,11 @@ MPI_TEST_CASES = [
     {"name": "info", "program": "info", "ranks": [1, 3], "args": ["alpha", "beta", "-g7"]},
     {"name": "status_memory", "program": "status_memory", "ranks": [1, 2]},
     {"name": "errors_objects", "program": "errors_objects", "ranks": [1, 2, 3]},
+    {"name": "errhandler_codes", "program": "errhandler_codes", "ranks": [1, 2, 3]},
+    {"name": "optional_types", "program": "optional_types", "ranks": [1, 2, 4]},
+    {"name": "split_resource_guided", "program": "split_resource_guided", "ranks": [1, 3, 4]},
+    {"name": "split_resource_guided_nodes", "program": "split_resource_guided", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
+    {"name": "stale_datatypes", "program": "stale_datatypes", "ranks": [1, 2, 3]},
     {"name": "real_programs", "program": "real_programs", "ranks": [1, 2, 3]},
     # One bad call under the fatal default: the job ends with the one line.
     {

@@ -251,17 +251,17 @@ bool ErrorStringOf(int code, std::string* text) {
     *text = it->second;
     return true;
   }
-  const char* description = ErrorClassDescription(error_class);
-  std::string class_text;
-  if (description != nullptr) {
-    class_text = description;
-  } else if (auto it = registry.user_strings.find(error_class);
-             it != registry.user_strings.end()) {
-    class_text = it->second;
-  }  // else a user class with no string: the empty string, as MPICH says
+  // What the program added says "" until MPI_Add_error_string names that
+  // very class or code (MPI-4.1 section 9.5): a code does not borrow its
+  // class's string.
+  if (code & kUserFlag) {
+    text->clear();
+    return true;
+  }
+  const std::string class_text = ErrorClassDescription(error_class);
   const int slot = (code >> kClassBits) - 1;
-  if ((code & kUserFlag) == 0 && slot >= 0 && slot < kMessageSlots &&
-      !registry.codes.empty() && registry.codes[slot] == code) {
+  if (slot >= 0 && slot < kMessageSlots && !registry.codes.empty() &&
+      registry.codes[slot] == code) {
     *text = absl::StrCat(class_text, ": ", registry.messages[slot]);
   } else {
     *text = class_text;
@@ -417,11 +417,12 @@ int RaiseError(Communicator* comm, const char* call, int error_class,
   return Dispatch(comm, code, error_class, line);
 }
 
-int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
-                     int error_class, const std::string& problem) {
-  const std::string line = ErrorLine(call, problem);
-  int code = error_class > MPI_ERR_LASTCODE ? error_class
-                                            : MakeErrorCode(error_class, line);
+namespace {
+
+// Hands `code` (of `error_class`, described by `line`) to a window's
+// handler, as Dispatch does to a communicator's.
+int DispatchOnWindow(Errhandler* handler, MPI_Win window, int code,
+                     int error_class, const std::string& line) {
   switch (handler->action()) {
     case Errhandler::Action::kReturn:
       return code;
@@ -440,8 +441,27 @@ int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
   std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
   Instance::Get().bootstrap().Abort(
-      error_class > MPI_ERR_LASTCODE ? MPI_ERR_OTHER : error_class, line);
+      error_class > MPI_ERR_LASTCODE || error_class < 0 ? MPI_ERR_OTHER
+                                                        : error_class,
+      line);
   std::abort();
+}
+
+}  // namespace
+
+int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
+                     int error_class, const std::string& problem) {
+  const std::string line = ErrorLine(call, problem);
+  const int code = error_class > MPI_ERR_LASTCODE
+                       ? error_class
+                       : MakeErrorCode(error_class, line);
+  return DispatchOnWindow(handler, window, code, error_class, line);
+}
+
+int RaiseWindowErrorCode(Errhandler* handler, MPI_Win window, const char* call,
+                         int code, const std::string& problem) {
+  return DispatchOnWindow(handler, window, code, ErrorClassOf(code),
+                          ErrorLine(call, problem));
 }
 
 int RaiseErrorCode(Communicator* comm, const char* call, int code,

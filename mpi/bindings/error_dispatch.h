@@ -73,6 +73,12 @@ int RaiseError(Communicator* comm, const char* call, int error_class,
 int RaiseWindowError(Errhandler* handler, MPI_Win window, const char* call,
                      int error_class, const std::string& problem);
 
+// The same with `code` itself, whatever its class: what
+// MPI_Win_call_errhandler hands the window's handler, so that a user handler
+// gets exactly the value the program passed.
+int RaiseWindowErrorCode(Errhandler* handler, MPI_Win window, const char* call,
+                         int code, const std::string& problem);
+
 // The same for an error code made elsewhere (an attribute callback's, say,
 // possibly from MPI_Add_error_code): the handler gets, and the call returns,
 // that very code, so the program sees the class, code and string it chose.

@@ -238,10 +238,22 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
   MINIMPI_REQUIRE_INIT(kCall);
   WindowObject* w;
   if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  const int error_class = minimpi::ErrorClassOf(errorcode);
-  RaiseOnWindow(w, kCall, error_class > 0 ? error_class : MPI_ERR_OTHER,
-                absl::StrFormat("error code %d raised by the program",
-                                errorcode));
+  Errhandler* handler;
+  {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    handler = w->errhandler;
+    handler->Retain();
+  }
+  // The handler gets `errorcode` itself, not a code made for its class
+  // (MPICH's rma/wincall checks for MPI_ERR_OTHER exactly). A user handler
+  // that returns, or MPI_ERRORS_RETURN, makes the call succeed.
+  std::string text;
+  if (!minimpi::ErrorStringOf(errorcode, &text)) {
+    text = absl::StrFormat("error code %d", errorcode);
+  }
+  minimpi::RaiseWindowErrorCode(handler, w->handle, kCall, errorcode,
+                                absl::StrFormat("user-raised error: %s", text));
+  handler->Release();
   return MPI_SUCCESS;
 }
 

@@ -209,6 +209,17 @@ Table BuildTable() {
   // Fortran types by size, as C programs see them.
   t.Add(MPI_INTEGER1, Single<int8_t>("MPI_INTEGER1", Number<int8_t>(kSigned)));
   t.Add(MPI_CHARACTER, Single<char>("MPI_CHARACTER", Number<char>(kRaw)));
+  // LOGICAL*n: n bytes, zero false and anything else true, as MPI_LOGICAL.
+  t.Add(MPI_LOGICAL1,
+        Single<int8_t>("MPI_LOGICAL1", Number<int8_t>(K::kLogical)));
+  t.Add(MPI_LOGICAL2,
+        Single<int16_t>("MPI_LOGICAL2", Number<int16_t>(K::kLogical)));
+  t.Add(MPI_LOGICAL4,
+        Single<int32_t>("MPI_LOGICAL4", Number<int32_t>(K::kLogical)));
+  t.Add(MPI_LOGICAL8,
+        Single<int64_t>("MPI_LOGICAL8", Number<int64_t>(K::kLogical)));
+  t.Add(MPI_LOGICAL16,
+        Single<__int128>("MPI_LOGICAL16", Number<__int128>(K::kLogical)));
   t.Add(MPI_INTEGER2,
         Single<int16_t>("MPI_INTEGER2", Number<int16_t>(kSigned)));
   t.Add(MPI_INTEGER4,
