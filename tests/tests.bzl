@@ -110,6 +110,11 @@ MPI_TEST_PROGRAMS = {
     "rma_dynamic": {"srcs": ["rma_dynamic.c"], "threaded": False},
     "rma_errors": {"srcs": ["rma_errors.c"], "threaded": False},
     "rma_threads": {"srcs": ["rma_threads.c"], "threaded": True},
+    # Issue 40: epochs as the standard's state machine allows them (the
+    # table in docs/architecture.md), and operations on the caller's own
+    # window part completed in the call.
+    "rma_epochs": {"srcs": ["rma_epochs.c"], "threaded": False},
+    "rma_self": {"srcs": ["rma_self.c"], "threaded": False},
 }
 
 # net/ib over the software verbs device (paths resolved by run_mpi_test.sh).
@@ -880,4 +885,18 @@ MPI_TEST_CASES = [
     {"name": "rma_fence_split_nodes", "program": "rma_fence", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     {"name": "rma_shared_split_nodes", "program": "rma_shared", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     {"name": "rma_pscw_split_nodes", "program": "rma_pscw", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    # A fence followed by a lock (MPICH's rma/mixedsync), the other
+    # transitions the standard allows and those it refuses; rank 0 exposes
+    # zero bytes from a NULL base at 3 ranks and more.
+    {"name": "rma_epochs", "program": "rma_epochs", "ranks": [1, 2, 3, 4], "timeout": 60},
+    {"name": "rma_epochs_allocate", "program": "rma_epochs", "ranks": [2, 4], "args": ["allocate"], "timeout": 60},
+    {"name": "rma_epochs_split_nodes", "program": "rma_epochs", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    {"name": "rma_epochs_tcp", "program": "rma_epochs", "ranks": [3], "env": ["MINIMPI_TRANSPORT=tcp"], "timeout": 120},
+    {"name": "rma_epochs_ib", "program": "rma_epochs", "ranks": [2], "env": _IB, "timeout": 120},
+    # Put, get, the accumulates and compare-and-swap on the caller's own
+    # window part, their buffers reused or freed as soon as the call
+    # returns, on created, allocated, shared and dynamic windows.
+    {"name": "rma_self", "program": "rma_self", "ranks": [1, 2, 4], "timeout": 60},
+    {"name": "rma_self_split_nodes", "program": "rma_self", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    {"name": "rma_self_ib", "program": "rma_self", "ranks": [2], "env": _IB, "timeout": 120},
 ]

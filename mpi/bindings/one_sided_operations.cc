@@ -28,9 +28,23 @@ using minimpi::WindowObject;
 
 namespace {
 
-bool InEpoch(const WindowObject* w, int rank) {
-  return w->fence_epoch.load(std::memory_order_acquire) ||
-         InPassiveEpoch(w, rank) ||
+// A call after a fence opens the fence's access epoch: a lock or start is
+// then refused until the next fence closes it. The store is skipped when
+// the state already says so, so threads issuing operations concurrently
+// do not bounce the line.
+bool InFenceEpoch(WindowObject* w) {
+  const minimpi::FenceState state =
+      w->fence_state.load(std::memory_order_acquire);
+  if (state == minimpi::FenceState::kNone) return false;
+  if (state == minimpi::FenceState::kReady) {
+    w->fence_state.store(minimpi::FenceState::kAccessed,
+                         std::memory_order_relaxed);
+  }
+  return true;
+}
+
+bool InEpoch(WindowObject* w, int rank) {
+  return InFenceEpoch(w) || InPassiveEpoch(w, rank) ||
          (w->access_epoch.load(std::memory_order_acquire) &&
           w->in_access_group[rank] != 0);
 }

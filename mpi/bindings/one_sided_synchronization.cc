@@ -1,9 +1,12 @@
 // One-sided synchronization: fences, passive-target locks and flushes,
 // general active target. Epochs are tracked per window as the program
-// opens them (window_object.h): fences (between two fences an access epoch
-// is open, unless the last fence asserted MPI_MODE_NOSUCCEED), locks per
-// target and lock_all, and general active target's start..complete; the
-// operations (one_sided_operations.cc) check them.
+// opens them (window_object.h): fences (a fence not asserting
+// MPI_MODE_NOSUCCEED makes an access epoch possible, and the first RMA call
+// after it opens one), locks per target and lock_all, and general active
+// target's start..complete and post..wait; the operations
+// (one_sided_operations.cc) check them. The transitions allowed are the
+// standard's (MPI-4.1 12.5), as the table in docs/architecture.md lists
+// them: no stricter.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -18,6 +21,7 @@
 
 using minimpi::AnyPassiveEpoch;
 using minimpi::Engine;
+using minimpi::FenceState;
 using minimpi::InPassiveEpoch;
 using minimpi::kLockedExclusive;
 using minimpi::kLockedShared;
@@ -48,6 +52,13 @@ int GroupRanks(const char* call, WindowObject* w, MPI_Group handle,
     ranks->push_back(static_cast<int>(found - window_ranks.begin()));
   }
   return MPI_SUCCESS;
+}
+
+// Whether RMA calls followed the last fence: its access epoch is open, and
+// no epoch of another kind may start before the next fence closes it.
+bool FenceEpochOpen(const WindowObject* w) {
+  return w->fence_state.load(std::memory_order_acquire) ==
+         FenceState::kAccessed;
 }
 
 // After a synchronization: accesses a dynamic window's targets refused
@@ -106,7 +117,8 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
   Engine().WaitForOperations(*w->window, -1);
   // Every member's operations are complete once all have passed here.
   PMPI_Barrier(w->comm->handle);
-  w->fence_epoch.store((assert & MPI_MODE_NOSUCCEED) == 0,
+  w->fence_state.store((assert & MPI_MODE_NOSUCCEED) != 0 ? FenceState::kNone
+                                                          : FenceState::kReady,
                        std::memory_order_release);
   return CheckRefusals(kCall, w);
 }
@@ -127,12 +139,18 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
                                          "%d)",
                                          rank, w->window->group_size));
   }
-  if (w->lock_all.load() || w->locked[rank].load() != 0 ||
-      w->fence_epoch.load() || w->access_epoch.load()) {
+  if (w->lock_all.load() || w->locked[rank].load() != 0) {
     return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
-                         absl::StrFormat("rank %d is already in an access "
-                                         "epoch of this window",
+                         absl::StrFormat("rank %d is already locked in this "
+                                         "window",
                                          rank));
+  }
+  if (FenceEpochOpen(w) || w->access_epoch.load()) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         FenceEpochOpen(w)
+                             ? "RMA calls since the last fence opened its "
+                               "access epoch (fence first)"
+                             : "an MPI_Win_start access epoch is open");
   }
   const bool exclusive = lock_type == MPI_LOCK_EXCLUSIVE;
   const bool no_check = (assert & MPI_MODE_NOCHECK) != 0;
@@ -141,6 +159,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
       (exclusive ? kLockedExclusive : kLockedShared) | (no_check ? kNoCheck : 0),
       std::memory_order_release);
   w->locks_held.fetch_add(1);
+  w->fence_state.store(FenceState::kNone, std::memory_order_release);
   return MPI_SUCCESS;
 }
 
@@ -174,7 +193,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
   MINIMPI_REQUIRE_INIT(kCall);
   WindowObject* w;
   if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  if (AnyPassiveEpoch(w) || w->fence_epoch.load() || w->access_epoch.load()) {
+  if (AnyPassiveEpoch(w) || FenceEpochOpen(w) || w->access_epoch.load()) {
     return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
                          "an access epoch of this window is already open");
   }
@@ -186,6 +205,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win) {
   }
   w->lock_all_no_check = no_check;
   w->lock_all.store(true, std::memory_order_release);
+  w->fence_state.store(FenceState::kNone, std::memory_order_release);
   return MPI_SUCCESS;
 }
 
@@ -243,14 +263,20 @@ int PMPI_Win_post(MPI_Group group, int /*assert*/, MPI_Win win) {
   MINIMPI_REQUIRE_INIT(kCall);
   WindowObject* w;
   if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  if (w->exposure_epoch.load() || w->fence_epoch.load()) {
+  if (w->exposure_epoch.load()) {
     return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
                          "an exposure epoch is already open");
+  }
+  if (FenceEpochOpen(w)) {
+    return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
+                         "RMA calls since the last fence opened its epoch "
+                         "(fence first)");
   }
   std::vector<int> origins;
   if (int error = GroupRanks(kCall, w, group, &origins)) return error;
   w->exposure_group = origins;
   w->exposure_epoch.store(true, std::memory_order_release);
+  w->fence_state.store(FenceState::kNone, std::memory_order_release);
   Engine().Post(*w->window, origins);
   return MPI_SUCCESS;
 }
@@ -260,7 +286,7 @@ int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
   MINIMPI_REQUIRE_INIT(kCall);
   WindowObject* w;
   if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  if (w->access_epoch.load() || AnyPassiveEpoch(w) || w->fence_epoch.load()) {
+  if (w->access_epoch.load() || AnyPassiveEpoch(w) || FenceEpochOpen(w)) {
     return RaiseOnWindow(w, kCall, MPI_ERR_RMA_SYNC,
                          "an access epoch is already open");
   }
@@ -271,6 +297,7 @@ int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
   for (int target : targets) w->in_access_group[target] = 1;
   w->access_group = std::move(targets);
   w->access_epoch.store(true, std::memory_order_release);
+  w->fence_state.store(FenceState::kNone, std::memory_order_release);
   return MPI_SUCCESS;
 }
 

@@ -24,6 +24,14 @@
 
 namespace minimpi {
 
+// Where a window stands after its fences, at this member.
+enum class FenceState : uint8_t {
+  kNone,      // no fence yet, the last asserted MPI_MODE_NOSUCCEED, or
+              // another kind of epoch has been opened since
+  kReady,     // fenced: an RMA call would open an access epoch
+  kAccessed,  // fenced, and RMA calls followed: an access epoch is open
+};
+
 struct WindowObject {
   rma::Window* window = nullptr;
   Communicator* comm = nullptr;  // private duplicate, published
@@ -50,8 +58,14 @@ struct WindowObject {
   std::vector<std::pair<std::string, std::string>> info;
 
   // Epochs, as the program opened them (checked by the operations; a
-  // program that races its own synchronization calls is erroneous).
-  std::atomic<bool> fence_epoch{false};  // between fences
+  // program that races its own synchronization calls is erroneous). The
+  // allowed transitions are the table in docs/architecture.md.
+  //
+  // A fence only *may* start an epoch: one begins if RMA calls follow it
+  // before the next fence (MPI-4.1 12.5.1). Until then a lock, lock_all,
+  // post or start may follow the fence instead, so the fence's state has
+  // three values, not two.
+  std::atomic<FenceState> fence_state{FenceState::kNone};
   std::atomic<bool> lock_all{false};
   bool lock_all_no_check = false;
   std::unique_ptr<std::atomic<uint8_t>[]> locked;  // 0, or 1 + exclusive

@@ -17,6 +17,9 @@
 //     one at a time under that VCI's lock: atomic per element against every
 //     other accumulate to the window, from any origin or thread. Each piece
 //     is answered, with the old data when the call wants it.
+//   - An operation whose target is the calling member is done in the
+//     call, on every kind of window: a copy, or an accumulate applied
+//     under the VCI's lock (OneSided::AccumulateHere).
 //   - On a dynamic window puts and gets travel as messages too (as
 //     MPI_REPLACE and MPI_NO_OP accumulates of bytes): the target checks
 //     each access against the memory attached at that moment, so no
@@ -194,6 +197,10 @@ class OneSided final : public vci::TrafficHandler,
   void OnReplyLocked(Operation& operation, const struct Header& header,
                      const std::byte* data, size_t length);
   void FinishLocked(Operation& operation);
+  // An accumulate whose target is this member, applied in the call.
+  void AccumulateHere(Window& window, const Buffer& origin,
+                      const Buffer* result, const TargetSpan& target,
+                      uint32_t op, uint32_t basic);
   void ApplyLocked(Window& window, int vci, net::PeerVci peer,
                    const struct Header& header, const std::byte* payload,
                    size_t payload_length);

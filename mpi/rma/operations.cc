@@ -19,6 +19,39 @@ namespace {
 constexpr int kMaxPieces = 64;
 constexpr int64_t kMaxPieceBytes = int64_t{1} << 30;
 
+// Whether [offset, offset + length) is memory the window exposes: inside
+// it, or for a dynamic window (whose base is address 0) inside one
+// attached piece.
+bool Exposes(const Window& window, uint64_t offset, uint64_t length) {
+  if (window.flavor != Flavor::kDynamic) {
+    return offset <= window.length && length <= window.length - offset;
+  }
+  for (const auto& [start, size] : window.attached) {
+    if (offset >= start && offset - start <= size &&
+        length <= size - (offset - start)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whole elements of the predefined type `basic` per piece of an
+// accumulate: at most `room` bytes, at least one element.
+int64_t ElementChunk(uint32_t basic, int64_t room) {
+  const datatype::PredefinedType* type = datatype::FindPredefined(
+      reinterpret_cast<MPI_Datatype>(static_cast<uintptr_t>(basic)));
+  const int64_t element =
+      type != nullptr ? std::max<int64_t>(1, type->size) : 1;
+  return std::max<int64_t>(element, room / element * element);
+}
+
+void MarkComplete(vci::Request* request) {
+  if (request != nullptr) {
+    request->state.store(vci::RequestState::kComplete,
+                         std::memory_order_release);
+  }
+}
+
 }  // namespace
 
 vci::Request* OneSided::NewRequest(Window& window) {
@@ -43,10 +76,16 @@ void OneSided::Get(Window& window, const Buffer& result,
 
 void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
                         const TargetSpan& target, vci::Request* request) {
-  if (!window.direct.empty() && window.direct[target.rank] != nullptr) {
+  const bool here = target.rank == window.rank;
+  std::byte* mapped = here ? static_cast<std::byte*>(window.base)
+                      : window.direct.empty() ? nullptr
+                                              : window.direct[target.rank];
+  if (here || mapped != nullptr) {
+    // Our own part of the window (see AccumulateHere for why), or a
+    // member's mapped here: a copy by this thread, complete when the call
+    // returns.
     std::byte* memory =
-        window.direct[target.rank] +
-        target.disp * window.targets[target.rank].disp_unit;
+        mapped + target.disp * window.targets[target.rank].disp_unit;
     const int64_t bytes = datatype::PackedSize(target.count, target.layout);
     if (read) {
       datatype::TypedCopy(memory, target.count, target.layout,
@@ -56,10 +95,7 @@ void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
       datatype::TypedCopy(origin.address, origin.count, origin.layout, memory,
                           target.count, target.layout, bytes);
     }
-    if (request != nullptr) {
-      request->state.store(vci::RequestState::kComplete,
-                           std::memory_order_release);
-    }
+    MarkComplete(request);
     return;
   }
   auto* op = new Operation;
@@ -200,6 +236,11 @@ void OneSided::Accumulate(Window& window, const Buffer& origin,
                           const Buffer* result, const TargetSpan& target,
                           uint32_t op_handle, uint32_t basic,
                           vci::Request* request) {
+  if (target.rank == window.rank) {
+    AccumulateHere(window, origin, result, target, op_handle, basic);
+    MarkComplete(request);
+    return;
+  }
   auto* op = new Operation;
   op->kind = Operation::Kind::kMessages;
   op->window = &window;
@@ -221,12 +262,9 @@ void OneSided::Accumulate(Window& window, const Buffer& origin,
       reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
       target.count, target.layout);
   // Each message carries whole elements, as much as one message holds.
-  const datatype::PredefinedType* type = datatype::FindPredefined(
-      reinterpret_cast<MPI_Datatype>(static_cast<uintptr_t>(basic)));
-  const int64_t element = type != nullptr ? std::max<int64_t>(1, type->size) : 1;
-  const int64_t room = static_cast<int64_t>(transport_.max_message_size()) -
-                       static_cast<int64_t>(sizeof(Header));
-  const int64_t chunk = std::max<int64_t>(element, room / element * element);
+  const int64_t chunk = ElementChunk(
+      basic, static_cast<int64_t>(transport_.max_message_size()) -
+                 static_cast<int64_t>(sizeof(Header)));
 
   std::lock_guard lock(vcis_.mutex(window.vci));
   window.pending[target.rank].fetch_add(1, std::memory_order_relaxed);
@@ -259,6 +297,24 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
                               const void* compare, void* result,
                               int64_t element_size, uint32_t basic,
                               const TargetSpan& target) {
+  if (target.rank == window.rank) {
+    // Done here, as AccumulateHere says.
+    const uint64_t offset =
+        static_cast<uint64_t>(target.disp * window.disp_unit);
+    std::lock_guard lock(vcis_.mutex(window.vci));
+    if (!Exposes(window, offset, static_cast<uint64_t>(element_size))) {
+      window.refused.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    std::byte* place = static_cast<std::byte*>(window.base) + offset;
+    std::byte old[64];  // one element of a predefined type
+    std::memcpy(old, place, element_size);
+    if (std::memcmp(old, compare, element_size) == 0) {
+      std::memcpy(place, origin, element_size);
+    }
+    std::memcpy(result, old, element_size);
+    return;
+  }
   auto* op = new Operation;
   op->kind = Operation::Kind::kMessages;
   op->window = &window;
@@ -287,23 +343,59 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
              op->packed.size());
 }
 
-namespace {
-// Whether [offset, offset + length) is memory the window exposes: inside
-// it, or for a dynamic window (whose base is address 0) inside one
-// attached piece.
-bool Exposes(const Window& window, uint64_t offset, uint64_t length) {
-  if (window.flavor != Flavor::kDynamic) {
-    return offset <= window.length && length <= window.length - offset;
+
+// What ApplyLocked does for another member's message, done by the caller
+// on its own part of the window, in the call: the origin and result
+// buffers are free again when the call returns (MPICH completes such
+// operations in the call too, and programs rely on it: mpi4py's tests free
+// a compare-and-swap's result buffer before the closing fence), and no
+// message goes to ourselves. Under the VCI's lock, as the target's
+// progress applies others' accumulates, so each element stays atomic
+// against them.
+void OneSided::AccumulateHere(Window& window, const Buffer& origin,
+                              const Buffer* result, const TargetSpan& target,
+                              uint32_t op_handle, uint32_t basic) {
+  const int64_t bytes = datatype::PackedSize(target.count, target.layout);
+  std::vector<std::byte> packed;
+  if (origin.count > 0) {
+    packed.resize(bytes);
+    datatype::Pack(origin.address, origin.count, origin.layout, 0,
+                   packed.data(), bytes);
   }
-  for (const auto& [start, size] : window.attached) {
-    if (offset >= start && offset - start <= size &&
-        length <= size - (offset - start)) {
-      return true;
+  const TargetInfo& info = window.targets[window.rank];
+  datatype::SegmentCursor places(
+      reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
+      target.count, target.layout);
+  const int64_t chunk = ElementChunk(basic, kMaxPieceBytes);
+  std::vector<std::byte> old;
+  std::lock_guard lock(vcis_.mutex(window.vci));
+  datatype::Segment piece;
+  while (!places.done()) {
+    const int64_t at = places.position();
+    if (places.Fill(&piece, 1, chunk) == 0) break;
+    const uint64_t offset =
+        reinterpret_cast<uint64_t>(piece.address) - info.base;
+    const uint64_t length = static_cast<uint64_t>(piece.length);
+    if (!Exposes(window, offset, length)) {
+      window.refused.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    std::byte* place = static_cast<std::byte*>(window.base) + offset;
+    if (result != nullptr) old.assign(place, place + length);
+    if (!packed.empty() &&
+        !apply_op_(op_handle, basic, packed.data() + at, place,
+                   static_cast<int64_t>(length))) {
+      std::fprintf(stderr,
+                   "minimpi: accumulate with an op and type that do not go "
+                   "together: ignored\n");
+    }
+    if (result != nullptr) {
+      datatype::Unpack(old.data(), static_cast<int64_t>(length),
+                       const_cast<void*>(result->address), result->count,
+                       result->layout, at);
     }
   }
-  return false;
 }
-}  // namespace
 
 void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
                            const Header& header, const std::byte* payload,
