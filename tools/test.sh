@@ -9,7 +9,9 @@
 #                                        mpicxx; run it with no environment set;
 #                                        CMake, pkg-config and autoconf find it
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
-#                                        tests/run_all.sh srun
+#                                        tests/run_all.sh srun: one case of
+#                                        each program and every case that
+#                                        expects a failure
 #   4b. Slurm across nodes               tools/slurm/start_cluster.sh --nodes 3
 #                                        (a simulated cluster: a network
 #                                        namespace per node); a representative
@@ -26,25 +28,35 @@
 #                                        `salloc -N 2`; then stop_cluster.sh
 #                                        (also on exit, so nothing is left)
 #   4c. every matching engine            tests/run_all.sh mpiexec once per
-#                                        non-default MINIMPI_MATCH engine
+#                                        non-default MINIMPI_MATCH engine, on
+#                                        a representative part of the suite
 #   5. bazel test --config=asan          unit tests (not tagged multirank)
-#   6. bazel test --config=tsan          unit tests tagged threaded
+#                                        that run compiled code
+#   6. bazel test --config=tsan          those of them tagged threaded
+#
+# Runs that repeat the suite (under srun, other engines, other transports,
+# across simulated nodes) take a representative part of it: the whole suite
+# runs once, in step 2. The whole command is meant to stay under 45 minutes
+# on a fresh 2-core machine (the two sanitizer builds from nothing took
+# about 25 minutes of it in a fresh-machine run).
 #
 # Every step runs even when an earlier one failed. The terminal shows what
 # each step does and its result; Bazel's and the test runners' full output
 # goes to log files in one directory whose path is printed first and last.
-# The output ends with the failing names and exactly one line
-# "N passed, N failed" (Bazel test targets, srun cases and the checks of
+# The output ends with the failing names, the total time and exactly one
+# line "N passed, N failed" (Bazel test targets, srun cases and the checks of
 # steps 3 and 4b); the exit status is non-zero when anything failed.
 #
 #   BAZEL             the bazel command (default: bazel), e.g. to add
 #                     startup options
 #   MINIMPI_TEST_LOGS where the logs go (default: a new directory under
 #                     ${TMPDIR:-/tmp})
+# The checks pass scripts to `bash -c` in single quotes, to expand there:
+# shellcheck disable=SC2016
 set -uo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
-cd "${repo}"
+cd "${repo}" || exit 2
 read -r -a bazel <<<"${BAZEL:-bazel}"
 # Two cores: more parallel actions only thrash.
 bazel_flags=(--local_cpu_resources=2 --jobs=2 --keep_going --color=no
@@ -72,7 +84,20 @@ step() { printf '\n=== %s  [%dm%02ds]\n' "$*" $(((SECONDS - started) / 60)) $(((
 bazel_test() {
   local name="$1"; shift
   local log="${logs}/${name}.log"
-  step "${name}: bazel test $*"
+  # A long list of targets is shown as its count (NAME.targets lists them).
+  local shown="$*" arg after_dashes=0 targets=()
+  for arg in "$@"; do
+    if [ "${after_dashes}" -eq 1 ]; then
+      targets+=("${arg}")
+    elif [ "${arg}" = -- ]; then
+      after_dashes=1
+    fi
+  done
+  if [ "${#shown}" -gt 200 ]; then
+    printf '%s\n' "${targets[@]}" >"${logs}/${name}.targets"
+    shown="${shown%% -- *} -- (${#targets[@]} targets: ${logs}/${name}.targets)"
+  fi
+  step "${name}: bazel test ${shown}"
   echo "  building and testing (log: ${log})"
   timeout 2400 "${bazel[@]}" test "${bazel_flags[@]}" "$@" >"${log}" 2>&1
   local code=$?
@@ -283,6 +308,50 @@ run_counted() {
   done < <(sed -nE 's/^(FAIL|FAILED)[: ]+(.*)$/\2/p' "${log}")
 }
 
+# The multi-rank cases step 2 built: one line per case, "name ranks expect
+# timeout stderr program env args..." (tests/tests.bzl).
+manifest="bazel-bin/tests/multirank_manifest.txt"
+
+# launcher_cases: an extended regex (for tests/run_all.sh) of one case of each
+# program of the suite (its first with 2 ranks or more and default settings,
+# else its first) and of every case that expects a failure; "." (all) when
+# the manifest is missing.
+launcher_cases() {
+  [ -f "${manifest}" ] || { echo .; return; }
+  awk -F'\t' '
+    !($6 in first) { first[$6] = $1; order[++programs] = $6 }
+    $3 != "success" { pick[$1] = 1 }
+    $2 >= 2 && $7 == "-" && !($6 in chosen) { chosen[$6] = $1 }
+    END {
+      for (i = 1; i <= programs; ++i) {
+        p = order[i]
+        pick[(p in chosen) ? chosen[p] : first[p]] = 1
+      }
+      for (c in pick) names = names (names == "" ? "" : "|") c
+      print "^(" names ")$"
+    }' "${manifest}"
+}
+
+# cases_exist MANIFEST REGEX...: each REGEX is a list of case names,
+# ^(a|b|c)$; every name must be a case of the manifest, so that a renamed
+# case cannot drop out of a representative part unnoticed.
+cases_exist() {
+  local manifest="$1" regex name missing=0
+  shift
+  local -A have=()
+  while IFS=$'\t' read -r name _; do have["${name}"]=1; done <"${manifest}"
+  for regex in "$@"; do
+    regex="${regex#^(}"
+    regex="${regex%)\$}"
+    IFS='|' read -r -a names <<<"${regex}"
+    for name in "${names[@]}"; do
+      [ -n "${have["${name}"]:-}" ] || { echo "no case ${name} in ${manifest}"; missing=1; }
+    done
+  done
+  return "${missing}"
+}
+export -f cases_exist  # check runs commands in a child bash
+
 # net/ib on hardware: the conformance suite's hardware runs (step 2) and a
 # ping-pong pick up an RDMA device (or Soft-RoCE) when this machine has one;
 # without one they say so, and nothing is counted.
@@ -297,11 +366,16 @@ else
   echo "  SKIPPED (not counted): no usable RDMA device here${ib_line:+ (${ib_line#*no       })}"
 fi
 
-step "Slurm: tests/run_all.sh srun"
+# The whole suite ran in step 2 (through mpiexec). Under srun what differs
+# is the launch: PMIx from Slurm's plugin, the environment, and how a rank's
+# failure ends the job (--kill-on-bad-exit). So every program runs once under
+# srun (tests/run_all.sh srun CASES: one case of each program, see
+# launcher_cases), and every case that expects a failure runs.
+step "Slurm: tests/run_all.sh srun (each program once, every failure case)"
 if timeout 300 tools/slurm/start_slurm.sh >"${logs}/slurm.log" 2>&1; then
   tail -n 1 "${logs}/slurm.log" | sed 's/^/  /'
   pass "slurm: start"
-  run_all "srun" 1200 srun
+  run_all "srun" 1200 srun "$(launcher_cases)"
 else
   tail -n 20 "${logs}/slurm.log" | sed 's/^/  /'
   fail "slurm: start (log: ${logs}/slurm.log)"
@@ -326,6 +400,8 @@ cluster_cases+='|abort_4|rank_killed_4|rank_exits_4|rank_killed_late_4|rank_abor
 # On all 3 nodes: 6 ranks 2+2+2, 4 ranks 2+1+1, 5 ranks 2+2+1.
 cluster_cases_3='^(collectives_5|collectives_allgather_recursive_doubling_6|topology_6|endpoints_4|endpoints_collectives_4|ring_8|rank_killed_late_4)$'
 cluster_conf=/run/minimpi-cluster/slurm.conf
+check "cluster: every case of the representative parts exists" \
+  cases_exist "${manifest}" "${cluster_cases}" "${cluster_cases_3}"
 
 step "Slurm across nodes: tools/slurm/start_cluster.sh --nodes 3"
 # Whatever happens below, leave no cluster behind (a failed or interrupted CI
@@ -394,23 +470,56 @@ trap 'rm -rf "${work}"' EXIT
 trap - INT TERM
 
 # --- 4c ----------------------------------------------------------------------
-# Step 2 ran every multi-rank test on the default matching engine (colpnp);
-# run them again on each other engine, so all five pass the whole suite.
+# Step 2 ran every multi-rank test on the default matching engine (colpnp),
+# and the unit tests of step 2 run every engine's data structures and the
+# threaded matching test once per engine (//mpi:match_threads_test_*).
+# Through the library each other engine runs a representative part of the
+# suite (a repeat of the suite takes a part of it, not all): the cases whose
+# traffic goes through matching in different ways: wildcards, probes,
+# cancels, ordering across many ranks, many threads and endpoints posting
+# at once, collectives (the COL queues), partitioned and one-sided
+# set-up, and the two proxy apps. On one node through mpiexec; the
+# cross-node variants ran in step 2 and across the cluster in step 4b.
+engine_cases='^(ring_4|ring_8|pingpong_4|wait_sleep_pingpong_4|wildcard_4|wildcard_8|wait_sleep_wildcard_3|probe_4|wait_sleep_probe_4'
+engine_cases+='|cancel_2|cancel_send_2|ssend_4|persistent_4|isendrecv_4|isendrecv_rendezvous_tiny_rings_3|waitany_4|waitall_collect_3'
+engine_cases+='|bsend_4|send_progress_4|send_progress_many_threads_2|comm_4|communicators_4|groups_4|intercomm_4'
+engine_cases+='|threads_2|threads_one_vci_2|threads_small_8|match_hotspot_4|loaded_rate_4|loaded_halo_4|loaded_compute_threads_2|comm_create_threads_4'
+engine_cases+='|collectives_4|collectives_8|collectives_no_shm_4|collectives_nonblocking_4|collectives_nonblocking_7|collectives_threads_4'
+engine_cases+='|collectives_datatypes_3|intercomm_collectives_5|collectives_errors_mismatch_4'
+engine_cases+='|endpoints_4|endpoints_many_4|endpoints_varying_3|endpoints_collectives_4|endpoints_comms_3|ep_rate_endpoints_2'
+engine_cases+='|partitioned_2|partitioned_quick_3|partitioned_threads_2|partitioned_random_2'
+engine_cases+='|rma_fence_4|rma_passive_4|rma_passive_target_computes_4|rma_pscw_4|rma_threads_4'
+engine_cases+='|dslash_4|dslash_three_threads_4|miniamr_like_4|halo_2)$'
+check "match engines: every case of the representative part exists" \
+  cases_exist "${manifest}" "${engine_cases}"
 for engine in ll perpeer col+ll ll+pnp; do
-  step "MINIMPI_MATCH=${engine}: tests/run_all.sh mpiexec"
-  # The cross-node variants (pretend nodes, tcp) ran in step 2 and across
-  # the cluster in step 4b; the engines see the same traffic without them.
-  MINIMPI_MATCH="${engine}" MPI_TEST_EXCLUDE='_(split_nodes|tcp|split|split_four|split_nodes_no_tcp_helper)(_|$)' \
-    run_all "match ${engine}" 1200 mpiexec
+  step "MINIMPI_MATCH=${engine}: tests/run_all.sh mpiexec (a representative part)"
+  MINIMPI_MATCH="${engine}" run_all "match ${engine}" 600 mpiexec "${engine_cases}"
 done
 
 # --- 5, 6 --------------------------------------------------------------------
+# The sanitizers look at compiled code: these steps take the tests that run
+# code built here (a cc_test, or a script that runs a program built here).
+# A test that only reads text or scripts (docs' tour check, a plot script's
+# check) finds nothing new under a sanitizer; it ran in step 2. The tag
+# filters then keep the unit tests (not multirank) for ASan and the
+# threaded ones for TSan, and --build_tests_only builds just what those
+# tests need, not the benchmarks and apps //... holds.
+sanitizer_query='tests(//...) intersect rdeps(//..., kind("cc_(library|binary|test) rule", //...)) except attr(tags, "\b(manual|multirank)\b", //...)'
+sanitizer_targets=()
+if query_out="$("${bazel[@]}" query "${sanitizer_query}" 2>"${logs}/sanitizer_query.log")" &&
+    [ -n "${query_out}" ]; then
+  mapfile -t sanitizer_targets <<<"${query_out}"
+else
+  echo "  bazel query failed (log: ${logs}/sanitizer_query.log): the sanitizer steps take //..."
+  sanitizer_targets=(//...)
+fi
 # A platform suffix gives each sanitizer its own output directory, so the
 # three configurations do not rebuild each other on every run.
 bazel_test "asan" --config=asan --platform_suffix=-asan --build_tests_only \
-  --test_tag_filters=-multirank -- //...
+  --test_tag_filters=-multirank -- "${sanitizer_targets[@]}"
 bazel_test "tsan" --config=tsan --platform_suffix=-tsan --build_tests_only \
-  --test_tag_filters=threaded,-multirank -- //...
+  --test_tag_filters=threaded,-multirank -- "${sanitizer_targets[@]}"
 
 # --- summary -------------------------------------------------------------------
 echo
@@ -418,6 +527,7 @@ if [ ${#failures[@]} -gt 0 ]; then
   echo "Failed:"
   printf '  %s\n' "${failures[@]}"
 fi
-echo "Full logs: ${logs} ($(((SECONDS - started) / 60)) min)"
+echo "Full logs: ${logs}"
+printf 'Total time: %dm%02ds\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60))
 echo "${passed} passed, ${failed} failed"
 [ "${failed}" -eq 0 ]
