@@ -885,6 +885,12 @@ MPI_TEST_CASES = [
     {"name": "rma_fence_split_nodes", "program": "rma_fence", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     {"name": "rma_shared_split_nodes", "program": "rma_shared", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     {"name": "rma_pscw_split_nodes", "program": "rma_pscw", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    # Accumulates to a window in shared memory are applied in place by the
+    # origins on the target's node, and by the target's progress for the
+    # others: both under the target's atomicity lock. Both kinds at once
+    # (counters, fetch-and-op tickets, a compare-and-swap mutex, threads).
+    {"name": "rma_passive_split_nodes", "program": "rma_passive", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
+    {"name": "rma_threads_split_nodes", "program": "rma_threads", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     # A fence followed by a lock (MPICH's rma/mixedsync), the other
     # transitions the standard allows and those it refuses; rank 0 exposes
     # zero bytes from a NULL base at 3 ranks and more.

@@ -49,6 +49,9 @@ struct WindowObject {
   // a shared window's; a node's for MPI_Win_allocate), in the order of
   // shared_bases.
   std::vector<int> shared_world_ranks;
+  // The segment's atomicity locks, one per cache line in the order of
+  // shared_bases (rma::Window::atomicity), or 0 with no segment.
+  uint64_t shared_locks = 0;
   // Attributes the program sets; the predefined ones are answered directly.
   AttributeStore attributes{&ProcessKeyvals()};
   // Guarded by `mutex`.

@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,7 @@
 #include "mpi/bindings/window_object.h"
 #include "mpi/errhandler.h"
 #include "mpi/info.h"
+#include "mpi/vci/vci_lock.h"
 
 using minimpi::AttributeFailure;
 using minimpi::Communicator;
@@ -113,6 +116,12 @@ int CheckSizeAndUnit(const char* call, Communicator* c, MPI_Aint size,
   return MPI_SUCCESS;
 }
 
+// Each member's atomicity lock has a cache line of its own at the start of
+// the segment, so members' accumulates to different members do not share
+// lines.
+constexpr uint64_t kAtomicityLockStride = 64;
+static_assert(sizeof(minimpi::vci::VciLock) <= kAtomicityLockStride);
+
 // Makes the window over `base` (collective over `c`): the private
 // communicator, the engine's window, the exchange of every member's
 // description. `object` comes filled with the memory and flavor.
@@ -157,15 +166,19 @@ int OpenWindow(const char* call, Communicator* c, minimpi::Info* hints,
     // The members that share this node's segment: their windows are
     // mapped here too, so puts and gets to them are plain copies.
     std::vector<std::byte*> direct(comm->size, nullptr);
+    std::vector<minimpi::vci::VciLock*> atomicity(comm->size, nullptr);
     for (int r = 0; r < comm->size; ++r) {
       for (size_t j = 0; j < object->shared_world_ranks.size(); ++j) {
         if (object->shared_world_ranks[j] == comm->world_ranks[r] &&
             object->shared_sizes[j] > 0) {
           direct[r] = reinterpret_cast<std::byte*>(object->shared_bases[j]);
+          atomicity[r] = reinterpret_cast<minimpi::vci::VciLock*>(
+              object->shared_locks + j * kAtomicityLockStride);
         }
       }
     }
-    Instance::Get().one_sided().SetDirect(**window, std::move(direct));
+    Instance::Get().one_sided().SetDirect(**window, std::move(direct),
+                                          std::move(atomicity));
   }
   // No member may reach this one's window before it knows the others'
   // (a lock request is answered to the sender's window).
@@ -206,7 +219,14 @@ int MapSharedSegment(const char* call, Communicator* c, MPI_Aint size,
   std::vector<Part> parts(c->size);
   PMPI_Allgather(&part, sizeof(part), MPI_BYTE, parts.data(), sizeof(part),
                  MPI_BYTE, c->handle);
-  uint64_t total = 0;
+  uint64_t memory = 0;
+  for (int r = 0; r < c->size; ++r) memory += parts[r].size;
+  // The members' atomicity locks first, then their memory (none at all
+  // when no member has any).
+  const uint64_t locks =
+      memory == 0 ? 0
+                  : (c->size * kAtomicityLockStride + align - 1) / align * align;
+  uint64_t total = locks;
   object->shared_bases.resize(c->size);
   object->shared_sizes.resize(c->size);
   object->disp_units.resize(c->size);
@@ -253,6 +273,13 @@ int MapSharedSegment(const char* call, Communicator* c, MPI_Aint size,
   }
   for (int r = 0; r < c->size; ++r) {
     object->shared_bases[r] += reinterpret_cast<uint64_t>(mapping);
+  }
+  if (locks > 0) {
+    // Each member makes its own lock; none is taken before the window's
+    // last barrier (OpenWindow).
+    object->shared_locks = reinterpret_cast<uint64_t>(mapping);
+    new (reinterpret_cast<std::byte*>(mapping) +
+         c->rank * kAtomicityLockStride) minimpi::vci::VciLock;
   }
   object->allocated = mapping;
   object->allocated_length = total;

@@ -200,8 +200,10 @@ void OneSided::Publish(Window& window, std::vector<TargetInfo> members) {
   window.targets = std::move(members);
 }
 
-void OneSided::SetDirect(Window& window, std::vector<std::byte*> direct) {
+void OneSided::SetDirect(Window& window, std::vector<std::byte*> direct,
+                         std::vector<vci::VciLock*> atomicity) {
   window.direct = std::move(direct);
+  window.atomicity = std::move(atomicity);
 }
 
 void OneSided::Close(Window* window) {

@@ -11,15 +11,21 @@
 //   - Where the target's window is mapped here too (MPI_Win_allocate and
 //     MPI_Win_allocate_shared place windows of one node's members in
 //     shared memory), a put or get is a copy by the calling thread, done
-//     when the call returns: no system call, no message.
-//   - Accumulates, MPI_Fetch_and_op and MPI_Compare_and_swap are messages
-//     (protocol.h) applied by the target's progress on the window's VCI,
-//     one at a time under that VCI's lock: atomic per element against every
-//     other accumulate to the window, from any origin or thread. Each piece
-//     is answered, with the old data when the call wants it.
+//     when the call returns: no system call, no message. So is an
+//     accumulate, under the target's atomicity lock, a lock in the shared
+//     segment that the target's own progress also takes when it applies
+//     accumulates from other nodes (Window::atomicity).
+//   - Otherwise accumulates, MPI_Fetch_and_op and MPI_Compare_and_swap are
+//     messages (protocol.h) applied by the target's progress on the
+//     window's VCI, one at a time under that VCI's lock (and the atomicity
+//     lock, where the window is in shared memory): atomic per element
+//     against every other accumulate to the window, from any origin or
+//     thread. Each piece is answered, with the old data when the call
+//     wants it.
 //   - An operation whose target is the calling member is done in the
 //     call, on every kind of window: a copy, or an accumulate applied
-//     under the VCI's lock (OneSided::AccumulateHere).
+//     under the VCI's lock or the window's atomicity lock
+//     (OneSided::AccumulateInPlace).
 //   - On a dynamic window puts and gets travel as messages too (as
 //     MPI_REPLACE and MPI_NO_OP accumulates of bytes): the target checks
 //     each access against the memory attached at that moment, so no
@@ -55,6 +61,7 @@
 #include "absl/status/statusor.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/vci/request.h"
+#include "mpi/vci/vci_lock.h"
 #include "mpi/vci/vci_set.h"
 #include "net/transport.h"
 
@@ -127,9 +134,11 @@ class OneSided final : public vci::TrafficHandler,
   void Publish(Window& window, std::vector<TargetInfo> members);
   // Members whose window memory this process has mapped too (windows
   // allocated in shared memory, for the members of a node): by rank, the
-  // address of their window here, or null. Puts and gets to them are
-  // copies by this CPU, complete when the call returns.
-  void SetDirect(Window& window, std::vector<std::byte*> direct);
+  // address of their window here, or null, and the word in the shared
+  // segment that makes accumulates to them atomic (AtomicityLock). Every
+  // operation to them is done by this CPU, complete when the call returns.
+  void SetDirect(Window& window, std::vector<std::byte*> direct,
+                 std::vector<vci::VciLock*> atomicity);
   // After every member stopped using it (the bindings' closing barrier).
   void Close(Window* window);
 
@@ -197,10 +206,13 @@ class OneSided final : public vci::TrafficHandler,
   void OnReplyLocked(Operation& operation, const struct Header& header,
                      const std::byte* data, size_t length);
   void FinishLocked(Operation& operation);
-  // An accumulate whose target is this member, applied in the call.
-  void AccumulateHere(Window& window, const Buffer& origin,
-                      const Buffer* result, const TargetSpan& target,
-                      uint32_t op, uint32_t basic);
+  // An accumulate applied in the call to memory of the target's this CPU
+  // reaches (`memory`: where the target's window starts here): our own
+  // part, or a member's mapped here.
+  void AccumulateInPlace(Window& window, std::byte* memory,
+                         const Buffer& origin, const Buffer* result,
+                         const TargetSpan& target, uint32_t op,
+                         uint32_t basic);
   void ApplyLocked(Window& window, int vci, net::PeerVci peer,
                    const struct Header& header, const std::byte* payload,
                    size_t payload_length);
@@ -250,6 +262,11 @@ class Window {
   bool registered = false;
   std::vector<TargetInfo> targets;  // by rank, after Publish
   std::vector<std::byte*> direct;  // by rank; see OneSided::SetDirect
+  // By rank, or empty: the lock in the shared segment that makes
+  // accumulates to that member atomic, whoever applies them (an origin on
+  // the node in its call, or the member's progress for origins on other
+  // nodes). A VCI lock's kind: short holds, spin then yield.
+  std::vector<vci::VciLock*> atomicity;
 
   // Origin side.
   std::unique_ptr<std::atomic<int64_t>[]> pending;  // by target rank

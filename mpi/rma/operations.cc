@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "mpi/datatype/predefined.h"
 #include "mpi/rma/protocol.h"
@@ -45,6 +46,27 @@ int64_t ElementChunk(uint32_t basic, int64_t room) {
   return std::max<int64_t>(element, room / element * element);
 }
 
+// Where member `rank`'s window starts in this process: our own part, or a
+// member's mapped here; null otherwise (and for our own part of a window
+// with no memory, or a dynamic window, whose base is address 0).
+std::byte* Reachable(const Window& window, int rank) {
+  if (rank == window.rank) return static_cast<std::byte*>(window.base);
+  return window.direct.empty() ? nullptr : window.direct[rank];
+}
+
+vci::VciLock* AtomicityWord(const Window& window, int rank) {
+  return window.atomicity.empty() ? nullptr : window.atomicity[rank];
+}
+
+// Holds what makes accumulates to `rank`'s memory atomic against each
+// other where it lies in a shared segment (Window::atomicity); nothing
+// otherwise.
+std::unique_lock<vci::VciLock> LockAtomicity(const Window& window, int rank) {
+  vci::VciLock* lock = AtomicityWord(window, rank);
+  return lock != nullptr ? std::unique_lock<vci::VciLock>(*lock)
+                         : std::unique_lock<vci::VciLock>();
+}
+
 void MarkComplete(vci::Request* request) {
   if (request != nullptr) {
     request->state.store(vci::RequestState::kComplete,
@@ -76,18 +98,31 @@ void OneSided::Get(Window& window, const Buffer& result,
 
 void OneSided::Transfer(Window& window, bool read, const Buffer& origin,
                         const TargetSpan& target, vci::Request* request) {
-  const bool here = target.rank == window.rank;
-  std::byte* mapped = here ? static_cast<std::byte*>(window.base)
-                      : window.direct.empty() ? nullptr
-                                              : window.direct[target.rank];
-  if (here || mapped != nullptr) {
-    // Our own part of the window (see AccumulateHere for why), or a
+  std::byte* mapped = Reachable(window, target.rank);
+  if (mapped != nullptr || target.rank == window.rank) {
+    // Our own part of the window (see AccumulateInPlace for why), or a
     // member's mapped here: a copy by this thread, complete when the call
     // returns.
     std::byte* memory =
         mapped + target.disp * window.targets[target.rank].disp_unit;
     const int64_t bytes = datatype::PackedSize(target.count, target.layout);
-    if (read) {
+    if (origin.layout->IsContiguous(origin.count) &&
+        target.layout->IsContiguous(target.count)) {
+      // The common case (OSU's, halo exchanges of contiguous rows): one
+      // move, none of the layout walk's set-up. memmove: a put from the
+      // window to itself may overlap.
+      std::byte* here = static_cast<std::byte*>(
+                            const_cast<void*>(origin.address)) +
+                        origin.layout->true_lb();
+      std::byte* there = memory + target.layout->true_lb();
+      if (bytes > 0) {
+        if (read) {
+          std::memmove(here, there, static_cast<size_t>(bytes));
+        } else {
+          std::memmove(there, here, static_cast<size_t>(bytes));
+        }
+      }
+    } else if (read) {
       datatype::TypedCopy(memory, target.count, target.layout,
                           const_cast<void*>(origin.address), origin.count,
                           origin.layout, bytes);
@@ -236,8 +271,10 @@ void OneSided::Accumulate(Window& window, const Buffer& origin,
                           const Buffer* result, const TargetSpan& target,
                           uint32_t op_handle, uint32_t basic,
                           vci::Request* request) {
-  if (target.rank == window.rank) {
-    AccumulateHere(window, origin, result, target, op_handle, basic);
+  if (std::byte* memory = Reachable(window, target.rank);
+      memory != nullptr || target.rank == window.rank) {
+    AccumulateInPlace(window, memory, origin, result, target, op_handle,
+                      basic);
     MarkComplete(request);
     return;
   }
@@ -297,16 +334,25 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
                               const void* compare, void* result,
                               int64_t element_size, uint32_t basic,
                               const TargetSpan& target) {
-  if (target.rank == window.rank) {
-    // Done here, as AccumulateHere says.
-    const uint64_t offset =
-        static_cast<uint64_t>(target.disp * window.disp_unit);
-    std::lock_guard lock(vcis_.mutex(window.vci));
-    if (!Exposes(window, offset, static_cast<uint64_t>(element_size))) {
+  if (std::byte* memory = Reachable(window, target.rank);
+      memory != nullptr || target.rank == window.rank) {
+    // Done here, as AccumulateInPlace says.
+    const bool here = target.rank == window.rank;
+    const uint64_t offset = static_cast<uint64_t>(
+        target.disp * window.targets[target.rank].disp_unit);
+    // Our own part of a window outside shared memory: our progress applies
+    // others' accumulates under the VCI's lock.
+    std::unique_lock<vci::VciLock> vci_lock;
+    if (here && AtomicityWord(window, target.rank) == nullptr) {
+      vci_lock = std::unique_lock<vci::VciLock>(vcis_.mutex(window.vci));
+    }
+    std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, target.rank);
+    if (here &&
+        !Exposes(window, offset, static_cast<uint64_t>(element_size))) {
       window.refused.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    std::byte* place = static_cast<std::byte*>(window.base) + offset;
+    std::byte* place = memory + offset;
     std::byte old[64];  // one element of a predefined type
     std::memcpy(old, place, element_size);
     if (std::memcmp(old, compare, element_size) == 0) {
@@ -345,30 +391,46 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
 
 
 // What ApplyLocked does for another member's message, done by the caller
-// on its own part of the window, in the call: the origin and result
-// buffers are free again when the call returns (MPICH completes such
-// operations in the call too, and programs rely on it: mpi4py's tests free
-// a compare-and-swap's result buffer before the closing fence), and no
-// message goes to ourselves. Under the VCI's lock, as the target's
-// progress applies others' accumulates, so each element stays atomic
-// against them.
-void OneSided::AccumulateHere(Window& window, const Buffer& origin,
-                              const Buffer* result, const TargetSpan& target,
-                              uint32_t op_handle, uint32_t basic) {
+// in the call on memory it reaches: its own part of the window, or a
+// member's mapped here. The origin and result buffers are free again when
+// the call returns (for its own part MPICH completes such operations in
+// the call too, and programs rely on it: mpi4py's tests free a
+// compare-and-swap's result buffer before the closing fence), and no
+// message travels. Atomic per element against the accumulates the
+// target's progress applies: under the target's atomicity lock where the
+// window is in shared memory (which that progress takes too), else, for
+// our own part, under our VCI's lock.
+void OneSided::AccumulateInPlace(Window& window, std::byte* memory,
+                                 const Buffer& origin, const Buffer* result,
+                                 const TargetSpan& target, uint32_t op_handle,
+                                 uint32_t basic) {
+  const bool here = target.rank == window.rank;
   const int64_t bytes = datatype::PackedSize(target.count, target.layout);
+  // The origin's data in packed order: the buffer itself when contiguous
+  // (a large accumulate then costs no allocation, no page faults), else a
+  // packed copy.
+  const std::byte* source = nullptr;
   std::vector<std::byte> packed;
-  if (origin.count > 0) {
+  if (origin.count > 0 && origin.layout->IsContiguous(origin.count)) {
+    source = static_cast<const std::byte*>(origin.address) +
+             origin.layout->true_lb();
+  } else if (origin.count > 0) {
     packed.resize(bytes);
     datatype::Pack(origin.address, origin.count, origin.layout, 0,
                    packed.data(), bytes);
+    source = packed.data();
   }
-  const TargetInfo& info = window.targets[window.rank];
+  const TargetInfo& info = window.targets[target.rank];
   datatype::SegmentCursor places(
       reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
       target.count, target.layout);
   const int64_t chunk = ElementChunk(basic, kMaxPieceBytes);
   std::vector<std::byte> old;
-  std::lock_guard lock(vcis_.mutex(window.vci));
+  std::unique_lock<vci::VciLock> vci_lock;
+  if (here && AtomicityWord(window, target.rank) == nullptr) {
+    vci_lock = std::unique_lock<vci::VciLock>(vcis_.mutex(window.vci));
+  }
+  std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, target.rank);
   datatype::Segment piece;
   while (!places.done()) {
     const int64_t at = places.position();
@@ -376,14 +438,16 @@ void OneSided::AccumulateHere(Window& window, const Buffer& origin,
     const uint64_t offset =
         reinterpret_cast<uint64_t>(piece.address) - info.base;
     const uint64_t length = static_cast<uint64_t>(piece.length);
-    if (!Exposes(window, offset, length)) {
+    // Another member's range was checked by the bindings; only our own
+    // dynamic window's attached memory is known here alone.
+    if (here && !Exposes(window, offset, length)) {
       window.refused.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    std::byte* place = static_cast<std::byte*>(window.base) + offset;
+    std::byte* place = memory + offset;
     if (result != nullptr) old.assign(place, place + length);
-    if (!packed.empty() &&
-        !apply_op_(op_handle, basic, packed.data() + at, place,
+    if (source != nullptr &&
+        !apply_op_(op_handle, basic, source + at, place,
                    static_cast<int64_t>(length))) {
       std::fprintf(stderr,
                    "minimpi: accumulate with an op and type that do not go "
@@ -418,6 +482,8 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
     return;
   }
   std::byte* target = static_cast<std::byte*>(window.base) + header.offset;
+  // Origins on this node apply theirs in place (AccumulateInPlace).
+  std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, window.rank);
   // The old data, for a fetching call: on the stack for a few elements (a
   // fetch-and-op, a compare-and-swap), copied to the heap only if the
   // reply has to wait in the outbox.
@@ -447,6 +513,7 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
                    peer.rank);
     }
   }
+  if (atomic.owns_lock()) atomic.unlock();
   reply.length = old != nullptr ? header.length : 0;
   vci::Outbox::Message message;
   message.header = &reply;
