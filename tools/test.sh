@@ -395,7 +395,7 @@ cluster_cases='^(nodes_4|nodes_split_4|communicators_4|ring_4|pingpong_2|pingpon
 cluster_cases+='|collectives_4|collectives_5|collectives_shm_5|collectives_nonblocking_4|collectives_allreduce_ring_5|collectives_alltoall_bruck_3|collectives_datatypes_3'
 cluster_cases+='|partitioned_persist_2|partitioned_rma_2|partitioned_2|partitioned_quick_3|partitioned_errors_3|partitioned_threads_one_vci_2'
 cluster_cases+='|endpoints_4|endpoints_collectives_4|endpoints_comms_3|endpoints_varying_3|dslash_4|dslash_three_threads_2'
-cluster_cases+='|rma_fence_4|rma_passive_4|rma_shared_4|rma_dynamic_2|rma_errors_2'
+cluster_cases+='|rma_fence_4|rma_passive_4|rma_shared_4|rma_dynamic_2|rma_errors_2|rma_epochs_4|rma_self_4|rma_threads_4'
 cluster_cases+='|abort_4|rank_killed_4|rank_exits_4|rank_killed_late_4|rank_aborts_late_4|fatal_send_bad_rank_4|fatal_bcast_bad_root_3|collectives_errors_mismatch_4)$'
 # On all 3 nodes: 6 ranks 2+2+2, 4 ranks 2+1+1, 5 ranks 2+2+1.
 cluster_cases_3='^(collectives_5|collectives_allgather_recursive_doubling_6|topology_6|endpoints_4|endpoints_collectives_4|ring_8|rank_killed_late_4)$'
