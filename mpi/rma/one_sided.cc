@@ -181,6 +181,11 @@ bool OneSided::Attach(Window& window, void* base, uint64_t length) {
 }
 
 int OneSided::TakeRefusals(Window& window) {
+  // Every synchronization asks, and refusals are rare: a load, not a
+  // read-modify-write, when there are none. Refusals counted by replies
+  // are visible here, as the wait that precedes this acquired the
+  // operation's completion.
+  if (window.refused.load(std::memory_order_acquire) == 0) return 0;
   return window.refused.exchange(0, std::memory_order_acq_rel);
 }
 
