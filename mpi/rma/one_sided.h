@@ -206,6 +206,7 @@ class OneSided final : public vci::TrafficHandler,
   void OnReplyLocked(Operation& operation, const struct Header& header,
                      const std::byte* data, size_t length);
   void FinishLocked(Operation& operation);
+  vci::VciLock& AccumulateLock(const Window& window, int rank);
   // An accumulate applied in the call to memory of the target's this CPU
   // reaches (`memory`: where the target's window starts here): our own
   // part, or a member's mapped here.

@@ -54,17 +54,8 @@ std::byte* Reachable(const Window& window, int rank) {
   return window.direct.empty() ? nullptr : window.direct[rank];
 }
 
-vci::VciLock* AtomicityWord(const Window& window, int rank) {
+vci::VciLock* AtomicityLock(const Window& window, int rank) {
   return window.atomicity.empty() ? nullptr : window.atomicity[rank];
-}
-
-// Holds what makes accumulates to `rank`'s memory atomic against each
-// other where it lies in a shared segment (Window::atomicity); nothing
-// otherwise.
-std::unique_lock<vci::VciLock> LockAtomicity(const Window& window, int rank) {
-  vci::VciLock* lock = AtomicityWord(window, rank);
-  return lock != nullptr ? std::unique_lock<vci::VciLock>(*lock)
-                         : std::unique_lock<vci::VciLock>();
 }
 
 void MarkComplete(vci::Request* request) {
@@ -340,13 +331,7 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
     const bool here = target.rank == window.rank;
     const uint64_t offset = static_cast<uint64_t>(
         target.disp * window.targets[target.rank].disp_unit);
-    // Our own part of a window outside shared memory: our progress applies
-    // others' accumulates under the VCI's lock.
-    std::unique_lock<vci::VciLock> vci_lock;
-    if (here && AtomicityWord(window, target.rank) == nullptr) {
-      vci_lock = std::unique_lock<vci::VciLock>(vcis_.mutex(window.vci));
-    }
-    std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, target.rank);
+    std::lock_guard atomic(AccumulateLock(window, target.rank));
     if (here &&
         !Exposes(window, offset, static_cast<uint64_t>(element_size))) {
       window.refused.fetch_add(1, std::memory_order_relaxed);
@@ -390,6 +375,17 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
 }
 
 
+// What makes an accumulate applied in place atomic per element against
+// those the target's progress applies: the target's atomicity lock where
+// its memory lies in a shared segment (that progress takes it too), else,
+// for our own part of the window, our VCI's lock, under which our progress
+// applies others' accumulates. Memory of another member is reachable only
+// through a shared segment, so one of the two always applies.
+vci::VciLock& OneSided::AccumulateLock(const Window& window, int rank) {
+  if (vci::VciLock* lock = AtomicityLock(window, rank)) return *lock;
+  return vcis_.mutex(window.vci);
+}
+
 // What ApplyLocked does for another member's message, done by the caller
 // in the call on memory it reaches: its own part of the window, or a
 // member's mapped here. The origin and result buffers are free again when
@@ -397,9 +393,7 @@ void OneSided::CompareAndSwap(Window& window, const void* origin,
 // the call too, and programs rely on it: mpi4py's tests free a
 // compare-and-swap's result buffer before the closing fence), and no
 // message travels. Atomic per element against the accumulates the
-// target's progress applies: under the target's atomicity lock where the
-// window is in shared memory (which that progress takes too), else, for
-// our own part, under our VCI's lock.
+// target's progress applies (AccumulateLock).
 void OneSided::AccumulateInPlace(Window& window, std::byte* memory,
                                  const Buffer& origin, const Buffer* result,
                                  const TargetSpan& target, uint32_t op_handle,
@@ -425,12 +419,12 @@ void OneSided::AccumulateInPlace(Window& window, std::byte* memory,
       reinterpret_cast<const void*>(info.base + target.disp * info.disp_unit),
       target.count, target.layout);
   const int64_t chunk = ElementChunk(basic, kMaxPieceBytes);
-  std::vector<std::byte> old;
-  std::unique_lock<vci::VciLock> vci_lock;
-  if (here && AtomicityWord(window, target.rank) == nullptr) {
-    vci_lock = std::unique_lock<vci::VciLock>(vcis_.mutex(window.vci));
-  }
-  std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, target.rank);
+  // The old data of a fetching call's piece: on the stack for a few
+  // elements (a fetch-and-op, a small get-accumulate), so the small call
+  // allocates nothing.
+  std::byte small[64];
+  std::vector<std::byte> large;
+  std::lock_guard atomic(AccumulateLock(window, target.rank));
   datatype::Segment piece;
   while (!places.done()) {
     const int64_t at = places.position();
@@ -445,7 +439,12 @@ void OneSided::AccumulateInPlace(Window& window, std::byte* memory,
       continue;
     }
     std::byte* place = memory + offset;
-    if (result != nullptr) old.assign(place, place + length);
+    std::byte* old = nullptr;
+    if (result != nullptr) {
+      if (length > sizeof(small)) large.resize(length);
+      old = length > sizeof(small) ? large.data() : small;
+      std::memcpy(old, place, length);
+    }
     if (source != nullptr &&
         !apply_op_(op_handle, basic, source + at, place,
                    static_cast<int64_t>(length))) {
@@ -454,7 +453,7 @@ void OneSided::AccumulateInPlace(Window& window, std::byte* memory,
                    "together: ignored\n");
     }
     if (result != nullptr) {
-      datatype::Unpack(old.data(), static_cast<int64_t>(length),
+      datatype::Unpack(old, static_cast<int64_t>(length),
                        const_cast<void*>(result->address), result->count,
                        result->layout, at);
     }
@@ -483,7 +482,10 @@ void OneSided::ApplyLocked(Window& window, int vci, net::PeerVci peer,
   }
   std::byte* target = static_cast<std::byte*>(window.base) + header.offset;
   // Origins on this node apply theirs in place (AccumulateInPlace).
-  std::unique_lock<vci::VciLock> atomic = LockAtomicity(window, window.rank);
+  std::unique_lock<vci::VciLock> atomic;
+  if (vci::VciLock* lock = AtomicityLock(window, window.rank)) {
+    atomic = std::unique_lock<vci::VciLock>(*lock);
+  }
   // The old data, for a fetching call: on the stack for a few elements (a
   // fetch-and-op, a compare-and-swap), copied to the heap only if the
   // reply has to wait in the outbox.
