@@ -36,8 +36,9 @@ enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
 class Instance final : public CommunicatorReleaseSink,
                        public ErrhandlerReleaseSink {
  public:
-  // Creates the instance (MPI_Init). Errors name what failed.
-  static absl::Status Initialize();
+  // Creates the instance (MPI_Init_thread at `thread_level`, an
+  // MPI_THREAD_* value). Errors name what failed.
+  static absl::Status Initialize(int thread_level);
   // Tears it down (MPI_Finalize).
   static void Finalize();
 
@@ -84,7 +85,7 @@ class Instance final : public CommunicatorReleaseSink,
 
  private:
   Instance() = default;
-  absl::Status Setup();
+  absl::Status Setup(int thread_level);
 
   static std::atomic<LibraryState> state_;
   static Instance* instance_;

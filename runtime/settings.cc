@@ -122,6 +122,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                            {"auto", "sleep", "yield", "spin"}, s.wait_policy));
   status.Update(
       ReadIntOrAuto("MINIMPI_WAIT_SPIN_US", 0, 10'000'000, s.wait_spin_us));
+  status.Update(ReadInt("MINIMPI_WAIT_QUIET_SPIN_US", 0, 10'000'000,
+                        s.wait_quiet_spin_us));
   status.Update(
       ReadIntOrAuto("MINIMPI_WAIT_YIELD_US", 0, 10'000'000, s.wait_yield_us));
   status.Update(
@@ -138,7 +140,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   std::string match_stats = s.match_stats ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_MATCH_STATS", {"0", "1"}, match_stats));
   s.match_stats = match_stats == "1";
-  status.Update(ReadChoice("MINIMPI_BIND_TO", {"none", "core"}, s.bind_to));
+  status.Update(
+      ReadChoice("MINIMPI_BIND_TO", {"auto", "none", "core"}, s.bind_to));
   std::string check = s.collective_check ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_COLL_CHECK", {"0", "1"}, check));
   s.collective_check = check == "1";
@@ -290,6 +293,11 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        SpinText(d.wait_spin_us),
        "microseconds a blocked call polls before it yields or sleeps; auto: "
        "100, or 0 when ranks x threads (OMP_NUM_THREADS) outnumber cores"},
+      {"MINIMPI_WAIT_QUIET_SPIN_US", absl::StrCat(s.wait_quiet_spin_us),
+       absl::StrCat(d.wait_quiet_spin_us),
+       "microseconds a blocked call keeps polling past MINIMPI_WAIT_SPIN_US "
+       "while its thread sees no other task wanting its core (no "
+       "involuntary context switch lately); 0: never"},
       {"MINIMPI_WAIT_YIELD_US", SpinText(s.wait_yield_us),
        SpinText(d.wait_yield_us),
        "sleep policy: microseconds a blocked call then yields between polls "
@@ -319,7 +327,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "1: time queue searches and print matching statistics per rank at "
        "MPI_Finalize"},
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
-       "rank binding: none or core (mpiexec --bind-to sets it)"},
+       "rank binding: core, none, or auto (core when 2 or more ranks and "
+       "their OMP_NUM_THREADS fit on the node's cores and the program did "
+       "not ask for MPI_THREAD_MULTIPLE); mpiexec --bind-to sets it"},
       {"MINIMPI_COLL_CHECK", s.collective_check ? "1" : "0",
        d.collective_check ? "1" : "0",
        "1: before each blocking collective, check that all ranks passed the "

@@ -117,6 +117,13 @@ struct Settings {
   // Microseconds a blocked call polls before it yields or sleeps; -1
   // ("auto"): 100, or 0 when ranks x threads outnumber cores.
   int wait_spin_us = -1;
+  // Microseconds a blocked call keeps polling past wait_spin_us while its
+  // thread has seen no sign that another task wants its core (no
+  // involuntary context switch lately, no descheduling in this wait); 0:
+  // never past wait_spin_us. A sleep and its wakeup cost a virtual
+  // machine's idle vCPU tens of microseconds, so on a quiet machine only a
+  // long wait is worth sleeping through.
+  int wait_quiet_spin_us = 10'000;
   // Microseconds a blocked call then yields between polls before it
   // sleeps (policy sleep); -1 ("auto"): 50 when ranks x threads outnumber
   // cores, else 0.
@@ -141,8 +148,12 @@ struct Settings {
   // Time every queue search and print the engine's statistics per rank at
   // MPI_Finalize.
   bool match_stats = false;
-  // Binding of each rank: "none" or "core" (set by mpiexec --bind-to).
-  std::string bind_to = "none";
+  // Binding of each rank: "core" (each rank to its own core; mpiexec
+  // --bind-to core), "none" (mpiexec --bind-to none), or "auto": "core"
+  // when two or more ranks share the node, they and their threads
+  // (OMP_NUM_THREADS) fit on the cores, and the program did not ask for
+  // MPI_THREAD_MULTIPLE (whose threads would all inherit one core).
+  std::string bind_to = "auto";
   // Before every blocking collective, check that all ranks passed the same
   // root and data size (an allgather), so a mismatch is reported on every
   // rank before any data moves instead of truncating or hanging. For

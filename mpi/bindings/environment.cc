@@ -40,7 +40,7 @@ int GrantedThreadLevel(int required) {
   return MPI_THREAD_SINGLE;
 }
 
-int InitializeOrDie(const char* call) {
+int InitializeOrDie(const char* call, int thread_level) {
   if (Instance::state() != LibraryState::kNotInitialized) {
     // Calling MPI_Init twice, or after MPI_Finalize, is erroneous; there may
     // be no handler to raise on, so say it and stop.
@@ -49,7 +49,7 @@ int InitializeOrDie(const char* call) {
                                                                  : "finalized");
     std::exit(1);
   }
-  absl::Status status = Instance::Initialize();
+  absl::Status status = Instance::Initialize(thread_level);
   if (status.ok()) {
     status = minimpi::coll::ConfigureAlgorithms(
         Instance::Get().settings().collective_algorithms);
@@ -76,13 +76,13 @@ extern "C" {
 int PMPI_Init(int* /*argc*/, char*** /*argv*/) {
   // MPI_Init is MPI_Init_thread(MPI_THREAD_SINGLE), as in MPICH and Open MPI.
   provided_thread_level.store(MPI_THREAD_SINGLE, std::memory_order_relaxed);
-  return InitializeOrDie("MPI_Init");
+  return InitializeOrDie("MPI_Init", MPI_THREAD_SINGLE);
 }
 
 int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required,
                      int* provided) {
   const int level = GrantedThreadLevel(required);
-  int result = InitializeOrDie("MPI_Init_thread");
+  int result = InitializeOrDie("MPI_Init_thread", level);
   provided_thread_level.store(level, std::memory_order_relaxed);
   if (provided != nullptr) *provided = level;
   return result;

@@ -44,6 +44,9 @@ WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,
   if (settings.wait_spin_us >= 0) {
     policy.spin_ns = int64_t{settings.wait_spin_us} * 1000;
   }
+  // Polling past the spin needs a core of one's own to begin with.
+  policy.quiet_spin_ns =
+      oversubscribed ? 0 : int64_t{settings.wait_quiet_spin_us} * 1000;
   if (settings.wait_yield_us >= 0) {
     policy.yield_ns = int64_t{settings.wait_yield_us} * 1000;
   }
@@ -64,18 +67,23 @@ WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,
 }
 
 std::string WaitPolicy::Describe() const {
+  const std::string poll = absl::StrCat(
+      "poll ", spin_ns / 1000, " us",
+      quiet_spin_ns > spin_ns
+          ? absl::StrCat(" (", quiet_spin_ns / 1000,
+                         " us while no other task wanted the core lately)")
+          : "");
   std::string text;
   switch (then) {
     case Then::kSpin:
       text = "poll until done, never yield or sleep";
       break;
     case Then::kYield:
-      text = absl::StrCat("poll ", spin_ns / 1000,
-                          " us, then yield the core between polls");
+      text = absl::StrCat(poll, ", then yield the core between polls");
       break;
     case Then::kSleep:
       text = absl::StrCat(
-          "poll ", spin_ns / 1000, " us, ",
+          poll, ", ",
           yield_ns > 0 ? absl::StrCat("yield ", yield_ns / 1000, " us, ") : "",
           "then sleep until a peer rings (at most ", sleep_max_ns / 1000,
           " us at a time)");
@@ -114,7 +122,18 @@ IdleRounds::Action IdleRounds::EndSpin(absl::FunctionRef<int64_t()> now) {
   return AfterSpin();
 }
 
-IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now) {
+bool IdleRounds::KeepSpinning(int64_t spun_ns,
+                              absl::FunctionRef<bool()> core_is_quiet) {
+  if (spun_ns < policy_.spin_ns) return true;
+  if (spun_ns >= policy_.quiet_spin_ns) return false;
+  if (quiet_ == Quiet::kUnknown) {
+    quiet_ = core_is_quiet() ? Quiet::kYes : Quiet::kNo;
+  }
+  return quiet_ == Quiet::kYes;
+}
+
+IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now,
+                                    absl::FunctionRef<bool()> core_is_quiet) {
   ++rounds_;
   if (phase_ == Phase::kAfterSpin) return AfterSpin();
   if (phase_ == Phase::kYieldBeforeSleep) {
@@ -138,7 +157,7 @@ IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now) {
     const bool preempted = policy_.leave_spin_when_preempted &&
                            t - last_look_ns_ > kPreemptedGapNs;
     last_look_ns_ = t;
-    if (t - spin_started_ns_ < policy_.spin_ns && !preempted) {
+    if (!preempted && KeepSpinning(t - spin_started_ns_, core_is_quiet)) {
       return Action::kPause;
     }
   }

@@ -15,6 +15,12 @@
 // pay (the message is likely to come soon, and the core is ours), then
 // sleeps; and it stops spinning at once when it sees it was descheduled in
 // the middle of a spin (the core is contended, so the peer may be too).
+// Whether spinning "can pay" is decided at run time, wait by wait: a thread
+// whose core nobody else wanted lately (the kernel counts the times it took
+// the core away) keeps polling up to quiet_spin_ns, since there a sleep
+// saves nothing and its wakeup costs; one that was preempted lately spins
+// only spin_ns. So a quiet machine waits like a spinning library and a
+// busy one like a sleeping one, without a setting.
 //
 // Owned by: mpi/vci. Chosen by: mpi/instance at MPI_Init (WaitPolicy::Choose),
 // applied by VciSet's waits; printed by minimpi_info.
@@ -39,6 +45,10 @@ struct WaitPolicy {
   Then then = Then::kSleep;
   // How long a waiter polls before it yields or sleeps.
   int64_t spin_ns = 100'000;
+  // How long it keeps polling past spin_ns while its core looks quiet (no
+  // other task wanted it lately): on a quiet machine a sleep gains nothing
+  // and its wakeup costs microseconds (tens, where an idle vCPU halts).
+  int64_t quiet_spin_ns = 10'000'000;
   // kSleep: how long it then yields between polls before it sleeps (a
   // yield hands the core straight to a rank that shares it, cheaper than
   // a sleep and a wakeup while ranks outnumber cores).
@@ -87,6 +97,7 @@ class IdleRounds {
     rounds_ = 0;
     phase_ = Phase::kSpin;
     skip_spin_ = false;
+    quiet_ = Quiet::kUnknown;
   }
   // Whether the next idle round is the first of a spin (when a caller may
   // decide the spin is not worth it).
@@ -94,12 +105,21 @@ class IdleRounds {
   // This time, go straight to what follows the spin.
   void SkipSpin() { skip_spin_ = true; }
   // The last round found nothing; `now` reads a monotonic clock (ns).
-  Action Idle(absl::FunctionRef<int64_t()> now);
+  // `core_is_quiet` says whether another task wanted this thread's core
+  // lately; asked at most once a wait, when the spin of spin_ns is over.
+  Action Idle(absl::FunctionRef<int64_t()> now,
+              absl::FunctionRef<bool()> core_is_quiet);
+  // As above, on a core that never looks quiet.
+  Action Idle(absl::FunctionRef<int64_t()> now) {
+    return Idle(now, [] { return false; });
+  }
 
  private:
   enum class Phase { kSpin, kYieldBeforeSleep, kAfterSpin };
   // Leaves the spin for what follows it.
   Action EndSpin(absl::FunctionRef<int64_t()> now);
+  // Whether a spin that lasted `spun_ns` goes on (asks `core_is_quiet` once).
+  bool KeepSpinning(int64_t spun_ns, absl::FunctionRef<bool()> core_is_quiet);
   // What every round after the spin (and any yield before a sleep) does.
   Action AfterSpin() const {
     return policy_.then == WaitPolicy::Then::kYield ? Action::kYield
@@ -109,6 +129,8 @@ class IdleRounds {
   Phase phase_ = Phase::kSpin;
   int64_t yield_started_ns_ = 0;
   bool skip_spin_ = false;
+  enum class Quiet { kUnknown, kYes, kNo };
+  Quiet quiet_ = Quiet::kUnknown;  // this wait's one look at the core
   int rounds_ = 0;
   int64_t spin_started_ns_ = 0;
   int64_t last_look_ns_ = 0;

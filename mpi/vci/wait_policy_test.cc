@@ -22,6 +22,9 @@ TEST(WaitPolicyTest, AutoSleepsAfterSpinningWhenCoresSuffice) {
 
 TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
   runtime::Settings settings;
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).quiet_spin_ns, 0);
+  EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).quiet_spin_ns,
+            10'000'000);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).spin_ns, 0);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 2, true).yield_ns, 50'000);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).yield_ns, 0);
@@ -114,6 +117,81 @@ TEST(IdleRoundsTest, LeavesTheSpinAtOnceWhenDescheduled) {
   }
   clock.now += IdleRounds::kPreemptedGapNs + 1;
   EXPECT_NE(patient.Idle([&] { return clock(); }), Action::kSleep);
+}
+
+// Idle rounds, `step_ns` each, with a core that looks quiet or not, until
+// the first action other than poll or pause; counts the looks at the core.
+int RoundsOnCore(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
+                 bool quiet, int* looks, Action* left_with) {
+  for (int round = 1; round < 10'000'000; ++round) {
+    const Action action = idle.Idle([&] { return clock(); },
+                                    [&] {
+                                      ++*looks;
+                                      return quiet;
+                                    });
+    clock.now += step_ns;
+    if (action != Action::kPoll && action != Action::kPause) {
+      *left_with = action;
+      return round;
+    }
+  }
+  return -1;
+}
+
+TEST(IdleRoundsTest, QuietCoreKeepsPollingPastTheSpin) {
+  WaitPolicy policy;
+  policy.spin_ns = 10'000;
+  policy.quiet_spin_ns = 1'000'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  Action action;
+  int looks = 0;
+  // 100 ns a round: 10 000 rounds of quiet polling, one look at the core.
+  const int rounds = RoundsOnCore(idle, clock, 100, true, &looks, &action);
+  EXPECT_EQ(action, Action::kSleep);
+  EXPECT_GE(rounds, 10'000);
+  EXPECT_LE(rounds, 10'000 + IdleRounds::kRoundsPerLook);
+  EXPECT_EQ(looks, 1);
+  // The next wait looks again.
+  idle.Progressed();
+  looks = 0;
+  RoundsOnCore(idle, clock, 100, true, &looks, &action);
+  EXPECT_EQ(looks, 1);
+}
+
+TEST(IdleRoundsTest, ContendedCoreSleepsAfterTheSpin) {
+  WaitPolicy policy;
+  policy.spin_ns = 10'000;
+  policy.quiet_spin_ns = 1'000'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  Action action;
+  int looks = 0;
+  const int rounds = RoundsOnCore(idle, clock, 100, false, &looks, &action);
+  EXPECT_EQ(action, Action::kSleep);
+  EXPECT_LE(rounds, 100 + IdleRounds::kRoundsPerLook);
+  EXPECT_EQ(looks, 1);
+}
+
+TEST(IdleRoundsTest, QuietPollingEndsWhenDescheduled) {
+  WaitPolicy policy;
+  policy.spin_ns = 10'000;
+  policy.quiet_spin_ns = 1'000'000'000;
+  IdleRounds idle(policy);
+  FakeClock clock;
+  auto quiet = [] { return true; };
+  // Past the spin, on a quiet core.
+  for (int round = 1; round <= 20 * IdleRounds::kRoundsPerLook; ++round) {
+    ASSERT_NE(idle.Idle([&] { return clock(); }, quiet), Action::kSleep);
+    clock.now += 1'000;
+  }
+  clock.now += IdleRounds::kPreemptedGapNs + 1;
+  Action action = Action::kPoll;
+  for (int round = 0; round < IdleRounds::kRoundsPerLook; ++round) {
+    action = idle.Idle([&] { return clock(); }, quiet);
+    if (action == Action::kSleep) break;
+  }
+  EXPECT_EQ(action, Action::kSleep);
 }
 
 TEST(IdleRoundsTest, SkipSpinGoesStraightToSleepForOneWait) {

@@ -2,6 +2,7 @@
 // sleeps on the VCI's doorbell as the wait policy says, and moves off a
 // core it shares with its peer when the two keep waking each other.
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,29 @@ int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// Whether another task wanted this thread's core lately. The kernel counts
+// every time it took the core from this thread for someone else (an
+// involuntary context switch): one since a recent look means the core is
+// contended, and stays meaning it for a while. A look costs a system call
+// (well under a microsecond), made once a wait at most, after 100 us of
+// polling. Switches since a look long ago say nothing of now: that look
+// only starts the count again.
+bool CoreLooksQuiet() {
+  constexpr int64_t kRecentNs = 100'000'000;
+  thread_local int64_t last_look_ns = 0;
+  thread_local long last_switches = 0;
+  thread_local int64_t contended_until_ns = 0;
+  rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return false;
+  const int64_t now = NowNs();
+  if (usage.ru_nivcsw != last_switches && now - last_look_ns < kRecentNs) {
+    contended_until_ns = now + kRecentNs;
+  }
+  last_switches = usage.ru_nivcsw;
+  last_look_ns = now;
+  return now >= contended_until_ns;
 }
 
 }  // namespace
@@ -59,7 +83,7 @@ bool VciSet::IdleStep(IdleRounds& idle, int vci,
       shared_core_waits = 0;
     }
   }
-  switch (idle.Idle(NowNs)) {
+  switch (idle.Idle(NowNs, CoreLooksQuiet)) {
     case IdleRounds::Action::kPoll:
       return false;
     case IdleRounds::Action::kPause:

@@ -177,7 +177,8 @@ bool ShmTransport::PeerMayShareCore(bool* move_away) {
     const Presence* presence = PresenceOf(local);
     if (presence->asleep.load(std::memory_order_relaxed) != 0) continue;
     const int peer_cpu = presence->cpu.load(std::memory_order_relaxed);
-    if (peer_cpu < 0) return true;
+    // Woken and not yet run: it will most likely run on a core of its own.
+    if (peer_cpu < 0) continue;
     if (peer_cpu == cpu) {
       // Of two ranks on one core, the later one moves.
       if (move_away != nullptr) *move_away = local > my_local_index_;

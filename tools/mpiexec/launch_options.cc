@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -166,9 +166,8 @@ absl::StatusOr<LaunchOptions> ParseLaunchOptions(
       if (!value.ok()) return value.status();
       int count = 0;
       if (!absl::SimpleAtoi(*value, &count) || count < 1 || count > kMaxRanks) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid ", name, " '", *value, "' (expected 1..",
-                         kMaxRanks, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "invalid ", name, " '", *value, "' (expected 1..", kMaxRanks, ")"));
       }
       options.ranks_per_node = count;
     } else if (name == "-v" || name == "--verbose") {
@@ -250,9 +249,9 @@ absl::StatusOr<LaunchPlan> PlanLaunch(
     // one CPU per node; --kill-on-bad-exit: one failing rank ends the job,
     // as mpiexec ends it on one node.
     plan.use_srun = true;
-    plan.srun_command = {"srun", "--mpi=pmix", "--overcommit",
-                         "--kill-on-bad-exit=1", "-n",
-                         absl::StrCat(options.num_ranks)};
+    plan.srun_command = {"srun",         "--mpi=pmix",
+                         "--overcommit", "--kill-on-bad-exit=1",
+                         "-n",           absl::StrCat(options.num_ranks)};
     if (!hosts.empty()) {
       // Duplicates (a host listed once per slot) name one node once.
       std::vector<std::string> unique;
@@ -272,13 +271,13 @@ absl::StatusOr<LaunchPlan> PlanLaunch(
     if (options.timeout_seconds > 0) {
       // minutes:seconds; Slurm enforces it to within its own polling period
       // (about a minute), not to the second as mpiexec does on one node.
-      plan.srun_command.push_back(absl::StrCat("--time=",
-                                               options.timeout_seconds / 60,
-                                               ":", options.timeout_seconds % 60));
+      plan.srun_command.push_back(
+          absl::StrCat("--time=", options.timeout_seconds / 60, ":",
+                       options.timeout_seconds % 60));
     }
     plan.srun_variables = options.exported_variables;
-    if (options.bind_to == "core") {
-      plan.srun_variables.emplace_back("MINIMPI_BIND_TO", "core");
+    if (!options.bind_to.empty()) {
+      plan.srun_variables.emplace_back("MINIMPI_BIND_TO", options.bind_to);
     }
     plan.srun_command.insert(plan.srun_command.end(), options.command.begin(),
                              options.command.end());
@@ -290,20 +289,19 @@ absl::StatusOr<LaunchPlan> PlanLaunch(
       "nodes, use srun --mpi=pmix inside a Slurm allocation (salloc -N 2)";
   for (const std::string& host : hosts) {
     if (!IsLocal(host, local_names)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(options.host_option,
-                       host != options.host_option.substr(
-                                   options.host_option.find(' ') + 1)
-                           ? absl::StrCat(" (host ", host, ")")
-                           : "",
-                       ": ", advice));
+      return absl::FailedPreconditionError(absl::StrCat(
+          options.host_option,
+          host != options.host_option.substr(options.host_option.find(' ') + 1)
+              ? absl::StrCat(" (host ", host, ")")
+              : "",
+          ": ", advice));
     }
   }
   if (options.ranks_per_node > 0 &&
       options.ranks_per_node < options.num_ranks) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        options.num_ranks, " ranks at ", options.ranks_per_node,
-        " per node need several nodes: ", advice));
+    return absl::FailedPreconditionError(
+        absl::StrCat(options.num_ranks, " ranks at ", options.ranks_per_node,
+                     " per node need several nodes: ", advice));
   }
   return plan;
 }
@@ -316,7 +314,12 @@ std::string UsageText(const std::string& program) {
       "  -n, -np N           start N ranks of program on this node\n"
       "  --bind-to core      bind each rank to one core (sets "
       "MINIMPI_BIND_TO=core)\n"
-      "  --bind-to none      do not bind (default)\n"
+      "  --bind-to none      do not bind (sets MINIMPI_BIND_TO=none)\n"
+      "                      default: bind each rank to a core of its own "
+      "when\n"
+      "                      2 or more ranks and their OMP_NUM_THREADS fit on\n"
+      "                      the cores, unless the program asks for\n"
+      "                      MPI_THREAD_MULTIPLE (MINIMPI_BIND_TO=auto)\n"
       "  --timeout S         end the job after S seconds (default: "
       "MPIEXEC_TIMEOUT,\n"
       "                      else no limit)\n"

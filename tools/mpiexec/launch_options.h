@@ -16,9 +16,11 @@ namespace minimpi::mpiexec {
 
 struct LaunchOptions {
   int num_ranks = 0;
-  // "none" or "core"; handed to the ranks as MINIMPI_BIND_TO so the library
-  // binds itself (the same mechanism then works under srun).
-  std::string bind_to = "none";
+  // "none" or "core" from --bind-to, empty when not given (the library's
+  // MINIMPI_BIND_TO decides, auto by default); handed to the ranks as
+  // MINIMPI_BIND_TO so the library binds itself (the same mechanism then
+  // works under srun).
+  std::string bind_to;
   // Variables to set in every rank's environment, in command-line order.
   std::vector<std::pair<std::string, std::string>> exported_variables;
   // Seconds the job may run before mpiexec ends it (0: no limit). From
@@ -54,7 +56,8 @@ struct SlurmAllocation {
 };
 
 // Reads SLURM_JOB_ID, SLURM_STEP_ID, SLURM_JOB_NUM_NODES/SLURM_NNODES.
-SlurmAllocation SlurmAllocationFrom(const std::function<const char*(const char*)>& lookup);
+SlurmAllocation SlurmAllocationFrom(
+    const std::function<const char*(const char*)>& lookup);
 
 // The host names in a hostfile's text, in MPICH's ("host", "host:4") or Open
 // MPI's ("host slots=4") format; '#' starts a comment, blank lines are

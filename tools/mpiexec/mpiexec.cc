@@ -157,7 +157,7 @@ std::vector<std::string> BaseRankEnvironment(const LaunchOptions& options) {
   for (const auto& [name, value] : options.exported_variables) {
     overrides[name] = value;
   }
-  if (options.bind_to == "core") overrides["MINIMPI_BIND_TO"] = "core";
+  if (!options.bind_to.empty()) overrides["MINIMPI_BIND_TO"] = options.bind_to;
   // -v: the library too says what it decided (a transport falling back).
   if (options.verbose) overrides["MINIMPI_VERBOSE"] = "1";
   std::vector<std::string> env;
