@@ -8,6 +8,11 @@
 #                                        prefix; build hello_ring with mpicc and
 #                                        mpicxx; run it with no environment set;
 #                                        CMake, pkg-config and autoconf find it
+#   3b. the benchmark command            apps/bench/osu_compare.sh --quick:
+#                                        OSU 7.2 and thread_rate built with
+#                                        minimpi's, MPICH's and Open MPI's
+#                                        wrappers, each run once (it works;
+#                                        its figures are not judged)
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun: one case of
 #                                        each program and every case that
@@ -266,6 +271,24 @@ for system in cmake pkg-config autoconf; do
   check "build system: ${system} finds and links minimpi" \
     tests/buildsys/check_build_systems.sh "${prefix}" "${system}"
 done
+
+# --- 3b ----------------------------------------------------------------------
+# The benchmark command users are pointed to (issue 41), in its short form
+# against the installation above: one round at 8 bytes with few iterations
+# (40-75 s on 2 cores, most of it OSU's three builds). It passes when the
+# script exits 0 and printed its summary and its quick check: every
+# installed library built and ran every benchmark, and every figure was
+# read back. The figures themselves are not judged here.
+step "benchmark command: apps/bench/osu_compare.sh --quick"
+osu_tarball="$(cd -- "${repo}/.." && pwd -P)/shared/bench/osu-micro-benchmarks-7.2.tar.gz"
+if [ -f "${osu_tarball}" ]; then
+  check_limit=300 check "bench: osu_compare.sh --quick (every library ran, figures read back)" bash -c '
+    out="$("$1" --quick --prefix "$2" 2>&1)"; rc=$?; echo "$out"
+    [ "$rc" -eq 0 ] && grep -q "^## Summary" <<<"$out" &&
+    grep -q "^Quick check passed" <<<"$out"' _ apps/bench/osu_compare.sh "${prefix}"
+else
+  echo "  SKIPPED (not counted): no OSU tarball at ${osu_tarball}"
+fi
 
 # --- 4 -----------------------------------------------------------------------
 # run_all NAME TIMEOUT ARGS...: tests/run_all.sh ARGS, its "N passed, N failed"

@@ -25,29 +25,40 @@
 #   threads    2 ranks, each with --threads compute threads of its own
 #              (loaded.c --compute-threads): threads outnumber cores
 #
-# Every (scenario, kernel) runs R rounds, the three libraries interleaved in
-# each (minimpi, MPICH, Open MPI), so slow drift in the machine's other work
-# hits all three alike. Each run measures for --time seconds of wall time
+# Every (scenario, kernel) runs R rounds (default 7), the three libraries
+# interleaved in each, in the order minimpi, MPICH, Open MPI rotated left by
+# round-1, so slow drift in the machine's other work hits all three alike
+# and no library always runs first. Libraries are compared within a round
+# only: each round gives minimpi's ratio to MPICH and to that round's best
+# peer, and the tables report the median of those per-round ratios with
+# their range, never one library's best run against another's (on these
+# machines the host moves the vCPUs about, and a best-of-N across libraries
+# measures the host). Each run measures for --time seconds of wall time
 # (loaded.c stops on rank 0's clock, so a slow library does fewer
 # iterations, not a longer run) and is wrapped in timeout(1): a job still
 # running after --timeout seconds is killed and counts as a hang.
 #
 # Output: one markdown table per kernel. Rows: scenarios. Columns: the
 # median over rounds of each library, with the range over rounds in
-# brackets, then minimpi / MPICH and minimpi / the best of MPICH and Open
-# MPI. Ratios are oriented so that above 1 means minimpi is better: for
-# rate (Mmsg/s, higher is better) minimpi's rate / the peer's; for pingpong
-# and halo (microseconds, lower is better) the peer's time / minimpi's. A
-# cell reads hang when every round timed out, fail when every round failed
-# (a crash or a data-check error: its stderr is shown), and a median with
-# "k hang" or "k fail" when only some rounds did.
+# brackets, then minimpi / MPICH and minimpi / best peer: in each round
+# minimpi against MPICH's run and against the better of MPICH's and Open
+# MPI's runs of that round, the median of those per-round ratios and their
+# range in brackets. Ratios are oriented so that above 1 means minimpi is
+# better: for rate (Mmsg/s, higher is better) minimpi's rate / the peer's;
+# for pingpong and halo (microseconds, lower is better) the peer's time /
+# minimpi's. A round where minimpi has no figure gives no ratio; one where a
+# peer hung or failed compares with the peer that ran; a ratio cell says "k
+# of R rounds" when fewer than all rounds gave one. A library's cell reads
+# hang when every round timed out, fail when every round failed (a crash or
+# a data-check error: its stderr is shown), and a median with "k hang" or
+# "k fail" when only some rounds did.
 #
 #   usage: apps/bench/load_compare.sh [--rounds R] [--scenarios LIST]
 #                                     [--kernels LIST] [--time S]
 #                                     [--threads N] [--timeout S] [--quick]
 #                                     [-x VAR=VALUE]... [--prefix DIR]
 #                                     [--raw DIR]
-#     --rounds     rounds per (scenario, kernel) (default 3; quick 2)
+#     --rounds     rounds per (scenario, kernel) (default 7; quick 2)
 #     --scenarios  comma- or space-separated, from alone, busy1, busy2,
 #                  compilers, oversub, threads (default: all, that order)
 #     --kernels    comma- or space-separated, from rate, pingpong, halo
@@ -64,7 +75,7 @@
 #     --raw        keep every run's output (SCENARIO_KERNEL_LIB_rN.txt/.err)
 #                  and the results list in DIR
 #   BAZEL         the bazel command (default: bazel)
-# The default run takes about 7 minutes on 2 cores. Exits non-zero when a
+# The default run takes about 16 minutes on 2 cores. Exits non-zero when a
 # build failed, a run failed (crash or data check) or a minimpi run hung;
 # the tables are printed all the same. A peer's hang is a measurement.
 set -euo pipefail
@@ -114,7 +125,7 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
-[ -n "${rounds}" ] || rounds=$((quick ? 2 : 3))
+[ -n "${rounds}" ] || rounds=$((quick ? 2 : 7))
 [ -n "${time_s}" ] || time_s=$([ "${quick}" = 1 ] && echo 0.3 || echo 2)
 check_words "${scenarios}" "${all_scenarios}"
 check_words "${kernels}" "${all_kernels}"
@@ -261,8 +272,12 @@ for scenario in ${scenarios}; do
   machine_load+="${machine_load:+, }${scenario} $(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo '?')"
   start_load "${scenario}"
   for ((round = 1; round <= rounds; round++)); do
+    # Rotate the order each round, so that no library always runs first.
+    read -r -a order <<<"${labels}"
+    shift_by=$(((round - 1) % ${#order[@]}))
+    order=("${order[@]:shift_by}" "${order[@]:0:shift_by}")
     for kernel in ${kernels}; do
-      for label in ${labels}; do
+      for label in "${order[@]}"; do
         run_one "${scenario}" "${kernel}" "${label}" "${round}"
       done
     done
@@ -283,14 +298,14 @@ for label in ${labels}; do
 done
 extra="none"
 [ "${#minimpi_env[@]}" = 0 ] || extra="${minimpi_env[*]}"
-echo "Settings: ${rounds} rounds, ${time_s} s per run, timeout ${timeout_s} s, no binding, $(nproc) cores; threads scenario: ${threads} compute threads per rank; minimpi environment: ${extra}"
+echo "Settings: ${rounds} interleaved rounds (order rotated each round), ${time_s} s per run, timeout ${timeout_s} s, no binding, $(nproc) cores; threads scenario: ${threads} compute threads per rank; minimpi environment: ${extra}"
 echo "Load average as each scenario began (before its own load): ${machine_load}"
 echo
 
-awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" '
+awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" -v rounds="${rounds}" '
   {
     key = $1 SUBSEP $2 SUBSEP $3
-    if ($5 == "ok") { n[key]++; v[key, n[key]] = $6 + 0 }
+    if ($5 == "ok") { n[key]++; v[key, n[key]] = $6 + 0; in_round[key, $4] = $6 + 0 }
     else bad[key, $5]++
   }
   function sort(key, m,    i, j, t) {
@@ -316,10 +331,32 @@ awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" 
   }
   # Above 1: minimpi better, whichever way the unit points. Two significant
   # digits below 0.1, where a collapse puts it.
-  function ratio(mine, peer,    r) {
-    if (mine == "" || peer == "" || mine + 0 <= 0 || peer + 0 <= 0) return "-"
-    r = higher ? mine / peer : peer / mine
+  function fmt_ratio(r) {
     return r < 0.1 ? sprintf("%.2g", r) : (r >= 10 ? sprintf("%.0f", r) : sprintf("%.2f", r))
+  }
+  # per_round(SC, KERNEL, PEERS): the median of the per-round ratios of minimpi
+  # to the best of PEERS ("mpich" or "mpich openmpi") in each round, with
+  # their range; "-" when no round has both.
+  function per_round(sc, kernel, peers,    np, p, r, i, j, k, m, t, mine, best, o, q, text) {
+    np = split(peers, p, " "); k = 0
+    for (r = 1; r <= rounds; r++) {
+      if (!((sc SUBSEP kernel SUBSEP "minimpi", r) in in_round)) continue
+      mine = in_round[sc SUBSEP kernel SUBSEP "minimpi", r]; best = ""
+      for (i = 1; i <= np; i++) {
+        if (!((sc SUBSEP kernel SUBSEP p[i], r) in in_round)) continue
+        o = in_round[sc SUBSEP kernel SUBSEP p[i], r]
+        if (best == "" || (higher ? o > best : o < best)) best = o
+      }
+      if (best == "" || mine <= 0 || best <= 0) continue
+      q[++k] = higher ? mine / best : best / mine
+    }
+    if (k == 0) return "-"
+    for (i = 2; i <= k; i++) for (j = i; j > 1 && q[j - 1] > q[j]; j--) { t = q[j]; q[j] = q[j - 1]; q[j - 1] = t }
+    m = k % 2 ? q[(k + 1) / 2] : (q[k / 2] + q[k / 2 + 1]) / 2
+    text = fmt_ratio(m)
+    if (k > 1) text = text " (" fmt_ratio(q[1]) "-" fmt_ratio(q[k]) ")"
+    if (k < rounds) text = text ", " k " of " rounds " rounds"
+    return text
   }
   function label(sc) {
     if (sc == "oversub") return "oversub (4 ranks)"
@@ -333,24 +370,20 @@ awk -v scenarios="${scenarios}" -v kernels="${kernels}" -v threads="${threads}" 
       kernel = klist[k]
       higher = kernel == "rate"
       if (kernel == "rate")
-        print "### rate: million 8-byte messages/s, all pairs together (higher is better); ratios = minimpi / peer, above 1: minimpi better"
+        print "### rate: million 8-byte messages/s, all pairs together (higher is better); ratios = minimpi / peer in each round, their median (range), above 1: minimpi better"
       else if (kernel == "pingpong")
-        print "### pingpong: 8-byte half round trip in us, median of batches (lower is better); ratios = peer / minimpi, above 1: minimpi better"
+        print "### pingpong: 8-byte half round trip in us, median of batches (lower is better); ratios = peer / minimpi in each round, their median (range), above 1: minimpi better"
       else
-        print "### halo: us per step, 2-D periodic halo of 1 KiB faces plus a Jacobi sweep (lower is better); ratios = peer / minimpi, above 1: minimpi better"
+        print "### halo: us per step, 2-D periodic halo of 1 KiB faces plus a Jacobi sweep (lower is better); ratios = peer / minimpi in each round, their median (range), above 1: minimpi better"
       print ""
       print "| scenario | minimpi | MPICH | Open MPI | minimpi / MPICH | minimpi / best peer |"
       print "|---|---:|---:|---:|---:|---:|"
       for (i = 1; i <= ns; i++) {
         sc = slist[i]
-        mm = median(sc SUBSEP kernel SUBSEP "minimpi")
-        mp = median(sc SUBSEP kernel SUBSEP "mpich")
-        om = median(sc SUBSEP kernel SUBSEP "openmpi")
-        best = mp
-        if (om != "" && (best == "" || (higher ? om > best : om < best))) best = om
         printf "| %s | %s | %s | %s | %s | %s |\n", label(sc),
           cell(sc SUBSEP kernel SUBSEP "minimpi"), cell(sc SUBSEP kernel SUBSEP "mpich"),
-          cell(sc SUBSEP kernel SUBSEP "openmpi"), ratio(mm, mp), ratio(mm, best)
+          cell(sc SUBSEP kernel SUBSEP "openmpi"), per_round(sc, kernel, "mpich"),
+          per_round(sc, kernel, "mpich openmpi")
       }
       print ""
     }
