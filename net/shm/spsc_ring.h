@@ -72,6 +72,8 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "net/shm/asymmetric_fence.h"
+
 namespace minimpi::net::shm {
 
 inline constexpr size_t kCacheLineBytes = 64;
@@ -278,7 +280,7 @@ class RingProducer {
     // consumer freed meanwhile, or the consumer, looking after freeing it,
     // sees the flag (TakeProducerWaiting).
     control_->producer_waiting.store(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    AsymmetricFence::Heavy();
     room_end_ = control_->tail.load(std::memory_order_acquire) + capacity_ -
                 kCacheLineBytes;
     return head_ + bytes <= room_end_;
@@ -380,9 +382,10 @@ class RingConsumer {
 
   // After releasing records: whether the producer found the ring full since
   // the last call (it may be waiting for the room just freed). Clears the
-  // flag. One fence and one load of a line the consumer owns.
+  // flag. A light fence (the producer that finds the ring full pays the
+  // heavy one) and one load of a line the consumer owns.
   bool TakeProducerWaiting() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    AsymmetricFence::Light();
     if (control_->producer_waiting.load(std::memory_order_relaxed) == 0) {
       return false;
     }
