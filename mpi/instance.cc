@@ -106,14 +106,8 @@ absl::Status Instance::Setup(int thread_level) {
   const vci::WaitPolicy wait_policy =
       vci::WaitPolicy::Choose(settings_, bind ? 1 : cores, bind ? 1 : sharing,
                               threads_per_rank, transport_->has_doorbell());
-  // The VCIs first; each kind of traffic then registers with them. Below
-  // MPI_THREAD_MULTIPLE one thread at a time calls MPI, and nobody else
-  // takes the VCIs' locks until one-sided progress starts a thread of ours
-  // (VciSet::StopElidingLocks): they go (as MPICH and Open MPI drop
-  // theirs).
-  const bool single_caller = thread_level < MPI_THREAD_MULTIPLE;
-  auto vcis = vci::VciSet::Create(transport_.get(), settings_, wait_policy,
-                                  single_caller);
+  // The VCIs first; each kind of traffic then registers with them.
+  auto vcis = vci::VciSet::Create(transport_.get(), settings_, wait_policy);
   if (!vcis.ok()) return vcis.status();
   vcis_ = std::move(vcis).value();
   auto p2p =

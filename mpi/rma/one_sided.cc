@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<OneSided>> OneSided::Create(
   return engine;
 }
 
-OneSided::OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op, Options options)
+OneSided::OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op,
+                   Options options)
     : vcis_(vcis),
       transport_(vcis.transport()),
       apply_op_(apply_op),
@@ -93,9 +94,9 @@ void OneSided::ProgressLoop() {
         found |= vcis_.TryProgress(v);
       }
     }
-    pause_us =
-        found ? options_.progress_us
-              : std::min(pause_us * 2, options_.progress_us * kIdleBackoff);
+    pause_us = found ? options_.progress_us
+                     : std::min(pause_us * 2,
+                                options_.progress_us * kIdleBackoff);
     lock.lock();
     thread_wake_.wait_for(lock, std::chrono::microseconds(pause_us));
   }
@@ -154,10 +155,7 @@ absl::StatusOr<Window*> OneSided::Open(void* base, uint64_t length,
   if (options_.progress_thread) {
     std::lock_guard<std::mutex> lock(thread_mutex_);
     if (open_windows_++ == 0) thread_wake_.notify_all();
-    if (!thread_.joinable()) {
-      vcis_.StopElidingLocks();
-      thread_ = std::thread([this] { ProgressLoop(); });
-    }
+    if (!thread_.joinable()) thread_ = std::thread([this] { ProgressLoop(); });
   }
   return window.release();
 }
@@ -254,9 +252,9 @@ void OneSided::SendLocked(Window& window, int rank, const void* header,
   message.header_length = header_length;
   message.payload = payload;
   message.payload_length = payload_length;
-  vcis_.outbox(window.vci)
-      .Send(transport_, window.vci,
-            {window.world_ranks[rank], window.vcis[rank]}, message);
+  vcis_.outbox(window.vci).Send(
+      transport_, window.vci,
+      {window.world_ranks[rank], window.vcis[rank]}, message);
 }
 
 namespace {
@@ -334,7 +332,8 @@ bool OneSided::WaitPosted(Window& window, const std::vector<int>& origins,
                           bool test) {
   auto all_done = [&] {
     for (int origin : origins) {
-      if (window.completes_seen[origin].load(std::memory_order_acquire) == 0) {
+      if (window.completes_seen[origin].load(std::memory_order_acquire) ==
+          0) {
         return false;
       }
     }
@@ -372,9 +371,10 @@ void OneSided::OnMessageLocked(int vci, net::PeerVci peer,
                                const std::byte* data, size_t length) {
   Header header;
   std::memcpy(&header, data, sizeof(header));
-  Window* window = header.window >= 0 && header.window < kMaxWindows
-                       ? windows_[header.window].load(std::memory_order_acquire)
-                       : nullptr;
+  Window* window =
+      header.window >= 0 && header.window < kMaxWindows
+          ? windows_[header.window].load(std::memory_order_acquire)
+          : nullptr;
   if (window == nullptr || header.from_rank < 0 ||
       header.from_rank >= window->group_size) {
     std::fprintf(stderr,

@@ -28,18 +28,7 @@ class VciLock {
   VciLock(const VciLock&) = delete;
   VciLock& operator=(const VciLock&) = delete;
 
-  // For a process whose threads never call MPI at the same time and that
-  // runs no thread of its own on the VCIs: lock and unlock then do
-  // nothing. The exchange is a full barrier: right after a send it waits
-  // for the message's stores to reach the peer's cache, a fifth of an
-  // 8-byte message's cost on the 2-core machine (perf). Set before the
-  // lock is first used. Undone (Unelide) by the only thread in MPI, before
-  // it starts a thread of the library that takes the lock.
-  void Elide() { elided_ = true; }
-  void Unelide() { elided_ = false; }
-
   void lock() {
-    if (elided_) return;
     if (!held_.exchange(true, std::memory_order_acquire)) [[likely]] {
       return;
     }
@@ -48,12 +37,10 @@ class VciLock {
   // Looks before it writes: a waiter polling a busy VCI does not pull the
   // holder's line away from it.
   bool try_lock() {
-    return elided_ || (!held_.load(std::memory_order_relaxed) &&
-                       !held_.exchange(true, std::memory_order_acquire));
+    return !held_.load(std::memory_order_relaxed) &&
+           !held_.exchange(true, std::memory_order_acquire);
   }
-  void unlock() {
-    if (!elided_) held_.store(false, std::memory_order_release);
-  }
+  void unlock() { held_.store(false, std::memory_order_release); }
 
  private:
   // Spins on loads until the lock looks free, yielding the core after a
@@ -61,7 +48,6 @@ class VciLock {
   void LockContended();
 
   std::atomic<bool> held_{false};
-  bool elided_ = false;
 };
 
 }  // namespace minimpi::vci

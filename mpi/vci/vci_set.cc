@@ -17,16 +17,13 @@ constexpr int kCompletionsPerPoll = 64;
 
 absl::StatusOr<std::unique_ptr<VciSet>> VciSet::Create(
     net::Transport* transport, const runtime::Settings& settings,
-    const WaitPolicy& wait_policy, bool single_caller) {
+    const WaitPolicy& wait_policy) {
   if (transport->num_vcis() < settings.num_vcis) {
     return absl::InternalError("the transport has fewer VCIs than asked for");
   }
   std::unique_ptr<VciSet> vcis(new VciSet(transport, settings, wait_policy));
-  vcis->single_caller_ = single_caller;
   for (int v = 0; v < vcis->num_shared_; ++v) {
-    Vci* made = new Vci;
-    if (single_caller) made->mutex.Elide();
-    vcis->vcis_[v].store(made, std::memory_order_release);
+    vcis->vcis_[v].store(new Vci, std::memory_order_release);
   }
   vcis->in_use_.store(vcis->num_shared_, std::memory_order_release);
   // A stack whose top is the lowest free VCI: endpoints take the lowest, so
@@ -110,19 +107,8 @@ void VciSet::Unregister(Traffic traffic) {
   num_registered_ = static_cast<int>(end - registered_.data());
 }
 
-void VciSet::StopElidingLocks() {
-  if (!single_caller_) return;
-  single_caller_ = false;
-  for (int v = 0; v < in_use(); ++v) {
-    if (Vci* state = vcis_[v].load(std::memory_order_acquire)) {
-      state->mutex.Unelide();
-    }
-  }
-}
-
 absl::Status VciSet::MakeVci(int vci) {
   auto made = std::make_unique<Vci>();
-  if (single_caller_) made->mutex.Elide();
   for (TrafficHandler* handler : handlers_) {
     if (handler == nullptr) continue;
     absl::Status attached = handler->AttachVci(vci, *made);

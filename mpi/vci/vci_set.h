@@ -122,12 +122,9 @@ class TrafficHandler {
 class VciSet final : public net::CompletionHandler {
  public:
   // `wait_policy`: how blocked calls wait (WaitPolicy::Choose).
-  // `single_caller`: no two threads ever call MPI at the same time (a
-  // thread level below MPI_THREAD_MULTIPLE) and no thread of the library's
-  // own takes a VCI's lock, so the VCIs' locks are elided (VciLock::Elide).
   static absl::StatusOr<std::unique_ptr<VciSet>> Create(
       net::Transport* transport, const runtime::Settings& settings,
-      const WaitPolicy& wait_policy, bool single_caller = false);
+      const WaitPolicy& wait_policy);
   ~VciSet() override;
 
   struct Registration {
@@ -210,11 +207,6 @@ class VciSet final : public net::CompletionHandler {
   net::Transport& transport() { return *transport_; }
   // How blocked calls wait (chosen at MPI_Init).
   const WaitPolicy& wait_policy() const { return wait_policy_; }
-  // Whether the VCIs' locks are elided (Create's `single_caller`).
-  bool single_caller() const { return single_caller_; }
-  // Before the library starts a thread of its own that takes VCIs' locks:
-  // they are taken for real from now on. Called by the one thread in MPI.
-  void StopElidingLocks();
 
   // net::CompletionHandler: hands a completion to its kind of traffic.
   // Called by the transport's Poll with the VCI's lock held.
@@ -243,7 +235,6 @@ class VciSet final : public net::CompletionHandler {
 
   net::Transport* const transport_;
   const WaitPolicy wait_policy_;
-  bool single_caller_ = false;
   const bool has_doorbell_;
   const bool endpoints_progress_process_;  // Settings::endpoint_progress
   const int num_shared_;
