@@ -24,7 +24,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "net/shm/asymmetric_fence.h"
 #include "net/shm/segment_layout.h"
 #include "net/shm/shm_transport.h"
 
@@ -164,8 +163,6 @@ absl::Status ShmTransport::Setup(runtime::Bootstrap& bootstrap) {
   // Yama (ptrace_scope 1) lets only ancestors attach; ranks are siblings.
   // Fails harmlessly with EINVAL where Yama is absent.
   prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  // Before any traffic: sends then fence lightly (asymmetric_fence.h).
-  AsymmetricFence::Enable();
 
   // Our receive rings: one per (sender, sender's VCI, our VCI), self
   // included, behind one inbox per VCI where senders register the rings they

@@ -32,7 +32,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "net/shm/asymmetric_fence.h"
 #include "net/shm/segment_layout.h"
 
 namespace minimpi::net::shm {
@@ -126,11 +125,10 @@ ShmTransport::Outbound& ShmTransport::Connect(int vci, PeerVci peer,
 void ShmTransport::Deliver(Outbound& out) {
   out.ring.Publish();
   // Order the publication before the look at the doorbell (the sleeper
-  // arms, then runs the heavy fence, before its last look at the ring):
-  // either it sees the message or this sees it armed. The look is one load
-  // of a line that changes only when somebody arms, so a peer that spins
-  // costs nothing more.
-  AsymmetricFence::Light();
+  // arms before its last look at the ring): either it sees the message or
+  // this sees it armed. The look is one load of a line that changes only
+  // when somebody arms, so a peer that spins costs nothing more.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   // WakePeer's first look, inline: nobody sleeps, almost always.
   if ((out.doorbell->load(std::memory_order_relaxed) & kArmed) != 0) {
     WakePeer(out.doorbell, out.peer_local);
@@ -199,10 +197,8 @@ uint64_t ShmTransport::ArmDoorbell(int vci) {
   std::atomic<uint32_t>* doorbell = OwnDoorbell(vci);
   const uint32_t token =
       doorbell->fetch_or(kArmed, std::memory_order_seq_cst) | kArmed;
-  // The caller's next look at its rings must not move before the arming,
-  // and must see what a sender published before it looked at the doorbell
-  // with only a light fence.
-  AsymmetricFence::Heavy();
+  // The caller's next look at its rings must not move before the arming.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return token;
 }
 
@@ -259,7 +255,7 @@ std::atomic<uint32_t>* ShmTransport::PeerDoorbell(int peer_local,
 
 void ShmTransport::RingPeerDoorbell(int peer_local, int peer_vci) {
   std::atomic<uint32_t>* doorbell = PeerDoorbell(peer_local, peer_vci);
-  AsymmetricFence::Light();  // the sleeper runs the heavy one
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   WakePeer(doorbell, peer_local);
 }
 

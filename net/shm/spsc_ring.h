@@ -72,8 +72,6 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "net/shm/asymmetric_fence.h"
-
 namespace minimpi::net::shm {
 
 inline constexpr size_t kCacheLineBytes = 64;
@@ -280,7 +278,7 @@ class RingProducer {
     // consumer freed meanwhile, or the consumer, looking after freeing it,
     // sees the flag (TakeProducerWaiting).
     control_->producer_waiting.store(1, std::memory_order_relaxed);
-    AsymmetricFence::Heavy();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     room_end_ = control_->tail.load(std::memory_order_acquire) + capacity_ -
                 kCacheLineBytes;
     return head_ + bytes <= room_end_;
@@ -382,10 +380,9 @@ class RingConsumer {
 
   // After releasing records: whether the producer found the ring full since
   // the last call (it may be waiting for the room just freed). Clears the
-  // flag. A light fence (the producer that finds the ring full pays the
-  // heavy one) and one load of a line the consumer owns.
+  // flag. One fence and one load of a line the consumer owns.
   bool TakeProducerWaiting() {
-    AsymmetricFence::Light();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (control_->producer_waiting.load(std::memory_order_relaxed) == 0) {
       return false;
     }
