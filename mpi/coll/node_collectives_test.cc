@@ -32,7 +32,9 @@ namespace {
 
 class SpinWaiter final : public NodeWaiter {
  public:
-  void Wait(absl::FunctionRef<bool()> reached) override {
+  void Wait(absl::FunctionRef<bool()> reached,
+            absl::FunctionRef<void()> before_sleep) override {
+    before_sleep();  // it never sleeps, but posts still see a slow rank
     while (!reached()) sched_yield();
   }
   void Wake(int) override { wakes.fetch_add(1, std::memory_order_relaxed); }
@@ -47,7 +49,9 @@ class SleepingWaiter final : public NodeWaiter {
  public:
   explicit SleepingWaiter(const std::vector<SleepingWaiter*>* ranks)
       : ranks_(ranks) {}
-  void Wait(absl::FunctionRef<bool()> reached) override {
+  void Wait(absl::FunctionRef<bool()> reached,
+            absl::FunctionRef<void()> before_sleep) override {
+    before_sleep();
     std::unique_lock lock(mutex_);
     auto woken = [this] { return woken_; };
     while (!reached()) {

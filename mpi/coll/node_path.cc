@@ -72,8 +72,9 @@ class VciWaiter final : public NodeWaiter {
         members_(members),
         poll_first_(Instance::Get().vcis().wait_policy().spin_ns > 0) {}
   bool PollFirst() const override { return poll_first_; }
-  void Wait(absl::FunctionRef<bool()> reached) override {
-    Instance::Get().vcis().WaitUntil(comm_.vci, reached);
+  void Wait(absl::FunctionRef<bool()> reached,
+            absl::FunctionRef<void()> before_sleep) override {
+    Instance::Get().vcis().WaitUntil(comm_.vci, reached, before_sleep);
   }
   void Wake(int rank) override {
     const int peer = members_[rank];

@@ -132,16 +132,25 @@ void NodeRegion::WaitFor(absl::FunctionRef<bool()> reached) {
       CpuRelax();
     }
   }
-  slow_[rank_].store(1, std::memory_order_seq_cst);
-  if (asymmetric_fence_ && Membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0)
-      [[unlikely]] {
-    // Registration succeeded on every rank, so the kernel cannot refuse
-    // now; if it did, posts without a fence could leave this rank asleep.
-    std::fprintf(stderr, "minimpi: membarrier failed after registration\n");
-    std::abort();
-  }
-  waiter_->Wait(reached);
-  slow_[rank_].store(0, std::memory_order_relaxed);
+  // Marked slow (and the barrier that lets posts skip their fence) only
+  // when the wait is about to sleep: a membarrier interrupts every CPU
+  // running a rank, the peer this wait is waiting for included, and a
+  // collective whose flag is merely late (the host's core-to-core round
+  // trip swings to 900 ns) paid 2-10 us for it in every call.
+  bool marked_slow = false;
+  waiter_->Wait(reached, [&] {
+    if (marked_slow) return;
+    marked_slow = true;
+    slow_[rank_].store(1, std::memory_order_seq_cst);
+    if (asymmetric_fence_ && Membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0)
+        [[unlikely]] {
+      // Registration succeeded on every rank, so the kernel cannot refuse
+      // now; if it did, posts without a fence could leave this rank asleep.
+      std::fprintf(stderr, "minimpi: membarrier failed after registration\n");
+      std::abort();
+    }
+  });
+  if (marked_slow) slow_[rank_].store(0, std::memory_order_relaxed);
 }
 
 void NodeRegion::WaitCellsFree(uint32_t step) {

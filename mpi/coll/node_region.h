@@ -63,8 +63,10 @@ class NodeWaiter {
  public:
   virtual ~NodeWaiter() = default;
   // Returns once `reached()` is true. May progress other traffic and sleep;
-  // a rank that may sleep has set its slow flag first (see NodeRegion).
-  virtual void Wait(absl::FunctionRef<bool()> reached) = 0;
+  // before each time it may sleep it calls `before_sleep` (which sets the
+  // rank's slow flag: see NodeRegion), and looks at `reached()` after.
+  virtual void Wait(absl::FunctionRef<bool()> reached,
+                    absl::FunctionRef<void()> before_sleep) = 0;
   // Wakes rank `rank` of the communicator if it sleeps.
   virtual void Wake(int rank) = 0;
   // Whether a waiter may poll a flag briefly before it waits through Wait
@@ -232,8 +234,9 @@ class NodeRegion {
   void Publish(uint32_t step, uint64_t call_bytes);
   // After a flag changed: wakes the ranks that may sleep.
   void WakeSlowRanks();
-  // Waits for `reached`, first briefly polling, then through the waiter
-  // with this rank marked slow (so that posts wake it).
+  // Waits for `reached`, first briefly polling, then through the waiter,
+  // which marks this rank slow (so that posts wake it) only when it may
+  // sleep.
   void WaitFor(absl::FunctionRef<bool()> reached);
 
   std::atomic<uint8_t>* slow_;  // by rank: 1 while it may sleep

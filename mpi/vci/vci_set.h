@@ -195,8 +195,11 @@ class VciSet final : public net::CompletionHandler {
   void TestRound(int vci, absl::FunctionRef<bool()> done);
   // Progresses until done() is true; `vci` is progressed first (or every
   // VCI when vci < 0), and the others as ProgressBeyond says.
+  // `before_sleep` runs before each time the wait may sleep (a caller whose
+  // wakers must first learn that it may sleep says so there).
   template <typename Done>
-  void WaitUntil(int vci, Done done);
+  void WaitUntil(
+      int vci, Done done, absl::FunctionRef<void()> before_sleep = [] {});
   // Wakes this process's threads sleeping in a wait on `vci` (after a
   // change they must see that no message announces: work handed to
   // whoever progresses the VCI, a request completed by another thread).
@@ -227,11 +230,13 @@ class VciSet final : public net::CompletionHandler {
   // One idle round of a wait on `vci` (< 0: on every VCI), as the wait
   // policy says: poll on, pause, yield, or sleep. True when it slept, so
   // the next round looks at every VCI the doorbell stands for.
-  bool IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done);
+  bool IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done,
+                absl::FunctionRef<void()> before_sleep);
   // Arms `vci`'s doorbell, looks once more at everything that rings it,
   // and sleeps unless that look found work or `done` is true. True when it
   // slept.
-  bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done);
+  bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
+                      absl::FunctionRef<void()> before_sleep);
 
   net::Transport* const transport_;
   const WaitPolicy wait_policy_;
@@ -262,7 +267,8 @@ class VciSet final : public net::CompletionHandler {
 };
 
 template <typename Done>
-void VciSet::WaitUntil(int vci, Done done) {
+void VciSet::WaitUntil(int vci, Done done,
+                       absl::FunctionRef<void()> before_sleep) {
   IdleRounds idle(wait_policy_);
   bool woke = false;
   for (unsigned round = 1; !done(); ++round) {
@@ -280,7 +286,7 @@ void VciSet::WaitUntil(int vci, Done done) {
       idle.Progressed();
       woke = false;
     } else {
-      woke = IdleStep(idle, vci, done);
+      woke = IdleStep(idle, vci, done, before_sleep);
     }
   }
 }

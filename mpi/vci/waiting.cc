@@ -51,8 +51,8 @@ bool CoreLooksQuiet() {
 
 }  // namespace
 
-bool VciSet::IdleStep(IdleRounds& idle, int vci,
-                      absl::FunctionRef<bool()> done) {
+bool VciSet::IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done,
+                      absl::FunctionRef<void()> before_sleep) {
   // A rank that shares this core and is awake cannot run while this thread
   // polls: if it is the peer, polling only delays the answer.
   if (idle.AtSpinStart() && has_doorbell_ &&
@@ -93,16 +93,18 @@ bool VciSet::IdleStep(IdleRounds& idle, int vci,
       sched_yield();
       return false;
     case IdleRounds::Action::kSleep:
-      return SleepUntilRung(vci, done);
+      return SleepUntilRung(vci, done, before_sleep);
   }
   return false;
 }
 
-bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done) {
+bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
+                            absl::FunctionRef<void()> before_sleep) {
   if (!has_doorbell_) {
     sched_yield();
     return false;
   }
+  before_sleep();
   // A wait on every VCI (vci < 0) sleeps on the shared VCIs' doorbell.
   const int bell = vci < 0 ? 0 : vci;
   const uint64_t token = transport_->ArmDoorbell(bell);
