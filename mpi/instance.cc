@@ -84,13 +84,13 @@ absl::Status Instance::Setup(int thread_level) {
   // lose: a rank that wanders shares a core with its peer now and then,
   // and a ping-pong then waits on the scheduler (measured on 2 vCPUs under
   // load: 8-byte rate 20-40x lower unbound). One rank alone gains nothing;
-  // ranks or OpenMP threads beyond the cores would be pinned into sharing;
-  // and threads of an MPI_THREAD_MULTIPLE program would all inherit one
-  // core.
-  const bool bind = settings_.bind_to == "core" ||
-                    (settings_.bind_to == "auto" && sharing >= 2 &&
-                     sharing * threads_per_rank <= cores &&
-                     thread_level < MPI_THREAD_MULTIPLE);
+  // ranks beyond the cores would be pinned into sharing; and the threads
+  // of a rank (OpenMP's, or those of an MPI_THREAD_MULTIPLE program) would
+  // all inherit its one core.
+  const bool bind =
+      settings_.bind_to == "core" ||
+      (settings_.bind_to == "auto" && sharing >= 2 && sharing <= cores &&
+       threads_per_rank == 1 && thread_level < MPI_THREAD_MULTIPLE);
   if (bind) {
     absl::Status bound = runtime::BindToCore(bootstrap_->core_slot());
     if (!bound.ok()) return bound;
@@ -105,7 +105,8 @@ absl::Status Instance::Setup(int thread_level) {
   // may use.
   const vci::WaitPolicy wait_policy =
       vci::WaitPolicy::Choose(settings_, bind ? 1 : cores, bind ? 1 : sharing,
-                              threads_per_rank, transport_->has_doorbell());
+                              threads_per_rank, transport_->has_doorbell(),
+                              /*own_core=*/bind);
   // The VCIs first; each kind of traffic then registers with them.
   auto vcis = vci::VciSet::Create(transport_.get(), settings_, wait_policy);
   if (!vcis.ok()) return vcis.status();

@@ -66,12 +66,15 @@ struct WaitPolicy {
   std::string reason;
 
   // Settings::wait_policy and wait_spin_us applied to this node: `cores`
-  // this process may run on, `local_ranks` on the node, `threads_per_rank`
+  // this process may run on (1 when bound), `local_ranks` on the node (1
+  // when bound), `threads_per_rank`
   // (OMP_NUM_THREADS when set, else 1), and whether the transport has
   // doorbells (without them a waiter yields instead of sleeping).
+  // `own_core`: the rank is bound to a core no other rank of the job
+  // uses, so whoever else wants it is not a peer.
   static WaitPolicy Choose(const runtime::Settings& settings, int cores,
                            int local_ranks, int threads_per_rank,
-                           bool has_doorbell);
+                           bool has_doorbell, bool own_core = false);
   // "sleep after 100 us of polling (2 ranks x 1 thread on 2 cores)".
   std::string Describe() const;
 };

@@ -36,6 +36,25 @@ TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 100'000);
 }
 
+TEST(WaitPolicyTest, AutoPollsThroughOnACoreOfItsOwn) {
+  runtime::Settings settings;
+  const WaitPolicy bound = WaitPolicy::Choose(settings, 1, 1, 1, true,
+                                              /*own_core=*/true);
+  EXPECT_EQ(bound.spin_ns, 10'000'000);
+  EXPECT_FALSE(bound.leave_spin_when_preempted);
+  EXPECT_NE(bound.Describe().find("bound to a core of its own"),
+            std::string::npos);
+  // Unbound, it leaves its spin when descheduled.
+  EXPECT_TRUE(
+      WaitPolicy::Choose(settings, 2, 2, 1, true).leave_spin_when_preempted);
+  // A spin set by hand, or the sleep policy named, is what the user asked.
+  settings.wait_spin_us = 50;
+  EXPECT_EQ(WaitPolicy::Choose(settings, 1, 1, 1, true, true).spin_ns, 50'000);
+  settings.wait_spin_us = -1;
+  settings.wait_policy = "sleep";
+  EXPECT_EQ(WaitPolicy::Choose(settings, 1, 1, 1, true, true).spin_ns, 100'000);
+}
+
 TEST(WaitPolicyTest, NamedPoliciesAndSpinOverride) {
   runtime::Settings settings;
   settings.wait_policy = "spin";

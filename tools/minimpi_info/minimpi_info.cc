@@ -171,6 +171,11 @@ void PrintWaiting() {
     std::printf("  %d rank%s on this node: %s\n", ranks, ranks == 1 ? "" : "s",
                 policy.Describe().c_str());
   }
+  // What each rank of a job that MINIMPI_BIND_TO binds (a core each) does.
+  const minimpi::vci::WaitPolicy bound = minimpi::vci::WaitPolicy::Choose(
+      settings, 1, 1, threads, /*has_doorbell=*/true, /*own_core=*/true);
+  std::printf("  a rank bound to a core of its own: %s\n",
+              bound.Describe().c_str());
 }
 
 }  // namespace
