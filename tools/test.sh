@@ -12,7 +12,9 @@
 #                                        OSU 7.2 and thread_rate built with
 #                                        minimpi's, MPICH's and Open MPI's
 #                                        wrappers, each run once (it works;
-#                                        its figures are not judged)
+#                                        its figures are not judged); then
+#                                        apps/bench/wait_compare.sh --quick
+#                                        (default waiting against spin)
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun: one case of
 #                                        each program and every case that
@@ -286,6 +288,13 @@ if [ -f "${osu_tarball}" ]; then
     out="$("$1" --quick --prefix "$2" 2>&1)"; rc=$?; echo "$out"
     [ "$rc" -eq 0 ] && grep -q "^## Summary" <<<"$out" &&
     grep -q "^Quick check passed" <<<"$out"' _ apps/bench/osu_compare.sh "${prefix}"
+  # The waiting check (issue 41): default policy against spin on
+  # osu_latency and a sequence of collectives, one short round.
+  check_limit=180 check "bench: wait_compare.sh --quick (both policies ran, figures read back)" bash -c '
+    out="$("$1" --quick --prefix "$2" 2>&1)"; rc=$?; echo "$out"
+    [ "$rc" -eq 0 ] && grep -q "^| osu_latency_8B " <<<"$out" &&
+    grep -q "^| alltoall_1048576B " <<<"$out" &&
+    grep -q "^Quick check passed" <<<"$out"' _ apps/bench/wait_compare.sh "${prefix}"
 else
   echo "  SKIPPED (not counted): no OSU tarball at ${osu_tarball}"
 fi

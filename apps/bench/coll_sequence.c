@@ -11,7 +11,7 @@
  *
  * Output: '#' comments, then lines  collective  size_bytes  latency_us,
  * the mean time per call over the iterations, the largest of any rank
- * (Barrier has size 0).  Every result is checked once per size before the
+ * (Barrier's size is that of the calls that follow it).  Every result is checked once per size before the
  * timed loop; wrong data exits non-zero. */
 #include <mpi.h>
 #include <stdio.h>
@@ -57,16 +57,20 @@ int main(int argc, char** argv) {
            size);
     printf("# collective bytes latency_us\n");
   }
-  for (size_t bytes = 8; bytes <= max_bytes; bytes *= 8) {
+  /* 8 B to 256 KiB in steps of 8, then 1 MiB. */
+  for (size_t bytes = 8; bytes <= max_bytes;
+       bytes = bytes * 8 > max_bytes && bytes < max_bytes ? max_bytes
+                                                          : bytes * 8) {
     const int n = iterations_for(bytes * size);
     double t;
 
-    /* Barrier, timed like the rest (size 0, once per size: it follows the
-     * previous size's alltoall). */
+    /* Barrier, timed like the rest, once per size: it follows the
+     * previous size's alltoall, and its line carries this size's bytes so
+     * that every line names one figure. */
     MPI_Barrier(MPI_COMM_WORLD);
     t = MPI_Wtime();
     for (int i = 0; i < n; ++i) MPI_Barrier(MPI_COMM_WORLD);
-    report("barrier", 0, MPI_Wtime() - t, n);
+    report("barrier", bytes, MPI_Wtime() - t, n);
 
     /* Bcast from rank 0: check, then time. */
     memset(send, rank == 0 ? (int)(bytes & 0x7f) + 1 : 0, bytes);
