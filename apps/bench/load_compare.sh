@@ -8,8 +8,9 @@
 #   MPICH     Debian's mpicc.mpich / mpiexec.mpich
 #   Open MPI  Debian's mpicc.openmpi / mpiexec.openmpi (shared memory only:
 #             --mca btl self,vader)
-# No library binds its ranks to cores: the question is how they fare with
-# the scheduler.
+# Each library is launched with its defaults, binding included (Open MPI
+# and minimpi bind ranks that fit the cores; MPICH does not); --bind none
+# unbinds all three, to see how they fare with the scheduler alone.
 #
 # Scenarios (load processes start before a scenario's runs and are killed
 # after them; an exit, even on ^C, kills them all):
@@ -56,6 +57,7 @@
 #   usage: apps/bench/load_compare.sh [--rounds R] [--scenarios LIST]
 #                                     [--kernels LIST] [--time S]
 #                                     [--threads N] [--timeout S] [--quick]
+#                                     [--bind default|none]
 #                                     [-x VAR=VALUE]... [--prefix DIR]
 #                                     [--raw DIR]
 #     --rounds     rounds per (scenario, kernel) (default 7; quick 2)
@@ -92,6 +94,7 @@ scenarios="${all_scenarios}"
 kernels="${all_kernels}"
 time_s=""
 threads=2
+unbind=()  # each library binds as it does by default (--bind)
 timeout_s=30
 quick=0
 minimpi_env=()
@@ -115,6 +118,13 @@ while [ $# -gt 0 ]; do
     --kernels) kernels="${2//,/ }"; shift 2 ;;
     --time) time_s="$2"; shift 2 ;;
     --threads) threads="$2"; shift 2 ;;
+    # Each library's own binding (the default: Open MPI and minimpi bind
+    # ranks that fit the cores, MPICH does not), or none for all.
+    --bind) case "$2" in
+              default) unbind=() ;;
+              none) unbind=(--bind-to none) ;;
+              *) echo "load_compare.sh: --bind default|none" >&2; exit 2 ;;
+            esac; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     -x)
@@ -234,12 +244,12 @@ run_one() {  # run_one SCENARIO KERNEL LABEL ROUND
   case "${label}" in
     # No library path for minimpi: the rpath its wrapper added finds libmpi.
     minimpi) launcher=(env ${minimpi_env[@]+"${minimpi_env[@]}"}
-      "${prefix}/bin/mpiexec" --bind-to none -n "${n}") ;;
-    mpich) launcher=(mpiexec.mpich -bind-to none -n "${n}") ;;
+      "${prefix}/bin/mpiexec" ${unbind[@]+"${unbind[@]}"} -n "${n}") ;;
+    mpich) launcher=(mpiexec.mpich ${unbind[@]+"-bind-to" "none"} -n "${n}") ;;
     # Open MPI refuses to start as root unless told twice that it is wanted,
     # and more ranks than cores unless told to oversubscribe.
     openmpi) launcher=(mpiexec.openmpi --allow-run-as-root --oversubscribe
-      --mca btl "self,vader" --bind-to none -n "${n}") ;;
+      --mca btl "self,vader" ${unbind[@]+"${unbind[@]}"} -n "${n}") ;;
   esac
   if [[ " ${built} " != *" ${label} "* ]]; then
     echo "${scenario} ${kernel} ${label} ${round} fail" >>"${results}"
@@ -298,7 +308,7 @@ for label in ${labels}; do
 done
 extra="none"
 [ "${#minimpi_env[@]}" = 0 ] || extra="${minimpi_env[*]}"
-echo "Settings: ${rounds} interleaved rounds (order rotated each round), ${time_s} s per run, timeout ${timeout_s} s, no binding, $(nproc) cores; threads scenario: ${threads} compute threads per rank; minimpi environment: ${extra}"
+echo "Settings: ${rounds} interleaved rounds (order rotated each round), ${time_s} s per run, timeout ${timeout_s} s, binding: $([ ${#unbind[@]} -eq 0 ] && echo "each library's default" || echo none), $(nproc) cores; threads scenario: ${threads} compute threads per rank; minimpi environment: ${extra}"
 echo "Load average as each scenario began (before its own load): ${machine_load}"
 echo
 

@@ -40,7 +40,7 @@
 # osc component, the run is repeated with OMPI_MCA_osc=ucx, then pt2pt, and
 # the first that runs is kept for its later rounds (an OMPI_MCA_osc in the
 # caller's environment is used as it is).
-# Every run is `mpiexec -n RANKS ./prog` with no binding or other flags and
+# Every run is `mpiexec -n RANKS ./prog` with no binding or other flags (each library binds as it does by default) and
 # OSU's defaults (OSU runs -m MIN:MAX of --sizes; osu_latency_mt adds -t
 # 2:2). OSU is built once per library, out of tree in a scratch directory,
 # only the benchmarks asked for.
@@ -610,7 +610,7 @@ echo "## Summary"
 echo
 caption="${rounds} interleaved round(s), order rotated each round; ${ranks} ranks on one node"
 if has thread_rate && [ "${ranks}" != 2 ]; then caption="${caption} (thread_rate: 2)"; fi
-caption="${caption}, each library launched with its defaults (mpiexec -n N, no binding)"
+caption="${caption}, each library launched with its defaults (mpiexec -n N, no binding or other flags: Open MPI and minimpi then bind ranks that fit the cores, MPICH does not)"
 if [ "${#osu_benches[@]}" -gt 0 ]; then
   caption="${caption}; OSU built with each library's own wrappers${precision:+ (CPPFLAGS=-DFLOAT_PRECISION=${precision})}, run with -m ${min_size}:${max_size}${osu_args:+ ${osu_args}}"
   has osu_latency_mt && caption="${caption} (osu_latency_mt also -t 2:2)"
