@@ -76,6 +76,16 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                         s.tcp_connect_timeout_ms));
   status.Update(
       ReadInt("MINIMPI_TCP_PROGRESS_US", 0, 10'000'000, s.tcp_progress_us));
+  if (const char* congestion = Env("MINIMPI_TCP_CONGESTION")) {
+    s.tcp_congestion = congestion;
+    // The kernel's names are at most 15 characters (TCP_CA_NAME_MAX).
+    if (s.tcp_congestion.size() > 15) {
+      status.Update(absl::InvalidArgumentError(absl::StrCat(
+          "MINIMPI_TCP_CONGESTION=", s.tcp_congestion,
+          " is longer than any congestion control's name (reno, cubic, "
+          "bbr, ...; or system)")));
+    }
+  }
   if (const char* device = Env("MINIMPI_IB_DEVICE")) s.ib_device = device;
   status.Update(ReadInt("MINIMPI_IB_PORT", 0, 255, s.ib_port));
   status.Update(
@@ -217,6 +227,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.tcp_progress_us),
        "net/tcp: a helper thread moves RDMA data for VCIs not polled for "
        "this many microseconds (as a NIC would); 0: no helper thread"},
+      {"MINIMPI_TCP_CONGESTION", s.tcp_congestion, d.tcp_congestion,
+       "net/tcp: congestion control of minimpi's sockets (a kernel name: "
+       "reno, cubic, bbr, ...); system: the kernel's default"},
       {"MINIMPI_IB_DEVICE", s.ib_device.empty() ? "auto" : s.ib_device, "auto",
        "net/ib: RDMA device by name (e.g. mlx5_0); auto: the first with an "
        "active port"},

@@ -36,6 +36,15 @@ struct Settings {
   // NIC would without the target's CPU; 0: no helper thread (RDMA to a rank
   // then moves only while it polls).
   int tcp_progress_us = 1000;
+  // net/tcp: the congestion control of minimpi's sockets, by the kernel's
+  // name for it; "system" keeps the kernel's default. Reno by default: a
+  // rendezvous answer leaves as one burst of up to 512 KiB after an idle
+  // moment, and a loss-based window lets the kernel send all of it inside
+  // the writev, while BBR (a common default) keeps its window near the
+  // measured bandwidth-delay product and leaves part of each burst to go
+  // out as acknowledgements return (docs/benchmarks.md, "Across the
+  // simulated nodes, fourth stop"). Every Linux lets any user choose reno.
+  std::string tcp_congestion = "reno";
   // net/ib: the RDMA device to use by name (e.g. "mlx5_0"); "" picks the
   // first device that has an active port.
   std::string ib_device;

@@ -60,6 +60,7 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   setenv("MINIMPI_TCP_IF", "eth7", 1);
   setenv("MINIMPI_TCP_CONNECT_TIMEOUT_MS", "2500", 1);
   setenv("MINIMPI_TCP_PROGRESS_US", "0", 1);
+  setenv("MINIMPI_TCP_CONGESTION", "cubic", 1);
   setenv("MINIMPI_IB_CREDITS", "8", 1);
   setenv("MINIMPI_IB_RECEIVE_BUFFERS", "512", 1);
   auto settings = Settings::FromEnvironment();
@@ -68,18 +69,24 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   setenv("MINIMPI_TRANSPORT", "auto", 1);
   setenv("MINIMPI_NODE_SPLIT", "0", 1);
   auto bad_split = Settings::FromEnvironment();
+  setenv("MINIMPI_NODE_SPLIT", "1", 1);
+  setenv("MINIMPI_TCP_CONGESTION", "a-name-far-too-long", 1);
+  auto bad_congestion = Settings::FromEnvironment();
   for (const char* name :
        {"MINIMPI_TRANSPORT", "MINIMPI_NODE_SPLIT", "MINIMPI_TCP_IF",
         "MINIMPI_TCP_CONNECT_TIMEOUT_MS", "MINIMPI_TCP_PROGRESS_US",
-        "MINIMPI_IB_CREDITS", "MINIMPI_IB_RECEIVE_BUFFERS"}) {
+        "MINIMPI_TCP_CONGESTION", "MINIMPI_IB_CREDITS",
+        "MINIMPI_IB_RECEIVE_BUFFERS"}) {
     unsetenv(name);
   }
+  auto defaults = Settings::FromEnvironment();
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->transport, "tcp");
   EXPECT_EQ(settings->node_split, 3);
   EXPECT_EQ(settings->tcp_interface, "eth7");
   EXPECT_EQ(settings->tcp_connect_timeout_ms, 2500);
   EXPECT_EQ(settings->tcp_progress_us, 0);
+  EXPECT_EQ(settings->tcp_congestion, "cubic");
   EXPECT_EQ(settings->ib_credits, 8);
   EXPECT_EQ(settings->ib_receive_buffers, 512);
   ASSERT_FALSE(bad_transport.ok());
@@ -89,6 +96,11 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   ASSERT_FALSE(bad_split.ok());
   EXPECT_NE(bad_split.status().message().find("MINIMPI_NODE_SPLIT"),
             std::string::npos);
+  ASSERT_FALSE(bad_congestion.ok());
+  EXPECT_NE(bad_congestion.status().message().find("MINIMPI_TCP_CONGESTION"),
+            std::string::npos);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(defaults->tcp_congestion, "reno");
 }
 
 // net/tcp's eager limit follows MINIMPI_EAGER_MAX unless set; read pieces

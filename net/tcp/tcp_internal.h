@@ -6,6 +6,7 @@
 #define MINIMPI_NET_TCP_TCP_INTERNAL_H_
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -36,6 +37,16 @@ inline void SetNoDelay(int fd) {
   // Nagle would hold small frames back waiting for acknowledgements.
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// Settings::tcp_congestion on one socket (`name` empty: the kernel's
+// default). Returns 0, or the errno of the kernel's refusal.
+inline int SetCongestionControl(int fd, const std::string& name) {
+  if (name.empty()) return 0;
+  return setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                    static_cast<socklen_t>(name.size())) == 0
+             ? 0
+             : errno;
 }
 
 inline iovec Iov(const void* data, size_t length) {

@@ -60,6 +60,7 @@ void TcpTransport::Accept() {
             accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (accepted < 0) break;  // EAGAIN, or a connection already gone
         SetNoDelay(accepted);
+        SetCongestionControl(accepted, congestion_);  // the listener took it
         epoll_event event{};
         event.events = EPOLLIN;
         event.data.fd = accepted;

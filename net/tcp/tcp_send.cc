@@ -63,6 +63,7 @@ TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
                                 ": ", std::strerror(errno)));
   }
   SetNoDelay(conn->fd);
+  SetCongestionControl(conn->fd, congestion_);  // the listener took it
   const sockaddr_in& address = addresses_[peer.rank];
   if (connect(conn->fd, reinterpret_cast<const sockaddr*>(&address),
               sizeof(address)) != 0) {

@@ -99,6 +99,9 @@ TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
       shared_vcis_(settings.num_vcis),
       max_message_(kMaxHeaderBytes + settings.tcp_eager_max),
       connect_timeout_ms_(settings.tcp_connect_timeout_ms),
+      congestion_(settings.tcp_congestion == "system"
+                      ? std::string()
+                      : settings.tcp_congestion),
       // Room for many small frames per read, and always for the largest
       // message or read request after the unparsed rest of the last read.
       in_capacity_(std::max<size_t>(
@@ -128,6 +131,16 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
   if (listen_fd_ < 0) {
     return absl::UnavailableError(
         absl::StrCat("net/tcp: socket failed: ", std::strerror(errno)));
+  }
+  // Asked of the listener first, so a name the kernel refuses ends the job
+  // here with the setting's name. Accepted sockets are set one by one all
+  // the same (Accept), as are the ones we connect (ConnectionTo).
+  if (const int error = SetCongestionControl(listen_fd_, congestion_)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "net/tcp: MINIMPI_TCP_CONGESTION=", congestion_,
+        ": the kernel refused it (", std::strerror(error),
+        "); /proc/sys/net/ipv4/tcp_allowed_congestion_control lists what "
+        "this user may choose, and 'system' keeps the kernel's default"));
   }
   sockaddr_in mine{};
   mine.sin_family = AF_INET;
@@ -420,6 +433,20 @@ bool TcpTransport::MayHaveWork(int vci) const {
   const Vci& state = vcis_[vci];
   return state.touched.load(std::memory_order_relaxed) ||
          state.handoff_count.load(std::memory_order_relaxed) != 0;
+}
+
+std::string TcpTransport::CongestionControlForTesting(int vci, PeerVci peer) {
+  Vci& state = vcis_[vci];
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
+  TakeHandoffs(state);
+  Connection* conn = SlotTo(state, peer);
+  if (conn == nullptr) return "";
+  char name[16] = {};
+  socklen_t length = sizeof(name);
+  if (getsockopt(conn->fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) != 0) {
+    return "";
+  }
+  return std::string(name, strnlen(name, sizeof(name)));
 }
 
 int TcpTransport::ConnectionCountForTesting(int vci) const {

@@ -1,7 +1,8 @@
 // Tests of net/tcp beyond the conformance suite: large RDMA in place,
 // back-pressure, a peer that dies, remote access errors, one connection
 // per pair of VCIs, answers on the socket they came on, order kept when two
-// ranks connect at once, and a ping-pong that prints latency and bandwidth.
+// ranks connect at once, the chosen congestion control, and a ping-pong
+// that prints latency and bandwidth.
 // Each test forks a job (FakeJob) whose ranks sit on pretend nodes.
 #include "net/tcp/tcp_transport.h"
 
@@ -533,6 +534,82 @@ TEST(TcpTransportTest, PingPongPrintsLatencyAndBandwidth) {
         }
         return absl::OkStatus();
       });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// The kernel's default congestion control, as /proc says it ("" when it
+// cannot be read).
+std::string SystemCongestionControl() {
+  std::string name;
+  if (FILE* file =
+          std::fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r")) {
+    char text[32] = {};
+    if (std::fgets(text, sizeof(text), file) != nullptr) name = text;
+    std::fclose(file);
+  }
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) {
+    name.pop_back();
+  }
+  return name;
+}
+
+// MINIMPI_TCP_CONGESTION: both ends of a connection (the one that connected
+// and the one that accepted and answers on it) use the chosen congestion
+// control, "system" leaves the kernel's default, and a name the kernel
+// refuses ends Create with an error that names the setting.
+TEST(TcpTransportTest, SocketsUseTheChosenCongestionControl) {
+  const std::string system = SystemCongestionControl();
+  for (const std::string chosen : {"reno", "system"}) {
+    Settings settings;
+    settings.tcp_congestion = chosen;
+    const std::string expected = chosen == "system" ? system : chosen;
+    absl::Status status =
+        RunJob(2, settings, [&](TcpTransport& transport, Bootstrap& bootstrap) {
+          const int me = bootstrap.rank();
+          int arrivals = 0;
+          FunctionHandler handler([&](int, const Completion& c) {
+            if (c.type == CompletionType::kReceive) ++arrivals;
+          });
+          const uint64_t word = 1;
+          // Rank 0 connects; rank 1 answers on the socket it accepted.
+          if (me == 0) {
+            while (transport.Send(0, {1, 0}, &word, 8, nullptr, 0) !=
+                   PostResult::kOk) {
+              transport.Poll(0, handler, 8);
+            }
+          }
+          while (arrivals < 1 && me == 1) transport.Poll(0, handler, 8);
+          if (me == 1) {
+            while (transport.Send(0, {0, 0}, &word, 8, nullptr, 0) !=
+                   PostResult::kOk) {
+              transport.Poll(0, handler, 8);
+            }
+          }
+          while (arrivals < 1 && me == 0) transport.Poll(0, handler, 8);
+          RETURN_IF_FALSE(transport.ConnectionCountForTesting(0) == 1);
+          const std::string used =
+              transport.CongestionControlForTesting(0, {1 - me, 0});
+          RETURN_IF_FALSE(expected.empty() || used == expected, "rank ", me,
+                          " uses ", used, ", not ", expected);
+          return absl::OkStatus();
+        });
+    EXPECT_TRUE(status.ok()) << chosen << ": " << status;
+  }
+  Settings refused;
+  refused.tcp_congestion = "no-such-cc";
+  FakeJobOptions options;
+  options.size = 1;
+  options.timeout = absl::Seconds(60);
+  absl::Status status = RunRanks(options, [&](Bootstrap& bootstrap) {
+    absl::StatusOr<std::unique_ptr<TcpTransport>> transport =
+        TcpTransport::Create(bootstrap, refused);
+    RETURN_IF_FALSE(!transport.ok());
+    RETURN_IF_FALSE(
+        transport.status().message().find(
+            "MINIMPI_TCP_CONGESTION=no-such-cc") != std::string::npos,
+        transport.status().ToString());
+    return absl::OkStatus();
+  });
   EXPECT_TRUE(status.ok()) << status;
 }
 
