@@ -340,8 +340,8 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "1: time queue searches and print matching statistics per rank at "
        "MPI_Finalize"},
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
-       "rank binding: core, none, or auto (core when 2 or more ranks and "
-       "their OMP_NUM_THREADS fit on the node's cores and the program did "
+       "rank binding: core, none, or auto (core when 2 or more ranks fit on "
+       "the node's cores, OMP_NUM_THREADS is unset or 1, and the program did "
        "not ask for MPI_THREAD_MULTIPLE); mpiexec --bind-to sets it"},
       {"MINIMPI_COLL_CHECK", s.collective_check ? "1" : "0",
        d.collective_check ? "1" : "0",

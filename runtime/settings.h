@@ -159,9 +159,9 @@ struct Settings {
   bool match_stats = false;
   // Binding of each rank: "core" (each rank to its own core; mpiexec
   // --bind-to core), "none" (mpiexec --bind-to none), or "auto": "core"
-  // when two or more ranks share the node, they and their threads
-  // (OMP_NUM_THREADS) fit on the cores, and the program did not ask for
-  // MPI_THREAD_MULTIPLE (whose threads would all inherit one core).
+  // when two or more ranks share the node and fit on its cores,
+  // OMP_NUM_THREADS is unset or 1, and the program did not ask for
+  // MPI_THREAD_MULTIPLE (a rank's threads would all inherit its one core).
   std::string bind_to = "auto";
   // Before every blocking collective, check that all ranks passed the same
   // root and data size (an allgather), so a mismatch is reported on every
