@@ -1,6 +1,7 @@
 #include "mpi/instance.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -86,11 +87,17 @@ absl::Status Instance::Setup(int thread_level) {
   // load: 8-byte rate 20-40x lower unbound). One rank alone gains nothing;
   // ranks beyond the cores would be pinned into sharing; and the threads
   // of a rank (OpenMP's, or those of an MPI_THREAD_MULTIPLE program) would
-  // all inherit its one core.
+  // all inherit its one core. Under srun, binding is Slurm's to decide
+  // (--cpu-bind), as Open MPI leaves it there too: a Slurm node is not
+  // known to be the job's alone (the simulated cluster's nodes share one
+  // machine's cores, and bound ranks that poll through then queued two to
+  // a core until tests timed out).
+  const bool launched_by_slurm = std::getenv("SLURM_STEP_ID") != nullptr;
   const bool bind =
       settings_.bind_to == "core" ||
-      (settings_.bind_to == "auto" && sharing >= 2 && sharing <= cores &&
-       threads_per_rank == 1 && thread_level < MPI_THREAD_MULTIPLE);
+      (settings_.bind_to == "auto" && !launched_by_slurm && sharing >= 2 &&
+       sharing <= cores && threads_per_rank == 1 &&
+       thread_level < MPI_THREAD_MULTIPLE);
   if (bind) {
     absl::Status bound = runtime::BindToCore(bootstrap_->core_slot());
     if (!bound.ok()) return bound;

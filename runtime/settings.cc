@@ -341,8 +341,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "MPI_Finalize"},
       {"MINIMPI_BIND_TO", s.bind_to, d.bind_to,
        "rank binding: core, none, or auto (core when 2 or more ranks fit on "
-       "the node's cores, OMP_NUM_THREADS is unset or 1, and the program did "
-       "not ask for MPI_THREAD_MULTIPLE); mpiexec --bind-to sets it"},
+       "the node's cores, OMP_NUM_THREADS is unset or 1, the program did "
+       "not ask for MPI_THREAD_MULTIPLE, and srun did not start it); mpiexec "
+       "--bind-to sets it"},
       {"MINIMPI_COLL_CHECK", s.collective_check ? "1" : "0",
        d.collective_check ? "1" : "0",
        "1: before each blocking collective, check that all ranks passed the "

@@ -160,8 +160,9 @@ struct Settings {
   // Binding of each rank: "core" (each rank to its own core; mpiexec
   // --bind-to core), "none" (mpiexec --bind-to none), or "auto": "core"
   // when two or more ranks share the node and fit on its cores,
-  // OMP_NUM_THREADS is unset or 1, and the program did not ask for
-  // MPI_THREAD_MULTIPLE (a rank's threads would all inherit its one core).
+  // OMP_NUM_THREADS is unset or 1, the program did not ask for
+  // MPI_THREAD_MULTIPLE (a rank's threads would all inherit its one core),
+  // and srun did not start it (Slurm's --cpu-bind decides there).
   std::string bind_to = "auto";
   // Before every blocking collective, check that all ranks passed the same
   // root and data size (an allgather), so a mismatch is reported on every
