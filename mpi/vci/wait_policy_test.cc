@@ -87,11 +87,16 @@ struct FakeClock {
   int64_t operator()() const { return now; }
 };
 
-// Idle rounds until the first action other than poll or pause.
-int RoundsUntilLeavingSpin(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
-                           Action* left_with) {
-  for (int round = 1; round < 1'000'000; ++round) {
-    const Action action = idle.Idle([&] { return clock(); });
+// Idle rounds, `step_ns` each, with a core that looks quiet or not, until
+// the first action other than poll or pause; counts the looks at the core.
+int RoundsOnCore(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
+                 bool quiet, int* looks, Action* left_with) {
+  for (int round = 1; round < 10'000'000; ++round) {
+    const Action action = idle.Idle([&] { return clock(); },
+                                    [&] {
+                                      ++*looks;
+                                      return quiet;
+                                    });
     clock.now += step_ns;
     if (action != Action::kPoll && action != Action::kPause) {
       *left_with = action;
@@ -99,6 +104,14 @@ int RoundsUntilLeavingSpin(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
     }
   }
   return -1;
+}
+
+// Idle rounds until the first action other than poll or pause, on a core
+// that never looks quiet.
+int RoundsUntilLeavingSpin(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
+                           Action* left_with) {
+  int looks = 0;
+  return RoundsOnCore(idle, clock, step_ns, /*quiet=*/false, &looks, left_with);
 }
 
 TEST(IdleRoundsTest, SpinsForTheBudgetThenSleepsEveryRound) {
@@ -136,25 +149,6 @@ TEST(IdleRoundsTest, LeavesTheSpinAtOnceWhenDescheduled) {
   }
   clock.now += IdleRounds::kPreemptedGapNs + 1;
   EXPECT_NE(patient.Idle([&] { return clock(); }), Action::kSleep);
-}
-
-// Idle rounds, `step_ns` each, with a core that looks quiet or not, until
-// the first action other than poll or pause; counts the looks at the core.
-int RoundsOnCore(IdleRounds& idle, FakeClock& clock, int64_t step_ns,
-                 bool quiet, int* looks, Action* left_with) {
-  for (int round = 1; round < 10'000'000; ++round) {
-    const Action action = idle.Idle([&] { return clock(); },
-                                    [&] {
-                                      ++*looks;
-                                      return quiet;
-                                    });
-    clock.now += step_ns;
-    if (action != Action::kPoll && action != Action::kPause) {
-      *left_with = action;
-      return round;
-    }
-  }
-  return -1;
 }
 
 TEST(IdleRoundsTest, QuietCoreKeepsPollingPastTheSpin) {
