@@ -187,6 +187,11 @@ std::vector<char*> PointerArray(std::vector<std::string>& strings) {
 struct Rank {
   pid_t pid = -1;
   bool running = false;
+  // The job it belongs to (spawned jobs have namespaces of their own) and
+  // its rank there.
+  std::string nspace;
+  int job_rank = 0;
+  bool spawned = false;
 };
 
 // Why the job ends early, and the status mpiexec exits with.
@@ -204,58 +209,133 @@ int NonZeroExitCode(int code) {
 class JobSupervisor {
  public:
   JobSupervisor(const LaunchOptions& options, PmixJobServer& server)
-      : options_(options), server_(server), ranks_(options.num_ranks) {}
+      : options_(options), server_(server) {}
 
   // Forks and execs every rank. On failure the ranks already started keep
   // running; the caller ends them with TerminateRunning.
   absl::Status StartRanks(const std::string& executable,
-                          const std::vector<std::string>& base_env) {
-    std::vector<std::string> argv_strings = options_.command;
-    std::vector<char*> argv = PointerArray(argv_strings);
-    sigset_t empty;
-    sigemptyset(&empty);
-    const pid_t launcher_pid = getpid();
+                          const std::vector<std::string>& base_env,
+                          const std::string& nspace) {
+    nspace_ = nspace;
+    base_env_ = base_env;
     for (int r = 0; r < options_.num_ranks; ++r) {
-      std::vector<std::string> env = base_env;
-      absl::Status status = server_.AddClientEnvironment(r, &env);
+      absl::Status status =
+          StartProcess(executable, options_.command, base_env, "", nspace, r,
+                       /*spawned=*/false, /*keep_stdin=*/r == 0);
       if (!status.ok()) return status;
-      std::vector<char*> envp = PointerArray(env);
-      std::string exec_error = absl::StrCat(
-          program_name, ": rank ", r, ": cannot execute '", executable, "'\n");
-      pid_t pid = fork();
-      if (pid < 0) {
-        return absl::InternalError(
-            absl::StrCat("fork failed: ", std::strerror(errno)));
-      }
-      if (pid == 0) {
-        // Child: only async-signal-safe calls from here on.
-        sigprocmask(SIG_SETMASK, &empty, nullptr);
-        // If mpiexec itself is killed outright (SIGKILL, a test timeout),
-        // its ranks must not outlive it.
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != launcher_pid) _exit(127);
-        if (r != 0) {
-          // Only rank 0 reads the launcher's stdin, as with other MPIs.
-          int null_fd = open("/dev/null", O_RDONLY);
-          if (null_fd >= 0) {
-            dup2(null_fd, STDIN_FILENO);
-            close(null_fd);
-          }
-        }
-        execve(executable.c_str(), argv.data(), envp.data());
-        ssize_t ignored =
-            write(STDERR_FILENO, exec_error.data(), exec_error.size());
-        (void)ignored;
-        _exit(127);
-      }
-      ranks_[r].pid = pid;
-      ranks_[r].running = true;
-      ++running_;
     }
     return absl::OkStatus();
   }
 
-  // Waits for the ranks; returns mpiexec's exit status.
+  // Forks and executes one process of job `nspace` (rank `rank` there).
+  absl::Status StartProcess(const std::string& executable,
+                            const std::vector<std::string>& arguments,
+                            const std::vector<std::string>& job_env,
+                            const std::string& cwd, const std::string& nspace,
+                            int rank, bool spawned, bool keep_stdin) {
+    std::vector<std::string> argv_strings = arguments;
+    std::vector<char*> argv = PointerArray(argv_strings);
+    sigset_t empty;
+    sigemptyset(&empty);
+    const pid_t launcher_pid = getpid();
+    std::vector<std::string> env = job_env;
+    absl::Status status = server_.AddClientEnvironment(nspace, rank, &env);
+    if (!status.ok()) return status;
+    std::vector<char*> envp = PointerArray(env);
+    std::string exec_error =
+        absl::StrCat(program_name, ": ", spawned ? "spawned " : "", "rank ",
+                     rank, ": cannot execute '", executable, "'\n");
+    std::string cwd_error =
+        absl::StrCat(program_name, ": ", spawned ? "spawned " : "", "rank ",
+                     rank, ": cannot enter directory '", cwd, "'\n");
+    pid_t pid = fork();
+    if (pid < 0) {
+      return absl::InternalError(
+          absl::StrCat("fork failed: ", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      sigprocmask(SIG_SETMASK, &empty, nullptr);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != launcher_pid) _exit(127);
+      if (!keep_stdin) {
+        int null_fd = open("/dev/null", O_RDONLY);
+        if (null_fd >= 0) {
+          dup2(null_fd, STDIN_FILENO);
+          close(null_fd);
+        }
+      }
+      if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
+        ssize_t ignored =
+            write(STDERR_FILENO, cwd_error.data(), cwd_error.size());
+        (void)ignored;
+        _exit(127);
+      }
+      execve(executable.c_str(), argv.data(), envp.data());
+      ssize_t ignored =
+          write(STDERR_FILENO, exec_error.data(), exec_error.size());
+      (void)ignored;
+      _exit(127);
+    }
+    Rank process;
+    process.pid = pid;
+    process.running = true;
+    process.nspace = nspace;
+    process.job_rank = rank;
+    process.spawned = spawned;
+    ranks_.push_back(std::move(process));
+    ++running_;
+    return absl::OkStatus();
+  }
+
+  // Serves the spawn requests the PMIx server queued (MPI_Comm_spawn): a new
+  // namespace per request, registered, its processes started, then the
+  // answer. A failure answers the parent with an error and starts nothing
+  // more; the parent's MPI_Comm_spawn reports it.
+  void ServeSpawnRequests() {
+    for (const SpawnRequest& request : server_.TakeSpawnRequests()) {
+      const std::string nspace =
+          absl::StrCat(nspace_, ".spawn", ++spawned_jobs_);
+      std::vector<int> appnum_of_rank;
+      std::vector<std::string> executables;
+      absl::Status status;
+      for (size_t a = 0; a < request.apps.size() && status.ok(); ++a) {
+        absl::StatusOr<std::string> executable =
+            ResolveProgram(request.apps[a].command);
+        if (!executable.ok()) {
+          status = executable.status();
+          break;
+        }
+        executables.push_back(*executable);
+        appnum_of_rank.insert(appnum_of_rank.end(), request.apps[a].maxprocs,
+                              static_cast<int>(a));
+      }
+      if (status.ok()) {
+        status = server_.RegisterJob(
+            nspace, static_cast<int>(appnum_of_rank.size()), appnum_of_rank);
+      }
+      int rank = 0;
+      for (size_t a = 0; a < request.apps.size() && status.ok(); ++a) {
+        const SpawnApp& app = request.apps[a];
+        std::vector<std::string> env = base_env_;
+        for (const std::string& entry : app.env) env.push_back(entry);
+        for (int copy = 0; copy < app.maxprocs && status.ok(); ++copy) {
+          status = StartProcess(executables[a], app.argv, env, app.cwd, nspace,
+                                rank++, /*spawned=*/true,
+                                /*keep_stdin=*/false);
+        }
+      }
+      if (!status.ok()) {
+        PrintError(absl::StrCat("cannot spawn the processes ",
+                                request.parent_nspace,
+                                " asked for: ", status.message()));
+      } else if (options_.verbose) {
+        PrintError(
+            absl::StrCat("spawned ", rank, " processes as job ", nspace));
+      }
+      PmixJobServer::AnswerSpawn(request, status.ok(), nspace);
+    }
+  }
+
   int Supervise() {
     sigset_t signals = SupervisedSignals();
     const timespec poll_interval = {0, 50 * 1000 * 1000};
@@ -287,10 +367,12 @@ class JobSupervisor {
       // Reap first, then look for an abort: a rank's abort is recorded
       // before it is released to exit, so an exit seen here is never
       // mistaken for the cause when an abort preceded it.
+      ServeSpawnRequests();
       std::vector<std::pair<int, int>> exited = ReapExited();
       if (std::optional<AbortRequest> abort = server_.FirstAbort()) {
         failure = Failure{
-            absl::StrCat("rank ", abort->rank, " called MPI_Abort(errorcode ",
+            absl::StrCat(abort->nspace == nspace_ ? "" : "spawned ", "rank ",
+                         abort->rank, " called MPI_Abort(errorcode ",
                          abort->error_code, "): ", abort->message),
             NonZeroExitCode(abort->error_code)};
         break;
@@ -359,7 +441,12 @@ class JobSupervisor {
 
   std::optional<Failure> ClassifyExit(int rank, int status) {
     pid_t pid = ranks_[rank].pid;
-    std::string who = absl::StrCat("rank ", rank, " (pid ", pid, ")");
+    const Rank& process = ranks_[rank];
+    std::string who =
+        process.spawned
+            ? absl::StrCat("rank ", process.job_rank, " of spawned job ",
+                           process.nspace, " (pid ", pid, ")")
+            : absl::StrCat("rank ", rank, " (pid ", pid, ")");
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);
       return Failure{absl::StrCat(who, " was killed by signal ", sig, " (",
@@ -372,7 +459,7 @@ class JobSupervisor {
                                   "; terminating the job"),
                      code};
     }
-    RankReport report = server_.Report(rank);
+    RankReport report = server_.Report(process.nspace, process.job_rank);
     if (report.connected && !report.finalized) {
       return Failure{absl::StrCat(who,
                                   " exited without calling MPI_Finalize; "
@@ -384,8 +471,13 @@ class JobSupervisor {
 
   const LaunchOptions& options_;
   PmixJobServer& server_;
+  // Every process started: the job's ranks first (index = rank), then the
+  // spawned ones as they come.
   std::vector<Rank> ranks_;
   int running_ = 0;
+  std::string nspace_;
+  std::vector<std::string> base_env_;
+  int spawned_jobs_ = 0;
 };
 
 // This node's names: its hostname and, for a qualified one, the short name
@@ -526,15 +618,16 @@ int Run(int argc, char** argv) {
       PrintError(std::string(server.status().message()));
       return 1;
     }
-    absl::Status status =
-        (*server)->RegisterJob(MakeNamespace(), options->num_ranks);
+    const std::string nspace = MakeNamespace();
+    absl::Status status = (*server)->RegisterJob(nspace, options->num_ranks);
     if (!status.ok()) {
       PrintError(std::string(status.message()));
       (*server)->Abandon();
       return 1;
     }
     JobSupervisor supervisor(*options, **server);
-    status = supervisor.StartRanks(*executable, BaseRankEnvironment(*options));
+    status = supervisor.StartRanks(*executable, BaseRankEnvironment(*options),
+                                   nspace);
     if (!status.ok()) {
       PrintError(std::string(status.message()));
       supervisor.TerminateRunning();

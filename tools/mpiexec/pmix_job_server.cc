@@ -124,20 +124,17 @@ std::string HostName() {
 }  // namespace
 
 // The server module's callbacks. Each completes its operation at once: with
-// every rank local there is nobody else to wait for.
+// every rank local there is nobody else to wait for (spawn excepted: the
+// supervisor answers it).
 struct ServerCallbacks {
-  static bool IsOurs(const pmix_proc_t* proc) {
-    PmixJobServer* server = PmixJobServer::instance_;
-    if (server == nullptr || proc == nullptr) return false;
-    std::lock_guard<std::mutex> lock(server->mutex_);
-    return server->nspace_ == proc->nspace &&
-           proc->rank < server->reports_.size();
+  static PmixJobServer* Server(const pmix_proc_t* proc) {
+    return proc != nullptr ? PmixJobServer::instance_ : nullptr;
   }
 
   static pmix_status_t ClientConnected(const pmix_proc_t* proc, void*,
                                        pmix_op_cbfunc_t cbfunc, void* cbdata) {
-    if (IsOurs(proc)) {
-      PmixJobServer::instance_->RecordConnected(static_cast<int>(proc->rank));
+    if (PmixJobServer* server = Server(proc)) {
+      server->RecordConnected(proc->nspace, static_cast<int>(proc->rank));
     }
     if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -145,8 +142,8 @@ struct ServerCallbacks {
 
   static pmix_status_t ClientFinalized(const pmix_proc_t* proc, void*,
                                        pmix_op_cbfunc_t cbfunc, void* cbdata) {
-    if (IsOurs(proc)) {
-      PmixJobServer::instance_->RecordFinalized(static_cast<int>(proc->rank));
+    if (PmixJobServer* server = Server(proc)) {
+      server->RecordFinalized(proc->nspace, static_cast<int>(proc->rank));
     }
     if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -157,9 +154,9 @@ struct ServerCallbacks {
   static pmix_status_t Abort(const pmix_proc_t* proc, void*, int status,
                              const char msg[], pmix_proc_t[], size_t,
                              pmix_op_cbfunc_t cbfunc, void* cbdata) {
-    if (IsOurs(proc)) {
-      PmixJobServer::instance_->RecordAbort(static_cast<int>(proc->rank),
-                                            status, msg != nullptr ? msg : "");
+    if (PmixJobServer* server = Server(proc)) {
+      server->RecordAbort(proc->nspace, static_cast<int>(proc->rank), status,
+                          msg != nullptr ? msg : "");
     }
     // Releasing the caller lets it exit; its abort is already recorded, so
     // the supervisor reports the abort, not the exit.
@@ -184,6 +181,113 @@ struct ServerCallbacks {
     cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, &ReleaseCopy, copy);
     return PMIX_SUCCESS;
   }
+
+  // Copies the request and leaves it to the supervisor (see the header):
+  // the answer comes from its thread once the children are started.
+  static pmix_status_t Spawn(const pmix_proc_t* proc, const pmix_info_t[],
+                             size_t, const pmix_app_t apps[], size_t napps,
+                             pmix_spawn_cbfunc_t cbfunc, void* cbdata) {
+    PmixJobServer* server = Server(proc);
+    if (server == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;
+    SpawnRequest request;
+    request.parent_nspace = proc->nspace;
+    for (size_t a = 0; a < napps; ++a) {
+      SpawnApp app;
+      if (apps[a].cmd == nullptr || apps[a].maxprocs < 1) {
+        return PMIX_ERR_BAD_PARAM;
+      }
+      app.command = apps[a].cmd;
+      for (char** arg = apps[a].argv; arg != nullptr && *arg != nullptr;
+           ++arg) {
+        app.argv.push_back(*arg);
+      }
+      if (app.argv.empty()) app.argv.push_back(app.command);
+      for (char** entry = apps[a].env; entry != nullptr && *entry != nullptr;
+           ++entry) {
+        app.env.push_back(*entry);
+      }
+      if (apps[a].cwd != nullptr) app.cwd = apps[a].cwd;
+      app.maxprocs = apps[a].maxprocs;
+      request.apps.push_back(std::move(app));
+    }
+    request.reply_function = reinterpret_cast<void*>(cbfunc);
+    request.reply_data = cbdata;
+    std::lock_guard<std::mutex> lock(server->mutex_);
+    server->spawn_requests_.push_back(std::move(request));
+    return PMIX_SUCCESS;
+  }
+
+  static pmix_status_t Publish(const pmix_proc_t* proc,
+                               const pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void* cbdata) {
+    PmixJobServer* server = Server(proc);
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    pmix_status_t status = PMIX_SUCCESS;
+    {
+      std::lock_guard<std::mutex> lock(server->mutex_);
+      for (size_t i = 0; i < ninfo; ++i) {
+        // Directives (range, persistence) ride along under pmix.* keys.
+        if (std::strncmp(info[i].key, "pmix.", 5) == 0) continue;
+        if (info[i].value.type != PMIX_STRING) continue;
+        const std::string key = info[i].key;
+        if (server->published_.count(key) > 0) {
+          status = PMIX_ERR_DUPLICATE_KEY;
+          continue;
+        }
+        server->published_[key] = info[i].value.data.string;
+      }
+    }
+    if (cbfunc != nullptr) cbfunc(status, cbdata);
+    return PMIX_SUCCESS;
+  }
+
+  static pmix_status_t Lookup(const pmix_proc_t* proc, char** keys,
+                              const pmix_info_t[], size_t,
+                              pmix_lookup_cbfunc_t cbfunc, void* cbdata) {
+    PmixJobServer* server = Server(proc);
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    std::vector<std::pair<std::string, std::string>> found;
+    {
+      std::lock_guard<std::mutex> lock(server->mutex_);
+      for (char** key = keys; key != nullptr && *key != nullptr; ++key) {
+        auto it = server->published_.find(*key);
+        if (it != server->published_.end()) found.emplace_back(*it);
+      }
+    }
+    if (cbfunc == nullptr) return PMIX_SUCCESS;
+    if (found.empty()) {
+      cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata);
+      return PMIX_SUCCESS;
+    }
+    std::vector<pmix_pdata_t> data(found.size());
+    for (size_t i = 0; i < found.size(); ++i) {
+      PMIX_PDATA_CONSTRUCT(&data[i]);
+      PMIX_PROC_LOAD(&data[i].proc, proc->nspace, 0);
+      PMIX_LOAD_KEY(data[i].key, found[i].first.c_str());
+      data[i].value.type = PMIX_STRING;
+      data[i].value.data.string = strdup(found[i].second.c_str());
+    }
+    // The library copies the data before the callback returns.
+    cbfunc(PMIX_SUCCESS, data.data(), data.size(), cbdata);
+    for (pmix_pdata_t& entry : data) PMIX_PDATA_DESTRUCT(&entry);
+    return PMIX_SUCCESS;
+  }
+
+  static pmix_status_t Unpublish(const pmix_proc_t* proc, char** keys,
+                                 const pmix_info_t[], size_t,
+                                 pmix_op_cbfunc_t cbfunc, void* cbdata) {
+    PmixJobServer* server = Server(proc);
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    pmix_status_t status = PMIX_SUCCESS;
+    {
+      std::lock_guard<std::mutex> lock(server->mutex_);
+      for (char** key = keys; key != nullptr && *key != nullptr; ++key) {
+        if (server->published_.erase(*key) == 0) status = PMIX_ERR_NOT_FOUND;
+      }
+    }
+    if (cbfunc != nullptr) cbfunc(status, cbdata);
+    return PMIX_SUCCESS;
+  }
 };
 
 absl::StatusOr<std::unique_ptr<PmixJobServer>> PmixJobServer::Start(
@@ -197,6 +301,10 @@ absl::StatusOr<std::unique_ptr<PmixJobServer>> PmixJobServer::Start(
   module.client_finalized = &ServerCallbacks::ClientFinalized;
   module.abort = &ServerCallbacks::Abort;
   module.fence_nb = &ServerCallbacks::FenceNb;
+  module.spawn = &ServerCallbacks::Spawn;
+  module.publish = &ServerCallbacks::Publish;
+  module.lookup = &ServerCallbacks::Lookup;
+  module.unpublish = &ServerCallbacks::Unpublish;
 
   InfoList list;
   // Private rendezvous and shared-memory directories keep concurrent
@@ -234,13 +342,19 @@ PmixJobServer::~PmixJobServer() {
 
 void PmixJobServer::Abandon() { abandoned_ = true; }
 
-absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
-                                        int num_ranks) {
+absl::Status PmixJobServer::RegisterJob(
+    const std::string& nspace, int num_ranks,
+    const std::vector<int>& appnum_of_rank) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    nspace_ = nspace;
-    reports_.assign(num_ranks, RankReport{});
+    if (first_nspace_.empty()) first_nspace_ = nspace;
+    reports_[nspace].assign(num_ranks, RankReport{});
   }
+  auto appnum = [&](int rank) -> uint32_t {
+    return appnum_of_rank.empty() ? 0u : uint32_t(appnum_of_rank[rank]);
+  };
+  const uint32_t num_apps =
+      appnum_of_rank.empty() ? 1u : appnum(num_ranks - 1) + 1;
   const uint32_t size = static_cast<uint32_t>(num_ranks);
   const std::string host = HostName();
   std::vector<std::string> rank_names;
@@ -252,8 +366,8 @@ absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
   job.AddUint32(PMIX_JOB_SIZE, size);
   job.AddUint32(PMIX_MAX_PROCS, size);
   job.AddString(PMIX_JOBID, nspace);
-  job.AddUint32(PMIX_JOB_NUM_APPS, 1);
-  job.AddUint32(PMIX_APP_SIZE, size);
+  job.AddUint32(PMIX_JOB_NUM_APPS, num_apps);
+  if (num_apps == 1) job.AddUint32(PMIX_APP_SIZE, size);
   job.AddUint32(PMIX_APPNUM, 0);
   job.AddRank(PMIX_APPLDR, 0);
   job.AddUint32(PMIX_NUM_NODES, 1);
@@ -285,7 +399,7 @@ absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
     proc.AddUint16(PMIX_LOCAL_RANK, static_cast<uint16_t>(r));
     proc.AddUint16(PMIX_NODE_RANK, static_cast<uint16_t>(r));
     proc.AddUint32(PMIX_NODEID, 0);
-    proc.AddUint32(PMIX_APPNUM, 0);
+    proc.AddUint32(PMIX_APPNUM, appnum(r));
     proc.AddString(PMIX_HOSTNAME, host);
     InfoArray proc_array;
     absl::Status status = proc.Convert(&proc_array.array);
@@ -321,13 +435,13 @@ absl::Status PmixJobServer::RegisterJob(const std::string& nspace,
 }
 
 absl::Status PmixJobServer::AddClientEnvironment(
-    int rank, std::vector<std::string>* env) {
+    const std::string& nspace, int rank, std::vector<std::string>* env) {
   // The library extends a malloc'ed, NULL-terminated array with its own
   // allocator; start from an empty one and copy the result out.
   char** pmix_env = static_cast<char**>(std::calloc(1, sizeof(char*)));
   if (pmix_env == nullptr) return absl::ResourceExhaustedError("out of memory");
   pmix_proc_t proc;
-  PMIX_PROC_LOAD(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  PMIX_PROC_LOAD(&proc, nspace.c_str(), static_cast<pmix_rank_t>(rank));
   pmix_status_t rc = PMIx_server_setup_fork(&proc, &pmix_env);
   for (char** entry = pmix_env; entry != nullptr && *entry != nullptr;
        ++entry) {
@@ -342,10 +456,14 @@ absl::Status PmixJobServer::AddClientEnvironment(
   return absl::OkStatus();
 }
 
-RankReport PmixJobServer::Report(int rank) const {
+RankReport PmixJobServer::Report(const std::string& nspace, int rank) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (rank < 0 || rank >= static_cast<int>(reports_.size())) return {};
-  return reports_[rank];
+  auto job = reports_.find(nspace);
+  if (job == reports_.end() || rank < 0 ||
+      rank >= static_cast<int>(job->second.size())) {
+    return {};
+  }
+  return job->second[rank];
 }
 
 std::optional<AbortRequest> PmixJobServer::FirstAbort() const {
@@ -353,21 +471,48 @@ std::optional<AbortRequest> PmixJobServer::FirstAbort() const {
   return first_abort_;
 }
 
-void PmixJobServer::RecordConnected(int rank) {
+std::vector<SpawnRequest> PmixJobServer::TakeSpawnRequests() {
   std::lock_guard<std::mutex> lock(mutex_);
-  reports_[rank].connected = true;
+  std::vector<SpawnRequest> requests;
+  requests.swap(spawn_requests_);
+  return requests;
 }
 
-void PmixJobServer::RecordFinalized(int rank) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  reports_[rank].finalized = true;
+void PmixJobServer::AnswerSpawn(const SpawnRequest& request, bool ok,
+                                const std::string& nspace) {
+  auto reply = reinterpret_cast<pmix_spawn_cbfunc_t>(request.reply_function);
+  if (reply == nullptr) return;
+  pmix_nspace_t answer;
+  PMIX_LOAD_NSPACE(answer, ok ? nspace.c_str() : "");
+  reply(ok ? PMIX_SUCCESS : PMIX_ERR_JOB_FAILED_TO_LAUNCH, answer,
+        request.reply_data);
 }
 
-void PmixJobServer::RecordAbort(int rank, int error_code,
-                                const std::string& message) {
+RankReport* PmixJobServer::FindReport(const std::string& nspace, int rank) {
+  auto job = reports_.find(nspace);
+  if (job == reports_.end() || rank < 0 ||
+      rank >= static_cast<int>(job->second.size())) {
+    return nullptr;
+  }
+  return &job->second[rank];
+}
+
+void PmixJobServer::RecordConnected(const std::string& nspace, int rank) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (RankReport* report = FindReport(nspace, rank)) report->connected = true;
+}
+
+void PmixJobServer::RecordFinalized(const std::string& nspace, int rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (RankReport* report = FindReport(nspace, rank)) report->finalized = true;
+}
+
+void PmixJobServer::RecordAbort(const std::string& nspace, int rank,
+                                int error_code, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (FindReport(nspace, rank) == nullptr) return;
   if (!first_abort_.has_value()) {
-    first_abort_ = AbortRequest{rank, error_code, message};
+    first_abort_ = AbortRequest{nspace, rank, error_code, message};
   }
 }
 
