@@ -48,6 +48,8 @@ MPI_TEST_PROGRAMS = {
     "collectives_threads": {"srcs": ["collectives_threads.cc"], "threaded": True},
     "collectives_errors": {"srcs": ["collectives_errors.c"], "threaded": False},
     "collectives_no_allocation": {"srcs": ["collectives_no_allocation.c"], "threaded": False},
+    # Issue 42: persistent collectives (MPI_*_init).
+    "persistent_collectives": {"srcs": ["persistent_collectives.c"], "threaded": False},
     "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
     "nodes": {"srcs": ["nodes.c"], "threaded": False},
     # The matching benchmark's own source (exported by apps/bench), so the
@@ -327,6 +329,7 @@ MPI_TEST_CASES = [
     {"name": "collectives_shm_small_cells", "program": "collectives", "ranks": [2, 4, 7], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 300},
     {"name": "collectives_no_shm", "program": "collectives", "ranks": [2, 3, 4, 8], "env": ["MINIMPI_COLL_SHM_CELL=0"], "timeout": 300},
     {"name": "collectives_no_allocation", "program": "collectives_no_allocation", "ranks": [2, 4], "timeout": 120},
+    {"name": "persistent_collectives", "program": "persistent_collectives", "ranks": [1, 2, 3, 4]},
     {"name": "collectives_errors_shm", "program": "collectives_errors", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 60},
     {"name": "collectives_threads_shm", "program": "collectives_threads", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 120},
     {"name": "collectives_datatypes_shm", "program": "collectives_datatypes", "ranks": [2, 3], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 120},

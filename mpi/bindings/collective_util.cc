@@ -1,11 +1,15 @@
 #include "mpi/bindings/collective_util.h"
 
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "mpi/bindings/comm_util.h"
 #include "mpi/coll/basic.h"
 #include "mpi/coll/node_collectives.h"
+#include "mpi/coll/persistent.h"
 
 namespace minimpi {
 
@@ -236,6 +240,108 @@ int RunCollective(const char* call, Communicator* comm,
   }
   return RunThroughSchedule(call, comm, collective, call_arguments, request,
                             std::move(staging), /*tried_node=*/false);
+}
+
+int CheckCollectiveInfo(const char* call, MPI_Comm comm, MPI_Info info) {
+  if (info == MPI_INFO_NULL) [[likely]]
+    return MPI_SUCCESS;
+  Communicator* c;
+  if (int error = CheckCommunicator(call, comm, &c)) return error;
+  Info* unused;
+  return CheckInfo(call, c, info, /*null_allowed=*/true, &unused);
+}
+
+namespace {
+
+// One run's schedule of a persistent collective: staged (prestage, then
+// the usual staging) and built as a nonblocking call's would be. The
+// staging lives as long as the schedule.
+int BuildStaged(Communicator* comm, coll::Collective collective,
+                const coll::Arguments& call_arguments, const Prestage& prestage,
+                std::unique_ptr<coll::Schedule>* schedule,
+                std::string* error_message) {
+  auto staging = std::make_shared<coll::CollectiveStaging>(&LookupDatatype);
+  coll::Arguments arguments = call_arguments;
+  if (prestage) prestage(*staging, arguments);
+  if (int error = staging->Stage(*comm, collective, &arguments)) {
+    *error_message = staging->error_message();
+    return error;
+  }
+  *schedule = coll::Build(collective, *comm, arguments);
+  (*schedule)->AtCompletion([staging] {
+    if (staging->needs_finish()) staging->Finish();
+  });
+  return MPI_SUCCESS;
+}
+
+int Persist(const char* call, Communicator* comm,
+            coll::PersistentCollective::Builder build, bool rebuild_each_start,
+            MPI_Request* request) {
+  vci::Request* made;
+  std::string error_message;
+  if (int error = coll::PersistentCollective::Create(
+          Instance::Get().p2p(), *comm, std::move(build), rebuild_each_start,
+          &made, &error_message)) {
+    return RaiseError(comm, call, error, error_message);
+  }
+  made->owner = OwnerValue(comm);
+  *request = ToHandle(made);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int RunCollective(const char* call, Communicator* comm,
+                  coll::Collective collective, const coll::Arguments& arguments,
+                  MPI_Request* request, CallForm form,
+                  const Prestage& prestage) {
+  if (form != CallForm::kPersistent) {
+    std::shared_ptr<coll::CollectiveStaging> staging;
+    if (prestage) {
+      staging = std::make_shared<coll::CollectiveStaging>(&LookupDatatype);
+      coll::Arguments staged = arguments;
+      prestage(*staging, staged);
+      return RunCollective(call, comm, collective, staged, request,
+                           std::move(staging));
+    }
+    return RunCollective(call, comm, collective, arguments, request);
+  }
+  // Dense predefined data needs no staging: the schedule built now serves
+  // every start. Otherwise find out whether staging copies any data (which
+  // would be stale at the next start).
+  bool rebuild_each_start = false;
+  if (prestage || !coll::CollectiveStaging::NothingToStage(arguments)) {
+    coll::CollectiveStaging probe(&LookupDatatype);
+    coll::Arguments staged = arguments;
+    if (prestage) prestage(probe, staged);
+    if (int error = probe.Stage(*comm, collective, &staged)) {
+      return RaiseError(comm, call, error, probe.error_message());
+    }
+    rebuild_each_start = probe.made_copies();
+  }
+  return Persist(
+      call, comm,
+      [comm, collective, arguments, prestage](
+          std::unique_ptr<coll::Schedule>* schedule,
+          std::string* error_message) {
+        return BuildStaged(comm, collective, arguments, prestage, schedule,
+                           error_message);
+      },
+      rebuild_each_start, request);
+}
+
+int InitPersistentCollective(
+    const char* call, Communicator* comm,
+    std::function<std::unique_ptr<coll::Schedule>()> build,
+    bool rebuild_each_start, MPI_Request* request) {
+  return Persist(
+      call, comm,
+      [build = std::move(build)](std::unique_ptr<coll::Schedule>* schedule,
+                                 std::string*) {
+        *schedule = build();
+        return MPI_SUCCESS;
+      },
+      rebuild_each_start, request);
 }
 
 }  // namespace minimpi

@@ -5,6 +5,7 @@
 #ifndef MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_COLLECTIVE_UTIL_H_
 
+#include <functional>
 #include <memory>
 
 #include "mpi/bindings/binding_util.h"
@@ -57,6 +58,10 @@ inline bool TakesNoPart(const Communicator* comm, int root) {
   return comm->inter && root == MPI_PROC_NULL;
 }
 
+// How a collective binding was called: MPI_Bcast, MPI_Ibcast or
+// MPI_Bcast_init share one body.
+enum class CallForm : uint8_t { kBlocking, kNonblocking, kPersistent };
+
 // MPI_ERR_REQUEST for a null request pointer of a nonblocking call (a
 // blocking call passes nonblocking = false and no request).
 [[gnu::always_inline]] inline int CheckRequestPointer(const char* call,
@@ -67,6 +72,17 @@ inline bool TakesNoPart(const Communicator* comm, int root) {
     return MPI_SUCCESS;
   return NullRequestPointer(call, comm);
 }
+[[gnu::always_inline]] inline int CheckRequestPointer(const char* call,
+                                                      Communicator* comm,
+                                                      MPI_Request* request,
+                                                      CallForm form) {
+  return CheckRequestPointer(call, comm, request, form != CallForm::kBlocking);
+}
+
+// MPI_ERR_INFO for an info argument of an _init call that names no info
+// (raised on `comm`; MPI_ERR_COMM first if that names no communicator).
+// The info's hints are not used.
+int CheckCollectiveInfo(const char* call, MPI_Comm comm, MPI_Info info);
 
 // MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it
 // (anywhere on an intercommunicator).
@@ -111,6 +127,25 @@ int RunCollective(const char* call, Communicator* comm,
                   coll::Collective collective, const coll::Arguments& arguments,
                   MPI_Request* request,
                   std::shared_ptr<coll::CollectiveStaging> staging = nullptr);
+
+// RunCollective for the blocking and nonblocking forms; for the persistent
+// one (MPI_*_init) builds the schedule once (coll::PersistentCollective)
+// and returns the inactive request. `prestage` (MPI_Alltoallw) rewrites the
+// arguments into a staging before the usual staging runs; a persistent
+// collective whose staging copies data runs it again at each start.
+using Prestage =
+    std::function<void(coll::CollectiveStaging& staging, coll::Arguments& a)>;
+int RunCollective(const char* call, Communicator* comm,
+                  coll::Collective collective, const coll::Arguments& arguments,
+                  MPI_Request* request, CallForm form,
+                  const Prestage& prestage = nullptr);
+
+// A persistent collective built by `build` (neighbourhood collectives,
+// which build their own schedules): the inactive request in *request.
+int InitPersistentCollective(
+    const char* call, Communicator* comm,
+    std::function<std::unique_ptr<coll::Schedule>()> build,
+    bool rebuild_each_start, MPI_Request* request);
 
 }  // namespace minimpi
 

@@ -7,20 +7,21 @@ namespace coll = minimpi::coll;
 namespace {
 
 int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
-            bool nonblocking) {
+            minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
     return error;
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   return minimpi::RunCollective(call, c, coll::Collective::kBarrier,
-                                coll::Arguments{}, request);
+                                coll::Arguments{}, request, form);
 }
 
 int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
-          int root, MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+          int root, MPI_Comm comm, MPI_Request* request,
+          minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -34,7 +35,7 @@ int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
     return minimpi::InPlaceNotAllowed(call, c);
   }
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   arguments.receive_buffer = buffer;
@@ -42,7 +43,7 @@ int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
   arguments.type = datatype;
   arguments.root = root;
   return minimpi::RunCollective(call, c, coll::Collective::kBcast, arguments,
-                                request);
+                                request, form);
 }
 
 }  // namespace
@@ -50,23 +51,44 @@ int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
 extern "C" {
 
 int PMPI_Barrier(MPI_Comm comm) {
-  return Barrier("MPI_Barrier", comm, nullptr, /*nonblocking=*/false);
+  return Barrier("MPI_Barrier", comm, nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return Barrier("MPI_Ibarrier", comm, request, /*nonblocking=*/true);
+  return Barrier("MPI_Ibarrier", comm, request,
+                 minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
                MPI_Comm comm) {
   return Bcast("MPI_Bcast", buffer, count, datatype, root, comm, nullptr,
-               /*nonblocking=*/false);
+               minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
                 MPI_Comm comm, MPI_Request* request) {
   return Bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request,
-               /*nonblocking=*/true);
+               minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Barrier_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Barrier(kCall, comm, request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Bcast_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Bcast(kCall, buffer, count, datatype, root, comm, request,
+               minimpi::CallForm::kPersistent);
 }
 
 }  // extern "C"
@@ -75,3 +97,5 @@ MINIMPI_EXPORT(Barrier)
 MINIMPI_EXPORT(Ibarrier)
 MINIMPI_EXPORT(Bcast)
 MINIMPI_EXPORT(Ibcast)
+MINIMPI_EXPORT(Barrier_init)
+MINIMPI_EXPORT(Bcast_init)

@@ -50,7 +50,7 @@ int Gather(const char* call, const void* send_buffer, int send_count,
            MPI_Datatype send_type, void* receive_buffer, int receive_count,
            const int* receive_counts, const int* displacements,
            MPI_Datatype receive_type, int root, MPI_Comm comm,
-           MPI_Request* request, bool nonblocking, bool variable) {
+           MPI_Request* request, minimpi::CallForm form, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -108,13 +108,13 @@ int Gather(const char* call, const void* send_buffer, int send_count,
     arguments.receive_counts = receive_counts;
     arguments.receive_displacements = displacements;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   return minimpi::RunCollective(
       call, c,
       variable ? coll::Collective::kGatherv : coll::Collective::kGather,
-      arguments, request);
+      arguments, request, form);
 }
 
 // --- Scatter, Scatterv -------------------------------------------------------
@@ -123,7 +123,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
             const int* send_counts, const int* displacements,
             MPI_Datatype send_type, void* receive_buffer, int receive_count,
             MPI_Datatype receive_type, int root, MPI_Comm comm,
-            MPI_Request* request, bool nonblocking, bool variable) {
+            MPI_Request* request, minimpi::CallForm form, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -180,13 +180,13 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
     arguments.send_counts = send_counts;
     arguments.send_displacements = displacements;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   return minimpi::RunCollective(
       call, c,
       variable ? coll::Collective::kScatterv : coll::Collective::kScatter,
-      arguments, request);
+      arguments, request, form);
 }
 
 // --- Allgather, Allgatherv ---------------------------------------------------
@@ -195,7 +195,7 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
               MPI_Datatype send_type, void* receive_buffer, int receive_count,
               const int* receive_counts, const int* displacements,
               MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
-              bool nonblocking, bool variable) {
+              minimpi::CallForm form, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -243,13 +243,13 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
   arguments.receive_type = receive_type;
   arguments.receive_counts = receive_counts;
   arguments.receive_displacements = displacements;
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   return minimpi::RunCollective(
       call, c,
       variable ? coll::Collective::kAllgatherv : coll::Collective::kAllgather,
-      arguments, request);
+      arguments, request, form);
 }
 
 // --- Alltoall, Alltoallv -----------------------------------------------------
@@ -259,7 +259,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
              MPI_Datatype send_type, void* receive_buffer, int receive_count,
              const int* receive_counts, const int* receive_displacements,
              MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
-             bool nonblocking, bool variable) {
+             minimpi::CallForm form, bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -319,13 +319,13 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
   arguments.receive_type = receive_type;
   arguments.receive_counts = receive_counts;
   arguments.receive_displacements = receive_displacements;
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   return minimpi::RunCollective(
       call, c,
       variable ? coll::Collective::kAlltoallv : coll::Collective::kAlltoall,
-      arguments, request);
+      arguments, request, form);
 }
 
 // --- Alltoallw -------------------------------------------------------------
@@ -355,7 +355,7 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
               void* receive_buffer, const int* receive_counts,
               const int* receive_displacements,
               const MPI_Datatype* receive_types, MPI_Comm comm,
-              MPI_Request* request, bool nonblocking) {
+              MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -377,18 +377,18 @@ int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
                              receive_displacements, receive_types, "receive")) {
     return error;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
-  auto staging =
-      std::make_shared<coll::CollectiveStaging>(&minimpi::LookupDatatype);
-  coll::Arguments arguments;
-  staging->StageAlltoallw(send_buffer, send_counts, send_displacements,
-                          send_types, receive_buffer, receive_counts,
-                          receive_displacements, receive_types, c->peer_count(),
-                          in_place, &arguments);
-  return minimpi::RunCollective(call, c, coll::Collective::kAlltoallv,
-                                arguments, request, staging);
+  const int ranks = c->peer_count();
+  return minimpi::RunCollective(
+      call, c, coll::Collective::kAlltoallv, coll::Arguments{}, request, form,
+      [=](coll::CollectiveStaging& staging, coll::Arguments& arguments) {
+        staging.StageAlltoallw(send_buffer, send_counts, send_displacements,
+                               send_types, receive_buffer, receive_counts,
+                               receive_displacements, receive_types, ranks,
+                               in_place, &arguments);
+      });
 }
 
 }  // namespace
@@ -401,7 +401,7 @@ int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[],
                    const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return Alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes,
                    recvbuf, recvcounts, rdispls, recvtypes, comm, nullptr,
-                   /*nonblocking=*/false);
+                   minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
@@ -411,7 +411,7 @@ int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[],
                     MPI_Request* request) {
   return Alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes,
                    recvbuf, recvcounts, rdispls, recvtypes, comm, request,
-                   /*nonblocking=*/true);
+                   minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -419,7 +419,7 @@ int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 MPI_Comm comm) {
   return Gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                 nullptr, nullptr, recvtype, root, comm, nullptr,
-                /*nonblocking=*/false, /*variable=*/false);
+                minimpi::CallForm::kBlocking, /*variable=*/false);
 }
 
 int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -427,7 +427,7 @@ int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  MPI_Comm comm, MPI_Request* request) {
   return Gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                 nullptr, nullptr, recvtype, root, comm, request,
-                /*nonblocking=*/true, /*variable=*/false);
+                minimpi::CallForm::kNonblocking, /*variable=*/false);
 }
 
 int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -435,7 +435,7 @@ int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
   return Gather("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                 recvcounts, displs, recvtype, root, comm, nullptr,
-                /*nonblocking=*/false, /*variable=*/true);
+                minimpi::CallForm::kBlocking, /*variable=*/true);
 }
 
 int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -444,7 +444,7 @@ int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   MPI_Request* request) {
   return Gather("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                 recvcounts, displs, recvtype, root, comm, request,
-                /*nonblocking=*/true, /*variable=*/true);
+                minimpi::CallForm::kNonblocking, /*variable=*/true);
 }
 
 int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -452,7 +452,7 @@ int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                  MPI_Comm comm) {
   return Scatter("MPI_Scatter", sendbuf, sendcount, nullptr, nullptr, sendtype,
                  recvbuf, recvcount, recvtype, root, comm, nullptr,
-                 /*nonblocking=*/false, /*variable=*/false);
+                 minimpi::CallForm::kBlocking, /*variable=*/false);
 }
 
 int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -460,7 +460,7 @@ int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   MPI_Comm comm, MPI_Request* request) {
   return Scatter("MPI_Iscatter", sendbuf, sendcount, nullptr, nullptr, sendtype,
                  recvbuf, recvcount, recvtype, root, comm, request,
-                 /*nonblocking=*/true, /*variable=*/false);
+                 minimpi::CallForm::kNonblocking, /*variable=*/false);
 }
 
 int PMPI_Scatterv(const void* sendbuf, const int sendcounts[],
@@ -469,7 +469,7 @@ int PMPI_Scatterv(const void* sendbuf, const int sendcounts[],
                   MPI_Comm comm) {
   return Scatter("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype,
                  recvbuf, recvcount, recvtype, root, comm, nullptr,
-                 /*nonblocking=*/false, /*variable=*/true);
+                 minimpi::CallForm::kBlocking, /*variable=*/true);
 }
 
 int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[],
@@ -478,7 +478,7 @@ int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[],
                    MPI_Comm comm, MPI_Request* request) {
   return Scatter("MPI_Iscatterv", sendbuf, 0, sendcounts, displs, sendtype,
                  recvbuf, recvcount, recvtype, root, comm, request,
-                 /*nonblocking=*/true, /*variable=*/true);
+                 minimpi::CallForm::kNonblocking, /*variable=*/true);
 }
 
 int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -486,7 +486,7 @@ int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    MPI_Comm comm) {
   return Allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf,
                    recvcount, nullptr, nullptr, recvtype, comm, nullptr,
-                   /*nonblocking=*/false, /*variable=*/false);
+                   minimpi::CallForm::kBlocking, /*variable=*/false);
 }
 
 int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -494,7 +494,7 @@ int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     MPI_Comm comm, MPI_Request* request) {
   return Allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf,
                    recvcount, nullptr, nullptr, recvtype, comm, request,
-                   /*nonblocking=*/true, /*variable=*/false);
+                   minimpi::CallForm::kNonblocking, /*variable=*/false);
 }
 
 int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -502,7 +502,7 @@ int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                     MPI_Datatype recvtype, MPI_Comm comm) {
   return Allgather("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                    recvcounts, displs, recvtype, comm, nullptr,
-                   /*nonblocking=*/false, /*variable=*/true);
+                   minimpi::CallForm::kBlocking, /*variable=*/true);
 }
 
 int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -511,7 +511,7 @@ int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                      MPI_Request* request) {
   return Allgather("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                    recvcounts, displs, recvtype, comm, request,
-                   /*nonblocking=*/true, /*variable=*/true);
+                   minimpi::CallForm::kNonblocking, /*variable=*/true);
 }
 
 int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -519,7 +519,8 @@ int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                   MPI_Comm comm) {
   return Alltoall("MPI_Alltoall", sendbuf, sendcount, nullptr, nullptr,
                   sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                  comm, nullptr, /*nonblocking=*/false, /*variable=*/false);
+                  comm, nullptr, minimpi::CallForm::kBlocking,
+                  /*variable=*/false);
 }
 
 int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -527,7 +528,8 @@ int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    MPI_Comm comm, MPI_Request* request) {
   return Alltoall("MPI_Ialltoall", sendbuf, sendcount, nullptr, nullptr,
                   sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                  comm, request, /*nonblocking=*/true, /*variable=*/false);
+                  comm, request, minimpi::CallForm::kNonblocking,
+                  /*variable=*/false);
 }
 
 int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[],
@@ -536,7 +538,7 @@ int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[],
                    MPI_Datatype recvtype, MPI_Comm comm) {
   return Alltoall("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
                   recvbuf, 0, recvcounts, rdispls, recvtype, comm, nullptr,
-                  /*nonblocking=*/false, /*variable=*/true);
+                  minimpi::CallForm::kBlocking, /*variable=*/true);
 }
 
 int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
@@ -546,7 +548,136 @@ int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[],
                     MPI_Request* request) {
   return Alltoall("MPI_Ialltoallv", sendbuf, 0, sendcounts, sdispls, sendtype,
                   recvbuf, 0, recvcounts, rdispls, recvtype, comm, request,
-                  /*nonblocking=*/true, /*variable=*/true);
+                  minimpi::CallForm::kNonblocking, /*variable=*/true);
+}
+
+int PMPI_Alltoallw_init(const void* sendbuf, const int sendcounts[],
+                        const int sdispls[], const MPI_Datatype sendtypes[],
+                        void* recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[],
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoallw_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                   recvcounts, rdispls, recvtypes, comm, request,
+                   minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                     void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Gather_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Gather(kCall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                nullptr, nullptr, recvtype, root, comm, request,
+                minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, const int recvcounts[], const int displs[],
+                      MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Gatherv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Gather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, recvtype, root, comm, request,
+                minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scatter_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Scatter(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Scatterv_init(const void* sendbuf, const int sendcounts[],
+                       const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scatterv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Scatter(kCall, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Allgather_init(const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allgather_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Allgather(kCall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                   nullptr, nullptr, recvtype, comm, request,
+                   minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Allgatherv_init(const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf,
+                         const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allgatherv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Allgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                   displs, recvtype, comm, request,
+                   minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Alltoall_init(const void* sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoall_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
+                  recvbuf, recvcount, nullptr, nullptr, recvtype, comm, request,
+                  minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
+                        const int sdispls[], MPI_Datatype sendtype,
+                        void* recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoallv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                  recvcounts, rdispls, recvtype, comm, request,
+                  minimpi::CallForm::kPersistent, /*variable=*/true);
 }
 
 }  // extern "C"
@@ -569,3 +700,12 @@ MINIMPI_EXPORT(Alltoallv)
 MINIMPI_EXPORT(Ialltoallv)
 MINIMPI_EXPORT(Alltoallw)
 MINIMPI_EXPORT(Ialltoallw)
+MINIMPI_EXPORT(Alltoallw_init)
+MINIMPI_EXPORT(Gather_init)
+MINIMPI_EXPORT(Gatherv_init)
+MINIMPI_EXPORT(Scatter_init)
+MINIMPI_EXPORT(Scatterv_init)
+MINIMPI_EXPORT(Allgather_init)
+MINIMPI_EXPORT(Allgatherv_init)
+MINIMPI_EXPORT(Alltoall_init)
+MINIMPI_EXPORT(Alltoallv_init)

@@ -58,7 +58,7 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
 
 int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-           MPI_Request* request, bool nonblocking) {
+           MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -77,13 +77,13 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
       return error;
     }
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   arguments.count = count;
   arguments.root = root;
   return minimpi::RunCollective(call, c, coll::Collective::kReduce, arguments,
-                                request);
+                                request, form);
 }
 
 // Allreduce, Scan and Exscan: one count, in place allowed, the receive
@@ -91,7 +91,7 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
 int Everywhere(const char* call, coll::Collective collective,
                const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-               MPI_Request* request, bool nonblocking) {
+               MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = collective == coll::Collective::kAllreduce
@@ -105,16 +105,16 @@ int Everywhere(const char* call, coll::Collective collective,
                                  /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   arguments.count = count;
-  return minimpi::RunCollective(call, c, collective, arguments, request);
+  return minimpi::RunCollective(call, c, collective, arguments, request, form);
 }
 
 int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                   const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+                  MPI_Comm comm, MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -148,17 +148,18 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                                  /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   arguments.receive_counts = recvcounts;
   return minimpi::RunCollective(call, c, coll::Collective::kReduceScatter,
-                                arguments, request);
+                                arguments, request, form);
 }
 
 int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                        int recvcount, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm, MPI_Request* request, bool nonblocking) {
+                       MPI_Comm comm, MPI_Request* request,
+                       minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -182,12 +183,12 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                                  /*in_place_allowed=*/!c->inter, &arguments)) {
     return error;
   }
-  if (int error = minimpi::CheckRequestPointer(call, c, request, nonblocking)) {
+  if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
   arguments.count = recvcount;  // per rank; receive_counts stays null
   return minimpi::RunCollective(call, c, coll::Collective::kReduceScatterBlock,
-                                arguments, request);
+                                arguments, request, form);
 }
 
 }  // namespace
@@ -197,21 +198,21 @@ extern "C" {
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   return Reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm,
-                nullptr, /*nonblocking=*/false);
+                nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                  MPI_Request* request) {
   return Reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root,
-                comm, request, /*nonblocking=*/true);
+                comm, request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Allreduce", coll::Collective::kAllreduce, sendbuf,
                     recvbuf, count, datatype, op, comm, nullptr,
-                    /*nonblocking=*/false);
+                    minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
@@ -219,28 +220,30 @@ int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
                     MPI_Request* request) {
   return Everywhere("MPI_Iallreduce", coll::Collective::kAllreduce, sendbuf,
                     recvbuf, count, datatype, op, comm, request,
-                    /*nonblocking=*/true);
+                    minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm) {
   return ReduceScatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, nullptr, /*nonblocking=*/false);
+                       datatype, op, comm, nullptr,
+                       minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
                          const int recvcounts[], MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return ReduceScatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, request, /*nonblocking=*/true);
+                       datatype, op, comm, request,
+                       minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceScatterBlock("MPI_Reduce_scatter_block", sendbuf, recvbuf,
                             recvcount, datatype, op, comm, nullptr,
-                            /*nonblocking=*/false);
+                            minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
@@ -248,35 +251,114 @@ int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
                                MPI_Comm comm, MPI_Request* request) {
   return ReduceScatterBlock("MPI_Ireduce_scatter_block", sendbuf, recvbuf,
                             recvcount, datatype, op, comm, request,
-                            /*nonblocking=*/true);
+                            minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Scan(const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Scan", coll::Collective::kScan, sendbuf, recvbuf,
                     count, datatype, op, comm, nullptr,
-                    /*nonblocking=*/false);
+                    minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                MPI_Request* request) {
   return Everywhere("MPI_Iscan", coll::Collective::kScan, sendbuf, recvbuf,
-                    count, datatype, op, comm, request, /*nonblocking=*/true);
+                    count, datatype, op, comm, request,
+                    minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Exscan", coll::Collective::kExscan, sendbuf, recvbuf,
                     count, datatype, op, comm, nullptr,
-                    /*nonblocking=*/false);
+                    minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request) {
   return Everywhere("MPI_Iexscan", coll::Collective::kExscan, sendbuf, recvbuf,
-                    count, datatype, op, comm, request, /*nonblocking=*/true);
+                    count, datatype, op, comm, request,
+                    minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Reduce(kCall, sendbuf, recvbuf, count, datatype, op, root, comm,
+                request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allreduce_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kAllreduce, sendbuf, recvbuf,
+                    count, datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
+                             const int recvcounts[], MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_scatter_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return ReduceScatter(kCall, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                       request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
+                                   int recvcount, MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_scatter_block_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return ReduceScatterBlock(kCall, sendbuf, recvbuf, recvcount, datatype, op,
+                            comm, request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scan_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kScan, sendbuf, recvbuf, count,
+                    datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Exscan_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kExscan, sendbuf, recvbuf, count,
+                    datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
 }
 
 }  // extern "C"
@@ -293,3 +375,9 @@ MINIMPI_EXPORT(Scan)
 MINIMPI_EXPORT(Iscan)
 MINIMPI_EXPORT(Exscan)
 MINIMPI_EXPORT(Iexscan)
+MINIMPI_EXPORT(Reduce_init)
+MINIMPI_EXPORT(Allreduce_init)
+MINIMPI_EXPORT(Reduce_scatter_init)
+MINIMPI_EXPORT(Reduce_scatter_block_init)
+MINIMPI_EXPORT(Scan_init)
+MINIMPI_EXPORT(Exscan_init)

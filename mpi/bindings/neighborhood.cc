@@ -64,8 +64,8 @@ int CheckCounts(const char* call, Communicator* c, const int* counts,
 }
 
 int RequestCheck(const char* call, Communicator* c, MPI_Request* request,
-                 bool nonblocking) {
-  return minimpi::CheckRequestPointer(call, c, request, nonblocking);
+                 minimpi::CallForm form) {
+  return minimpi::CheckRequestPointer(call, c, request, form);
 }
 
 // Runs the exchange to the end, or starts it and hands back its request.
@@ -74,12 +74,30 @@ int Run(const char* call, Communicator* c, coll::CollectiveKind kind,
         const std::vector<coll::NeighborBlock>& send_blocks,
         void* receive_buffer,
         const std::vector<coll::NeighborBlock>& receive_blocks,
-        MPI_Request* request) {
+        MPI_Request* request, minimpi::CallForm form) {
+  if (form == minimpi::CallForm::kPersistent) {
+    // Send blocks of datatypes that are not dense travel as packed copies
+    // made while building: such a schedule is built again at each start.
+    const bool rebuild_each_start =
+        std::any_of(send_blocks.begin(), send_blocks.end(),
+                    [](const coll::NeighborBlock& b) {
+                      return b.count > 0 && !b.type->dense();
+                    });
+    return minimpi::InitPersistentCollective(
+        call, c,
+        [c, kind, neighbors, send_buffer, send_blocks, receive_buffer,
+         receive_blocks] {
+          return coll::BuildNeighborExchange(*c, kind, neighbors, send_buffer,
+                                             send_blocks, receive_buffer,
+                                             receive_blocks);
+        },
+        rebuild_each_start, request);
+  }
   minimpi::p2p::PointToPoint& p2p = minimpi::Instance::Get().p2p();
   auto schedule =
       coll::BuildNeighborExchange(*c, kind, neighbors, send_buffer, send_blocks,
                                   receive_buffer, receive_blocks);
-  if (request != nullptr) {
+  if (form == minimpi::CallForm::kNonblocking) {
     minimpi::vci::Request* started = schedule.release()->Start(p2p);
     started->owner = minimpi::OwnerValue(c);
     *request = minimpi::ToHandle(started);
@@ -97,7 +115,8 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
                       MPI_Datatype sendtype, void* recvbuf, int recvcount,
                       const int* recvcounts, const int* displs,
                       MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request* request, bool nonblocking, bool variable) {
+                      MPI_Request* request, minimpi::CallForm form,
+                      bool variable) {
   Communicator* c;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
@@ -123,7 +142,7 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
                             &receive_type)) {
     return error;
   }
-  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  if (int error = RequestCheck(call, c, request, form)) return error;
   std::vector<coll::NeighborBlock> send_blocks(out, {0, sendcount, send_type});
   std::vector<coll::NeighborBlock> receive_blocks(in);
   const MPI_Aint unit = static_cast<MPI_Aint>(receive_type->extent());
@@ -135,8 +154,7 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
                                   recvcount, receive_type};
   }
   return Run(call, c, coll::CollectiveKind::kAllgather, neighbors, sendbuf,
-             send_blocks, recvbuf, receive_blocks,
-             nonblocking ? request : nullptr);
+             send_blocks, recvbuf, receive_blocks, request, form);
 }
 
 // Alltoall and Alltoallv: block i of the send buffer to destination i,
@@ -146,7 +164,7 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      const int* recvcounts, const int* rdispls,
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
-                     bool nonblocking, bool variable) {
+                     minimpi::CallForm form, bool variable) {
   Communicator* c;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
@@ -178,7 +196,7 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
                             &receive_type)) {
     return error;
   }
-  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  if (int error = RequestCheck(call, c, request, form)) return error;
   // Block i: at displs[i] (v-form) or i blocks in, in items of the type.
   auto block = [&](size_t i, int count, const int* counts, const int* displs,
                    const minimpi::Datatype* type) {
@@ -195,8 +213,7 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
     receive_blocks[i] = block(i, recvcount, recvcounts, rdispls, receive_type);
   }
   return Run(call, c, coll::CollectiveKind::kAlltoall, neighbors, sendbuf,
-             send_blocks, recvbuf, receive_blocks,
-             nonblocking ? request : nullptr);
+             send_blocks, recvbuf, receive_blocks, request, form);
 }
 
 // One side of Alltoallw: per-neighbour counts, byte displacements and
@@ -231,7 +248,7 @@ int NeighborAlltoallw(const char* call, const void* sendbuf,
                       const MPI_Datatype* sendtypes, void* recvbuf,
                       const int* recvcounts, const MPI_Aint* rdispls,
                       const MPI_Datatype* recvtypes, MPI_Comm comm,
-                      MPI_Request* request, bool nonblocking) {
+                      MPI_Request* request, minimpi::CallForm form) {
   Communicator* c;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
@@ -246,10 +263,9 @@ int NeighborAlltoallw(const char* call, const void* sendbuf,
                         neighbors.sources.size(), "receive", &receive_blocks)) {
     return error;
   }
-  if (int error = RequestCheck(call, c, request, nonblocking)) return error;
+  if (int error = RequestCheck(call, c, request, form)) return error;
   return Run(call, c, coll::CollectiveKind::kAlltoall, neighbors, sendbuf,
-             send_blocks, recvbuf, receive_blocks,
-             nonblocking ? request : nullptr);
+             send_blocks, recvbuf, receive_blocks, request, form);
 }
 
 }  // namespace
@@ -262,7 +278,8 @@ int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgather");
   return NeighborAllgather("MPI_Neighbor_allgather", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, nullptr, false, false);
+                           recvtype, comm, nullptr,
+                           minimpi::CallForm::kBlocking, false);
 }
 
 int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
@@ -272,7 +289,8 @@ int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgather");
   return NeighborAllgather("MPI_Ineighbor_allgather", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, request, true, false);
+                           recvtype, comm, request,
+                           minimpi::CallForm::kNonblocking, false);
 }
 
 int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
@@ -282,7 +300,7 @@ int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgatherv");
   return NeighborAllgather("MPI_Neighbor_allgatherv", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, nullptr, false, true);
+                           comm, nullptr, minimpi::CallForm::kBlocking, true);
 }
 
 int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
@@ -293,7 +311,8 @@ int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgatherv");
   return NeighborAllgather("MPI_Ineighbor_allgatherv", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, request, true, true);
+                           comm, request, minimpi::CallForm::kNonblocking,
+                           true);
 }
 
 int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
@@ -302,7 +321,8 @@ int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoall");
   return NeighborAlltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, nullptr,
                           nullptr, sendtype, recvbuf, recvcount, nullptr,
-                          nullptr, recvtype, comm, nullptr, false, false);
+                          nullptr, recvtype, comm, nullptr,
+                          minimpi::CallForm::kBlocking, false);
 }
 
 int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
@@ -312,7 +332,8 @@ int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
   MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoall");
   return NeighborAlltoall("MPI_Ineighbor_alltoall", sendbuf, sendcount, nullptr,
                           nullptr, sendtype, recvbuf, recvcount, nullptr,
-                          nullptr, recvtype, comm, request, true, false);
+                          nullptr, recvtype, comm, request,
+                          minimpi::CallForm::kNonblocking, false);
 }
 
 int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
@@ -323,7 +344,8 @@ int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
   MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallv");
   return NeighborAlltoall("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, nullptr, false, true);
+                          recvtype, comm, nullptr, minimpi::CallForm::kBlocking,
+                          true);
 }
 
 int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
@@ -334,7 +356,8 @@ int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
   MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallv");
   return NeighborAlltoall("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, request, true, true);
+                          recvtype, comm, request,
+                          minimpi::CallForm::kNonblocking, true);
 }
 
 int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
@@ -345,7 +368,8 @@ int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
   MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallw");
   return NeighborAlltoallw("MPI_Neighbor_alltoallw", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, nullptr, false);
+                           recvtypes, comm, nullptr,
+                           minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
@@ -357,7 +381,86 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
   MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallw");
   return NeighborAlltoallw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request, true);
+                           recvtypes, comm, request,
+                           minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
+                                 MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_allgather_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcount, nullptr, nullptr, recvtype, comm, request,
+                           minimpi::CallForm::kPersistent, false);
+}
+
+int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
+                                  MPI_Datatype sendtype, void* recvbuf,
+                                  const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_allgatherv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, recvtype, comm, request,
+                           minimpi::CallForm::kPersistent, true);
+}
+
+int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
+                                MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoall_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
+                          recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
+                          request, minimpi::CallForm::kPersistent, false);
+}
+
+int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype,
+                                 void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoallv_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype,
+                          recvbuf, 0, recvcounts, rdispls, recvtype, comm,
+                          request, minimpi::CallForm::kPersistent, true);
+}
+
+int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[],
+                                 const MPI_Datatype sendtypes[], void* recvbuf,
+                                 const int recvcounts[],
+                                 const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                 MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoallw_init";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes,
+                           recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           request, minimpi::CallForm::kPersistent);
 }
 
 }  // extern "C"
@@ -372,3 +475,8 @@ MINIMPI_EXPORT(Neighbor_alltoallv)
 MINIMPI_EXPORT(Ineighbor_alltoallv)
 MINIMPI_EXPORT(Neighbor_alltoallw)
 MINIMPI_EXPORT(Ineighbor_alltoallw)
+MINIMPI_EXPORT(Neighbor_allgather_init)
+MINIMPI_EXPORT(Neighbor_allgatherv_init)
+MINIMPI_EXPORT(Neighbor_alltoall_init)
+MINIMPI_EXPORT(Neighbor_alltoallv_init)
+MINIMPI_EXPORT(Neighbor_alltoallw_init)

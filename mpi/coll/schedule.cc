@@ -126,6 +126,24 @@ bool Schedule::Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p) {
   return intact;
 }
 
+void Schedule::KeepForRestarts(p2p::PointToPoint& p2p) {
+  kept_ = true;
+  p2p_ = &p2p;
+  EndRound();
+  for (std::unique_ptr<Schedule>& child : children_)
+    child->KeepForRestarts(p2p);
+}
+
+void Schedule::Rewind(vci::Request* request) {
+  round_ = 0;
+  truncated_ = false;
+  queued_for_advance = false;
+  in_advance = false;
+  this->request = request;
+  // Nested schedules get their requests when their step starts.
+  for (std::unique_ptr<Schedule>& child : children_) child->Rewind(nullptr);
+}
+
 void Schedule::StartRound(p2p::PointToPoint& p2p) {
   const size_t begin = round_ == 0 ? 0 : round_ends_[round_ - 1];
   const size_t end = round_ends_[round_];
@@ -175,8 +193,12 @@ void Schedule::StartRound(p2p::PointToPoint& p2p) {
         break;
       case StepKind::kNested:
         children_[step.child]->p2p_ = &p2p;
+        // A kept schedule keeps its children for the next run; otherwise
+        // the child's request owns it from here on.
         in_flight_.push_back(
-            p2p.StartNestedLocked(children_[step.child].release(), vci_, this));
+            p2p.StartNestedLocked(kept_ ? children_[step.child].get()
+                                        : children_[step.child].release(),
+                                  vci_, this));
         break;
     }
   }
@@ -188,6 +210,10 @@ bool Schedule::RoundDone(p2p::PointToPoint& p2p) {
   }
   for (vci::Request* request : in_flight_) {
     if (request->status.error != vci::Error::kNone) truncated_ = true;
+    // A kept nested schedule is ours, not its request's.
+    if (kept_ && request->kind == vci::RequestKind::kCollective) {
+      request->schedule = nullptr;
+    }
     p2p.Retire(request);
   }
   in_flight_.clear();
@@ -201,7 +227,7 @@ void Schedule::Advance(int /*vci*/) {
   while (RoundDone(p2p)) {
     if (round_ == round_ends_.size()) {
       for (std::function<void()>& work : at_completion_) work();
-      at_completion_.clear();
+      if (!kept_) at_completion_.clear();
       if (truncated_) request->status.error = vci::Error::kTruncated;
       in_advance = false;
       p2p.CompleteCollectiveLocked(request);  // may delete `this` (waiter)

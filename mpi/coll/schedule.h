@@ -79,6 +79,15 @@ class Schedule : public vci::Progressable {
   // arrived truncated (mismatched counts), true otherwise.
   static bool Run(std::unique_ptr<Schedule> schedule, p2p::PointToPoint& p2p);
 
+  // --- Running again (persistent collectives, mpi/coll/persistent.h).
+  // Marks this schedule and its nested ones as kept: they survive their
+  // completion, keep their work at completion, and may be rewound. Call
+  // once, after building, instead of Start.
+  void KeepForRestarts(p2p::PointToPoint& p2p);
+  // Back to the first round, to run again for `request` (a kept schedule
+  // whose last run has completed: nothing of it is in flight).
+  void Rewind(vci::Request* request);
+
   void Advance(int vci) override;
 
  private:
@@ -126,6 +135,9 @@ class Schedule : public vci::Progressable {
   size_t round_ = 0;
   absl::InlinedVector<vci::Request*, 6> in_flight_;
   bool truncated_ = false;
+  // Kept for restarts (KeepForRestarts): nested schedules stay in
+  // children_ rather than going to their requests.
+  bool kept_ = false;
 };
 
 }  // namespace minimpi::coll

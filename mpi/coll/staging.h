@@ -85,6 +85,12 @@ class CollectiveStaging {
   bool needs_finish() const {
     return made_ != nullptr && !made_->finish.empty();
   }
+  // Whether Stage copied any of the program's data (a packed send buffer,
+  // a preserved receive buffer, a reduction's copy): such copies hold the
+  // data of the call that made them (persistent collectives restage).
+  bool made_copies() const {
+    return made_ != nullptr && !made_->buffers.empty();
+  }
   // Copies the staged results into the program's buffers: call once the
   // collective's steps are all done.
   void Finish();

@@ -152,6 +152,13 @@ class PointToPoint final : public vci::TrafficHandler,
   // (RequestKind::kCompound: MPI_Isendrecv, buffered sends).
   vci::Request* StartSchedule(vci::Progressable* schedule, int vci,
                               vci::RequestKind kind);
+  // Persistent collectives: an inactive persistent request of kind
+  // kCollective that owns `schedule`, built once; each RestartSchedule
+  // (MPI_Start) activates it and advances the schedule once to post its
+  // first steps. Completing it leaves the schedule in place (Retire turns
+  // the request inactive); freeing it deletes the schedule.
+  vci::Request* NewPersistentSchedule(vci::Progressable* schedule, int vci);
+  void RestartSchedule(vci::Request* request);
   // For use inside Progressable::Advance (the VCI's lock is held): post a
   // step whose completion advances `parent`, and finish the collective.
   vci::Request* IsendLocked(const vci::SendArguments& arguments,

@@ -48,15 +48,16 @@ void PointToPoint::Wait(Request* request) {
 }
 
 void PointToPoint::Retire(Request* request) {
+  if (request->persistent) {
+    // A persistent collective keeps its schedule for the next start.
+    request->state.store(RequestState::kInactive, std::memory_order_release);
+    return;
+  }
   if (request->schedule != nullptr) {
     delete request->schedule;
     request->schedule = nullptr;
   }
-  if (request->persistent) {
-    request->state.store(RequestState::kInactive, std::memory_order_release);
-  } else {
-    request->pool->Release(request);
-  }
+  request->pool->Release(request);
 }
 
 void PointToPoint::Free(Request* request) {

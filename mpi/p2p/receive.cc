@@ -95,6 +95,29 @@ Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
   return request;
 }
 
+Request* PointToPoint::NewPersistentSchedule(Progressable* schedule,
+                                             int vci) {
+  Lane& v = LaneAt(vci);
+  std::lock_guard lock(v.mutex);
+  Request* request = v.requests.Allocate();
+  request->kind = RequestKind::kCollective;
+  request->persistent = true;
+  request->vci = vci;
+  request->schedule = schedule;
+  request->status = Status{};
+  request->state.store(RequestState::kInactive, std::memory_order_release);
+  schedule->request = request;
+  return request;
+}
+
+void PointToPoint::RestartSchedule(Request* request) {
+  Lane& v = LaneAt(request->vci);
+  std::lock_guard lock(v.mutex);
+  request->status = Status{};
+  request->state.store(RequestState::kActive, std::memory_order_relaxed);
+  RunAdvance(request->schedule, request->vci);  // may complete it already
+}
+
 Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
                                          Progressable* parent) {
   Request* request = LaneAt(vci).requests.Allocate();
