@@ -46,6 +46,7 @@ enum class HandleKind : uint8_t {
   kErrhandler = 7,
   kMessage = 8,
   kWindow = 9,
+  kSession = 10,
 };
 
 namespace handle_internal {

@@ -15,12 +15,17 @@
 namespace minimpi {
 
 std::atomic<LibraryState> Instance::state_{LibraryState::kNotInitialized};
+std::atomic<LibraryState> Instance::world_state_{LibraryState::kNotInitialized};
 Instance* Instance::instance_ = nullptr;
+std::mutex Instance::users_mutex_;
+int Instance::users_ = 0;
 
 namespace {
-// Local ids 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF in every process.
+// Local ids 0 and 1 are MPI_COMM_WORLD and MPI_COMM_SELF in every process,
+// 2 the hidden world sessions build on.
 constexpr int32_t kWorldId = 0;
 constexpr int32_t kSelfId = 1;
+constexpr int32_t kHiddenWorldId = 2;
 
 // How one-sided communication applies an accumulate's op at the target
 // (rma::ApplyOpFunction): MPI_REPLACE copies, the predefined ops reduce.
@@ -56,15 +61,32 @@ bool ApplyAccumulateOp(uint32_t op_handle, uint32_t basic_handle,
 }
 }  // namespace
 
-absl::Status Instance::Initialize(int thread_level) {
-  std::unique_ptr<Instance> instance(new Instance());
-  absl::Status status = instance->Setup(thread_level);
-  if (!status.ok()) return status;
-  instance_ = instance.release();
-  Communicator::SetReleaseSink(instance_);
-  Errhandler::SetReleaseSink(instance_);
+absl::Status Instance::AddUser(
+    int thread_level, absl::FunctionRef<absl::Status(Instance&)> started) {
+  std::lock_guard<std::mutex> lock(users_mutex_);
+  if (instance_ == nullptr) {
+    std::unique_ptr<Instance> instance(new Instance());
+    absl::Status status = instance->Setup(thread_level);
+    if (!status.ok()) return status;
+    instance_ = instance.release();
+    Communicator::SetReleaseSink(instance_);
+    Errhandler::SetReleaseSink(instance_);
+    status = started(*instance_);
+    if (!status.ok()) return status;
+    // Once up, the runtime lives until the process exits (see RemoveUser).
+    std::atexit(&Instance::TearDown);
+  }
+  ++users_;
   state_.store(LibraryState::kInitialized, std::memory_order_release);
   return absl::OkStatus();
+}
+
+void Instance::RemoveUser(absl::FunctionRef<void(Instance&)> last_ends) {
+  std::lock_guard<std::mutex> lock(users_mutex_);
+  if (users_ == 1) last_ends(*instance_);
+  if (--users_ == 0) {
+    state_.store(LibraryState::kFinalized, std::memory_order_release);
+  }
 }
 
 absl::Status Instance::Setup(int thread_level) {
@@ -156,11 +178,28 @@ absl::Status Instance::Setup(int thread_level) {
   self_->predefined = true;
   self_->handle = MPI_COMM_SELF;
   self_->set_name("MPI_COMM_SELF");
-  next_id_ = kSelfId + 1;
+
+  hidden_world_ = std::make_unique<Communicator>();
+  hidden_world_->local_id = kHiddenWorldId;
+  hidden_world_->rank = world_rank_;
+  hidden_world_->size = size;
+  hidden_world_->world_ranks = world_->world_ranks;
+  hidden_world_->remote_ids.assign(size, kHiddenWorldId);
+  hidden_world_->vci = VciFor(kHiddenWorldId);
+  hidden_world_->predefined = true;
+  hidden_world_->handle = MPI_COMM_NULL;  // never handed to the program
+  hidden_world_->set_name("minimpi hidden world");
+  next_id_ = kHiddenWorldId + 1;
   return absl::OkStatus();
 }
 
-void Instance::Finalize() {
+void Instance::TearDown() {
+  {
+    // A process that exits with a user still live (no MPI_Finalize) keeps
+    // everything, as it always did: its peers may still be using it.
+    std::lock_guard<std::mutex> lock(users_mutex_);
+    if (users_ != 0 || instance_ == nullptr) return;
+  }
   state_.store(LibraryState::kFinalized, std::memory_order_release);
   // From here on a release gives back nothing: what it would give back to
   // is going away.

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "mpi/comm.h"
 #include "mpi/errhandler.h"
@@ -36,14 +37,43 @@ enum class LibraryState : int { kNotInitialized, kInitialized, kFinalized };
 class Instance final : public CommunicatorReleaseSink,
                        public ErrhandlerReleaseSink {
  public:
-  // Creates the instance (MPI_Init_thread at `thread_level`, an
-  // MPI_THREAD_* value). Errors name what failed.
-  static absl::Status Initialize(int thread_level);
-  // Tears it down (MPI_Finalize).
-  static void Finalize();
+  // The runtime has users: the world model (MPI_Init .. MPI_Finalize) and
+  // each live session (MPI_Session_init .. MPI_Session_finalize), started
+  // and ended in any order, again and again. The first user brings the
+  // runtime up (`thread_level`, an MPI_THREAD_* value, decides binding);
+  // later ones find it up. Errors name what failed.
+  // `started` runs once the runtime is up for its first user (what needs
+  // the whole library, like choosing collective algorithms).
+  static absl::Status AddUser(
+      int thread_level, absl::FunctionRef<absl::Status(Instance&)> started);
+  // A user ended. The last one synchronizes the job (MPI_Finalize's barrier,
+  // over the hidden world, so every process must end its last user, as
+  // MPICH's last finalize requires) but the runtime stays up until the
+  // process exits: PMIx, the transports and the VCIs are not made to be
+  // brought up twice in one process (PMIx_Init after PMIx_Finalize, shared
+  // memory named by the job), so a session begun after MPI_Finalize finds
+  // them ready. An exit handler tears it down when no user is left.
+  // `last_ends` runs for the last user, before the state changes (the
+  // barrier, which lives above this layer).
+  static void RemoveUser(absl::FunctionRef<void(Instance&)> last_ends);
 
+  // kInitialized while the runtime has a user, so calls may be made;
+  // kFinalized once the last user ended (calls are then refused until the
+  // next MPI_Session_init).
   static LibraryState state() { return state_.load(std::memory_order_acquire); }
-  // Valid while state() == kInitialized.
+  // The world model alone, which MPI_Initialized and MPI_Finalized report:
+  // a session leaves it untouched.
+  static LibraryState world_state() {
+    return world_state_.load(std::memory_order_acquire);
+  }
+  static void set_world_state(LibraryState state) {
+    world_state_.store(state, std::memory_order_release);
+  }
+  // Whether MPI_COMM_WORLD and MPI_COMM_SELF name communicators now.
+  static bool world_active() {
+    return world_state() == LibraryState::kInitialized;
+  }
+  // Valid once the runtime is up (state() != kNotInitialized).
   static Instance& Get() { return *instance_; }
 
   const runtime::Settings& settings() const { return settings_; }
@@ -55,6 +85,12 @@ class Instance final : public CommunicatorReleaseSink,
   rma::OneSided& one_sided() { return *one_sided_; }
   Communicator* world() { return world_.get(); }
   Communicator* self() { return self_.get(); }
+  // A communicator over every process of the job that always exists while
+  // the runtime is up, whether or not the world model is: sessions make
+  // their communicators through it (MPI_Comm_create_from_group). Never
+  // visible to the program; its own local id, so its traffic never meets
+  // MPI_COMM_WORLD's.
+  Communicator* hidden_world() { return hidden_world_.get(); }
   int world_rank() const { return world_rank_; }
   std::thread::id main_thread() const { return main_thread_; }
 
@@ -86,9 +122,14 @@ class Instance final : public CommunicatorReleaseSink,
  private:
   Instance() = default;
   absl::Status Setup(int thread_level);
+  // Ends the runtime (at process exit, when no user is left).
+  static void TearDown();
 
   static std::atomic<LibraryState> state_;
+  static std::atomic<LibraryState> world_state_;
   static Instance* instance_;
+  static std::mutex users_mutex_;
+  static int users_;  // guarded by users_mutex_
 
   runtime::Settings settings_;
   std::unique_ptr<runtime::Bootstrap> bootstrap_;
@@ -99,6 +140,7 @@ class Instance final : public CommunicatorReleaseSink,
   std::unique_ptr<rma::OneSided> one_sided_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
+  std::unique_ptr<Communicator> hidden_world_;
   int world_rank_ = 0;
   std::thread::id main_thread_;
 

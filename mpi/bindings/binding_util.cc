@@ -39,6 +39,18 @@ int CommunicatorError(const char* call, MPI_Comm handle) {
                       "communicator from MPI_Comm_idup used to communicate "
                       "before its request completed");
   }
+  if ((handle == MPI_COMM_WORLD || handle == MPI_COMM_SELF) &&
+      !Instance::world_active()) {
+    return RaiseError(
+        nullptr, call, MPI_ERR_COMM,
+        absl::StrCat(
+            handle == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "MPI_COMM_SELF",
+            Instance::world_state() == LibraryState::kFinalized
+                ? " is gone after MPI_Finalize"
+                : " needs MPI_Init (only sessions are initialized)",
+            ": use a communicator made from a session's group "
+            "(MPI_Comm_create_from_group)"));
+  }
   return RaiseError(nullptr, call, MPI_ERR_COMM,
                     handle == MPI_COMM_NULL
                         ? "invalid communicator (MPI_COMM_NULL)"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "mpi/bindings/session_util.h"
 #include "mpi/instance.h"
 
 namespace minimpi {
@@ -366,9 +367,22 @@ namespace {
 
 // Hands `code` (of `error_class`, described by `line`) to `comm`'s error
 // handler; an error tied to no communicator goes where RaiseError says.
+int DispatchOnWindow(Errhandler* handler, MPI_Win window, int code,
+                     int error_class, const std::string& line);
+
 int Dispatch(Communicator* comm, int code, int error_class,
              const std::string& line) {
   Instance& instance = Instance::Get();
+  if (comm == nullptr && !Instance::world_active()) {
+    // Only sessions are live: the newest session's handler (a session
+    // handler has a window handler's shape).
+    MPI_Session session;
+    Errhandler* handler = AcquireLatestSessionErrhandler(&session);
+    const int result = DispatchOnWindow(
+        handler, reinterpret_cast<MPI_Win>(session), code, error_class, line);
+    handler->Release();
+    return result;
+  }
   if (comm == nullptr) {
     Communicator* self = instance.self();
     comm = self->errhandler_set_by_user.load(std::memory_order_acquire)
@@ -477,7 +491,8 @@ int RaiseErrorCode(Communicator* comm, const char* call, int code,
 int RaiseNotInitialized(const char* call) {
   const bool finalized = Instance::state() == LibraryState::kFinalized;
   std::fprintf(stderr, "%s: called %s\n", call,
-               finalized ? "after MPI_Finalize" : "before MPI_Init");
+               finalized ? "after MPI_Finalize (and every session's end)"
+                         : "before MPI_Init or MPI_Session_init");
   std::fflush(stderr);
   std::exit(1);
 }

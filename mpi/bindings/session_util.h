@@ -1,0 +1,28 @@
+// What the session bindings share with the rest of the bindings: starting
+// the runtime for a user (MPI_Init_thread and MPI_Session_init), and where an
+// error tied to no object goes when only sessions are live.
+//
+// Owned by: mpi/bindings. Called by: environment.cc, error_dispatch.cc,
+// sessions.cc.
+#ifndef MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
+#define MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
+
+#include "absl/status/status.h"
+#include "mpi/errhandler.h"
+#include "mpi/mpi.h"
+
+namespace minimpi {
+
+// Instance::AddUser, with what the whole library needs once the runtime is
+// first up (the collective algorithms the settings chose).
+absl::Status AddRuntimeUser(int thread_level);
+
+// The handler of the session begun most recently of those still live, with
+// a reference the caller releases, and that session's handle; the default
+// MPI_ERRORS_ARE_FATAL (and MPI_SESSION_NULL) when none is. Errors tied to
+// no object, raised while the world model is not initialized, go there.
+Errhandler* AcquireLatestSessionErrhandler(MPI_Session* session);
+
+}  // namespace minimpi
+
+#endif  // MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
