@@ -43,10 +43,10 @@ class RoutedTransport final : public Transport {
   int num_vcis() const override { return node_->num_vcis(); }
   size_t max_message_size() const override { return max_message_size_; }
   size_t max_message_size_to(int rank) const override {
-    return route_[rank]->max_message_size();
+    return Route({rank, 0}).max_message_size();
   }
   bool posting_cpu_copies_to(int rank) const override {
-    return route_[rank]->posting_cpu_copies_to(rank);
+    return Route({rank, 0}).posting_cpu_copies_to(rank);
   }
   size_t largest_message_size() const override {
     return std::max(node_->max_message_size(), network_->max_message_size());
@@ -122,9 +122,20 @@ class RoutedTransport final : public Transport {
   bool PeerMayShareCore(bool* move_away) override {
     return node_->PeerMayShareCore(move_away);
   }
+  // Processes of other jobs are always the network's.
+  absl::StatusOr<std::string> DynamicAddress() override {
+    return network_->DynamicAddress();
+  }
+  absl::Status AddPeer(int rank, const std::string& address) override {
+    return network_->AddPeer(rank, address);
+  }
 
  private:
-  Transport& Route(PeerVci peer) const { return *route_[peer.rank]; }
+  // Ranks past the job's are processes of other jobs (AddPeer).
+  Transport& Route(PeerVci peer) const {
+    return static_cast<size_t>(peer.rank) < route_.size() ? *route_[peer.rank]
+                                                          : *network_;
+  }
   // Whether `transport` may have work on any VCI that shares `vci`'s
   // doorbell (a sleeper there wakes for all of them).
   bool DoorbellMayHaveWork(const Transport& transport, int vci) const;

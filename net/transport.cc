@@ -13,6 +13,7 @@
 #include "net/routed_transport.h"
 #include "net/shm/shm_transport.h"
 #include "net/tcp/tcp_transport.h"
+#include "runtime/dynamic_processes.h"
 
 namespace minimpi::net {
 namespace {
@@ -86,7 +87,21 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
         absl::StrCat("net: unknown transport '", settings.transport,
                      "' (expected auto, shm, tcp or ib)"));
   }
-  if (!spans_nodes) return CreateShm(bootstrap, settings);
+  if (!spans_nodes) {
+    absl::StatusOr<std::unique_ptr<Transport>> node =
+        CreateShm(bootstrap, settings);
+    if (!node.ok() || !runtime::LauncherServesDynamicProcesses(bootstrap)) {
+      return node;
+    }
+    // Processes of other jobs (see the header) go through tcp; this job's
+    // ranks all stay on shared memory.
+    absl::StatusOr<std::unique_ptr<Transport>> other_jobs =
+        tcp::CreateTcpTransportForOtherJobs(bootstrap, settings);
+    if (!other_jobs.ok()) return other_jobs.status();
+    return std::unique_ptr<Transport>(
+        new RoutedTransport(*std::move(node), *std::move(other_jobs),
+                            std::vector<bool>(bootstrap.size(), true)));
+  }
   // Across nodes: shared memory inside this node, the network between:
   // RDMA when every rank can open a device, else TCP.
   absl::StatusOr<bool> use_ib = EveryRankCanUseIb(bootstrap, settings);

@@ -28,9 +28,11 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "runtime/bootstrap.h"
 #include "runtime/settings.h"
 
@@ -268,6 +270,22 @@ class Transport {
   // from it, nothing posted on it), so polling it would find nothing: a
   // sweep over every VCI skips it. Any thread, without the VCI's lock.
   virtual bool MayHaveWork(int /*vci*/) const { return true; }
+
+  // Processes of other jobs (dynamic processes: MPI_Comm_spawn,
+  // MPI_Comm_accept/connect, MPI_Comm_join). DynamicAddress is what another
+  // job's process needs to reach this one; AddPeer makes the process that
+  // gave `address` reachable as peer `rank`, an index past this job's ranks
+  // that the caller chooses (and never reuses for another process). Both
+  // sides must have added each other before either sends. Transports that
+  // cannot add peers after setup say why.
+  virtual absl::StatusOr<std::string> DynamicAddress() {
+    return absl::UnimplementedError(absl::StrCat(
+        "transport ", name(), " cannot reach processes of other jobs"));
+  }
+  virtual absl::Status AddPeer(int /*rank*/, const std::string& /*address*/) {
+    return absl::UnimplementedError(absl::StrCat(
+        "transport ", name(), " cannot reach processes of other jobs"));
+  }
 };
 
 // Builds the transport that Settings::transport names and connects every
@@ -276,6 +294,10 @@ class Transport {
 // ranks its own: net/shm inside a node, net/tcp between nodes (as the
 // launcher's node map says, never the OS); "tcp" puts every pair on the
 // network, "shm" refuses a job that spans nodes, "ib" needs a device.
+// Under a launcher that can start or connect other jobs (mpiexec), a job on
+// one node also gets net/tcp for their processes (RoutedTransport: ranks
+// past the job's go to the network), since net/shm's segments are laid out
+// for the job's ranks at setup.
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 

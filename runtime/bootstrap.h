@@ -38,11 +38,18 @@ class Bootstrap {
   // numbered 0.. in the order of their lowest rank; every rank sees the
   // same map.
   int num_nodes() const { return static_cast<int>(node_names_.size()); }
-  int node_of(int rank) const { return node_of_rank_[rank]; }
+  // A process of another job (a rank past size(): dynamic processes add
+  // them, net::Transport::AddPeer) is on a node of its own as far as this
+  // job knows: a negative number no other rank has.
+  int node_of(int rank) const {
+    return rank < static_cast<int>(node_of_rank_.size()) ? node_of_rank_[rank]
+                                                         : -1 - rank;
+  }
   // The node's name (PMIX_HOSTNAME, with "#k" appended for the k-th
   // pretend node of a split one); MPI_Get_processor_name returns it.
   const std::string& node_name(int rank) const {
-    return node_names_[node_of_rank_[rank]];
+    static const std::string kOtherJob = "(a node of another job)";
+    return node_of(rank) < 0 ? kOtherJob : node_names_[node_of_rank_[rank]];
   }
   const std::string& hostname() const { return node_name(rank()); }
   // This rank's position among the ranks of the launcher's node before any

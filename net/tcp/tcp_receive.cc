@@ -81,10 +81,14 @@ void TcpTransport::Accept() {
     const bool complete = got > 0 && (pending.received += got) == sizeof(Hello);
     if (got > 0 && !complete) continue;
     epoll_ctl(accept_epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    if (!complete || hello.magic != kHelloMagic || hello.rank < 0 ||
-        hello.rank >= size_ || hello.target_vci < 0 ||
-        hello.target_vci >= num_vcis_ || hello.vci < 0 ||
-        hello.vci >= num_vcis_) {
+    const int peer_rank =
+        complete && hello.rank == kDynamicPeer
+            ? DynamicPeerAt(hello.listen_address, hello.listen_port)
+            : hello.rank;
+    if (!complete || hello.magic != kHelloMagic || peer_rank < 0 ||
+        peer_rank >= peer_limit_.load(std::memory_order_acquire) ||
+        hello.target_vci < 0 || hello.target_vci >= num_vcis_ ||
+        hello.vci < 0 || hello.vci >= num_vcis_) {
       // Gone before it said who it was, or not one of ours: nobody to
       // report to.
       close(fd);
@@ -94,7 +98,7 @@ void TcpTransport::Accept() {
     auto conn = std::make_unique<Connection>();
     conn->fd = fd;
     conn->vci = hello.target_vci;
-    conn->peer = {hello.rank, hello.vci};
+    conn->peer = {peer_rank, hello.vci};
     conn->in_capacity = in_capacity_;
     conn->in = std::make_unique<char[]>(in_capacity_);
     Connection* raw = conn.get();

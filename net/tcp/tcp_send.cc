@@ -32,15 +32,17 @@ namespace minimpi::net::tcp {
 
 TcpTransport::Connection*& TcpTransport::SlotTo(Vci& state, PeerVci peer) {
   if (state.to_peer.empty()) {
-    state.to_peer.assign(size_t(size_) * num_vcis_, nullptr);
+    // Room for peers added later too, so a slot never moves.
+    state.to_peer.assign(size_t(size_ + kMaxDynamicPeers) * num_vcis_, nullptr);
   }
   return state.to_peer[size_t(peer.rank) * num_vcis_ + peer.vci];
 }
 
 TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
   Vci& state = vcis_[vci];
-  if (peer.rank < 0 || peer.rank >= size_ || peer.vci < 0 ||
-      peer.vci >= num_vcis_) {
+  if (peer.rank < 0 ||
+      peer.rank >= peer_limit_.load(std::memory_order_acquire) ||
+      peer.vci < 0 || peer.vci >= num_vcis_) {
     Die(peer.rank, absl::StrCat("was asked to reach rank ", peer.rank, " VCI ",
                                 peer.vci, ", which does not exist"));
   }
@@ -88,7 +90,13 @@ TcpTransport::Connection& TcpTransport::ConnectionTo(int vci, PeerVci peer) {
   }
   conn->in_capacity = in_capacity_;
   conn->in = std::make_unique<char[]>(in_capacity_);
-  const Hello hello{kHelloMagic, rank_, vci, peer.vci};
+  Hello hello{kHelloMagic, rank_, vci, peer.vci};
+  if (peer.rank >= size_) {
+    // The peer knows us by our listener, not by our rank in our own job.
+    hello.rank = kDynamicPeer;
+    hello.listen_address = addresses_[rank_].sin_addr.s_addr;
+    hello.listen_port = ntohs(addresses_[rank_].sin_port);
+  }
   const iovec piece = Iov(&hello, sizeof(hello));
   Enqueue(*conn, &piece, 1, 0, 1);
   epoll_event event{};

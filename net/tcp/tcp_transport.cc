@@ -90,6 +90,14 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
   return std::unique_ptr<Transport>(std::move(*transport));
 }
 
+absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransportForOtherJobs(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
+  absl::StatusOr<std::unique_ptr<TcpTransport>> transport =
+      TcpTransport::Create(bootstrap, settings, /*exchange_addresses=*/false);
+  if (!transport.ok()) return transport.status();
+  return std::unique_ptr<Transport>(std::move(*transport));
+}
+
 TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
                            const runtime::Settings& settings)
     : bootstrap_(&bootstrap),
@@ -111,20 +119,23 @@ TcpTransport::TcpTransport(runtime::Bootstrap& bootstrap,
       progress_interval_us_(settings.tcp_progress_us) {}
 
 absl::StatusOr<std::unique_ptr<TcpTransport>> TcpTransport::Create(
-    runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings,
+    bool exchange_addresses) {
   if (settings.num_vcis < 1 || settings.endpoint_vcis < 0) {
     return absl::InvalidArgumentError("net/tcp: need at least 1 VCI");
   }
   // Private constructor: no make_unique.
   std::unique_ptr<TcpTransport> transport(
       new TcpTransport(bootstrap, settings));
-  absl::Status status = transport->Setup(bootstrap, settings.tcp_interface);
+  absl::Status status =
+      transport->Setup(bootstrap, settings.tcp_interface, exchange_addresses);
   if (!status.ok()) return status;
   return transport;
 }
 
 absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
-                                 const std::string& interface) {
+                                 const std::string& interface,
+                                 bool exchange_addresses) {
   absl::StatusOr<in_addr> chosen = ChooseAddress(interface);
   if (!chosen.ok()) return chosen.status();
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -156,15 +167,20 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
                                                std::strerror(errno)));
   }
 
+  addresses_.assign(size_ + kMaxDynamicPeers, sockaddr_in{});
+  addresses_[rank_] = mine;
+  peer_limit_.store(exchange_addresses ? size_ : 0, std::memory_order_release);
   // One exchange: every rank's listener and the settings that must agree.
-  absl::Status status = bootstrap.Put(
-      kAddressKey,
-      absl::StrCat(AddressText(mine), " ", num_vcis_, " ", max_message_));
-  if (status.ok()) status = bootstrap.Commit();
-  if (status.ok()) status = bootstrap.Fence();
+  absl::Status status;
+  if (exchange_addresses) {
+    status = bootstrap.Put(
+        kAddressKey,
+        absl::StrCat(AddressText(mine), " ", num_vcis_, " ", max_message_));
+  }
+  if (status.ok() && exchange_addresses) status = bootstrap.Commit();
+  if (status.ok() && exchange_addresses) status = bootstrap.Fence();
   if (!status.ok()) return status;
-  addresses_.assign(size_, sockaddr_in{});
-  for (int peer = 0; peer < size_; ++peer) {
+  for (int peer = 0; exchange_addresses && peer < size_; ++peer) {
     absl::StatusOr<std::string> text = bootstrap.Get(peer, kAddressKey);
     if (!text.ok()) return text.status();
     std::vector<absl::string_view> fields =
@@ -228,10 +244,59 @@ absl::Status TcpTransport::Setup(runtime::Bootstrap& bootstrap,
       state.free_ops.push_back(op);
     }
   }
-  if (progress_interval_us_ > 0) {
-    progress_thread_ = std::thread([this] { ProgressLoop(); });
-  }
+  if (exchange_addresses) StartProgressThread();
   return absl::OkStatus();
+}
+
+void TcpTransport::StartProgressThread() {
+  std::call_once(progress_started_, [this] {
+    if (progress_interval_us_ > 0) {
+      progress_thread_ = std::thread([this] { ProgressLoop(); });
+    }
+  });
+}
+
+absl::StatusOr<std::string> TcpTransport::DynamicAddress() {
+  return AddressText(addresses_[rank_]);
+}
+
+absl::Status TcpTransport::AddPeer(int rank, const std::string& address) {
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(address, absl::MaxSplits(':', 1));
+  sockaddr_in parsed{};
+  parsed.sin_family = AF_INET;
+  int port = 0;
+  if (fields.size() != 2 ||
+      inet_pton(AF_INET, std::string(fields[0]).c_str(), &parsed.sin_addr) !=
+          1 ||
+      !absl::SimpleAtoi(fields[1], &port) || port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "net/tcp: malformed address of a process of another job: '", address,
+        "'"));
+  }
+  parsed.sin_port = htons(static_cast<uint16_t>(port));
+  if (rank < size_ || rank >= size_ + kMaxDynamicPeers) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("net/tcp: cannot add peer ", rank, ": at most ",
+                     kMaxDynamicPeers, " processes of other jobs per process"));
+  }
+  {
+    std::lock_guard<std::mutex> lock(accept_mutex_);
+    addresses_[rank] = parsed;
+    dynamic_by_listener_[(uint64_t(parsed.sin_addr.s_addr) << 16) |
+                         uint64_t(port)] = rank;
+    if (peer_limit_.load(std::memory_order_relaxed) <= rank) {
+      peer_limit_.store(rank + 1, std::memory_order_release);
+    }
+  }
+  StartProgressThread();
+  return absl::OkStatus();
+}
+
+int TcpTransport::DynamicPeerAt(uint32_t address, uint32_t port) const {
+  auto it = dynamic_by_listener_.find((uint64_t(address) << 16) |
+                                      uint64_t(port & 0xffff));
+  return it == dynamic_by_listener_.end() ? kDynamicPeer : it->second;
 }
 
 TcpTransport::~TcpTransport() {
@@ -274,6 +339,10 @@ TcpTransport::~TcpTransport() {
 }
 
 std::string TcpTransport::Who(int rank) const {
+  if (rank >= size_) {
+    return absl::StrCat("a process of another job (",
+                        AddressText(addresses_[rank]), ")");
+  }
   return absl::StrCat("rank ", rank, " (", bootstrap_->node_name(rank), ")");
 }
 

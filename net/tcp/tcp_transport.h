@@ -87,6 +87,16 @@ namespace minimpi::net::tcp {
 absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 
+// A transport for processes of other jobs only (MPI_Comm_spawn,
+// MPI_Comm_accept/connect, MPI_Comm_join), beside net/shm for the job's own
+// ranks: it listens, exchanges nothing, and starts its progress thread only
+// when the first peer is added. Not collective.
+absl::StatusOr<std::unique_ptr<Transport>> CreateTcpTransportForOtherJobs(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+
+// Peers of other jobs a process may add over its life (Transport::AddPeer).
+inline constexpr int kMaxDynamicPeers = 1024;
+
 // The IPv4 address net/tcp listens on and advertises for
 // Settings::tcp_interface (an interface name or an address; empty: the
 // first non-loopback interface that is up, else loopback), dotted; an error
@@ -100,8 +110,11 @@ inline constexpr int kMaxOutstandingOps = 256;
 
 class TcpTransport final : public Transport {
  public:
+  // `exchange_addresses` false: no ranks of this job are reachable, only
+  // peers added later (CreateTcpTransportForOtherJobs).
   static absl::StatusOr<std::unique_ptr<TcpTransport>> Create(
-      runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+      runtime::Bootstrap& bootstrap, const runtime::Settings& settings,
+      bool exchange_addresses = true);
 
   // Says goodbye on every connection (best effort) and closes every fd.
   ~TcpTransport() override;
@@ -160,6 +173,11 @@ class TcpTransport final : public Transport {
   void RingDoorbell(int vci) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* /*move_away*/) override { return false; }
+
+  // Processes of other jobs: our listener as "address:port", and a peer
+  // added by the same text under an index past this job's ranks.
+  absl::StatusOr<std::string> DynamicAddress() override;
+  absl::Status AddPeer(int rank, const std::string& address) override;
 
   // For tests: sockets `vci` owns (the ones it opened and the ones handed
   // to it). Only with the VCI's lock held.
@@ -271,7 +289,11 @@ class TcpTransport final : public Transport {
   TcpTransport(runtime::Bootstrap& bootstrap,
                const runtime::Settings& settings);
   absl::Status Setup(runtime::Bootstrap& bootstrap,
-                     const std::string& interface);
+                     const std::string& interface, bool exchange_addresses);
+  // Which added peer listens at `address`:`port` (kDynamicPeer: none).
+  // With accept_mutex_ held.
+  int DynamicPeerAt(uint32_t address, uint32_t port) const;
+  void StartProgressThread();
 
   // Our socket to `peer` from `vci`, connecting on first use unless the
   // peer's own socket to `vci` has arrived.
@@ -333,7 +355,16 @@ class TcpTransport final : public Transport {
   const std::string congestion_;
   const size_t in_capacity_;
 
-  std::vector<sockaddr_in> addresses_;  // every rank's listener
+  // Every rank's listener, then those of added peers: sized once for
+  // size_ + kMaxDynamicPeers, so adding a peer never moves an entry another
+  // thread reads.
+  std::vector<sockaddr_in> addresses_;
+  // Ranks below this are reachable: size_ plus the peers added so far.
+  std::atomic<int> peer_limit_{0};
+  // Added peers by listener (address << 16 | port), guarded by
+  // accept_mutex_.
+  absl::flat_hash_map<uint64_t, int> dynamic_by_listener_;
+  std::once_flag progress_started_;
   int listen_fd_ = -1;
   std::unique_ptr<Vci[]> vcis_;
 

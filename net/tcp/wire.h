@@ -18,10 +18,16 @@ inline constexpr uint32_t kHelloMagic = 0x6d6d7063;  // "mmpc"
 // this many bytes before handing the socket to that VCI.
 struct Hello {
   uint32_t magic = kHelloMagic;
-  int32_t rank = -1;
+  int32_t rank = -1;       // kDynamicPeer: see listen_*
   int32_t vci = 0;         // the initiator's VCI
   int32_t target_vci = 0;  // the acceptor's VCI
+  // A process of another job (MPI_Comm_spawn, accept/connect) has no rank
+  // the acceptor knows: it says where it listens, which the acceptor was
+  // told when it added the peer (Transport::AddPeer), and is found by that.
+  uint32_t listen_address = 0;  // network order
+  uint32_t listen_port = 0;     // host order
 };
+inline constexpr int32_t kDynamicPeer = -1;
 
 enum class FrameType : uint32_t {
   // Either way (a socket carries both directions).

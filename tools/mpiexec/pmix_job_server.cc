@@ -24,6 +24,9 @@ PmixJobServer* PmixJobServer::instance_ = nullptr;
 
 namespace {
 
+// Must match runtime/dynamic_processes.cc.
+constexpr char kDynamicProcessesKey[] = "minimpi.dynamic_processes";
+
 absl::Status PmixError(const std::string& what, pmix_status_t rc) {
   return absl::InternalError(
       absl::StrCat(what, " failed: ", PMIx_Error_string(rc), " (", rc, ")"));
@@ -376,6 +379,9 @@ absl::Status PmixJobServer::RegisterJob(
   job.AddUint32(PMIX_NODE_SIZE, size);
   job.AddString(PMIX_LOCAL_PEERS, all_ranks);
   job.AddRank(PMIX_LOCALLDR, 0);
+  // Tells the library this launcher serves spawn, publish and lookup
+  // (runtime/dynamic_processes.h); Slurm's PMIx plugin does not.
+  job.AddUint32(kDynamicProcessesKey, 1);
 
   // The node and process maps in the library's compressed form.
   char* node_map = nullptr;
