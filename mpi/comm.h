@@ -26,6 +26,10 @@
 
 namespace minimpi {
 
+namespace p2p {
+class BufferedSends;  // mpi/p2p/buffered_sends.h
+}  // namespace p2p
+
 // Takes back what a communicator held once its last reference is gone: its
 // local id, and an endpoint's reference to its VCI (endpoint_vci < 0: not
 // on endpoints). mpi/instance implements it and installs itself for as long
@@ -138,6 +142,19 @@ class Communicator {
   // then is erroneous, and the bindings say so instead of reading half-made
   // state.
   std::atomic<bool> awaiting_idup{false};
+
+  // MPI-4.1's MPI_Comm_attach_buffer: this communicator's own buffered
+  // sends, made by the first attach (mpi/bindings/buffered_send.cc) and
+  // kept while the communicator lives; null until then. A buffered send
+  // uses it while a buffer is attached, else the session's or the
+  // process's. The pointer is published after the owner is set.
+  std::atomic<p2p::BufferedSends*> buffered_sends{nullptr};
+  std::shared_ptr<p2p::BufferedSends> buffered_sends_owner;
+  // The buffered sends of the session this communicator was made from
+  // (MPI_Session_attach_buffer; minimpi::SessionBufferedSends in
+  // mpi/bindings/buffered_send.h), shared by the communicators derived from
+  // it; null in the world model.
+  std::shared_ptr<p2p::BufferedSends> session_buffered_sends;
 
   // MPI_Comm_set_name / get_name (empty for a new communicator).
   std::string name() const;

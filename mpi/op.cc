@@ -218,7 +218,7 @@ struct MaximumWithIndexOf {
   }
 };
 
-using Kernel = void (*)(const void* in, void* inout, int count);
+using Kernel = void (*)(const void* in, void* inout, int64_t count);
 
 // At -O2, GCC vectorizes only loops that need neither a runtime check that
 // the buffers do not overlap nor a scalar remainder loop. So the bulk goes
@@ -238,11 +238,11 @@ inline void CombineBlock(const T* __restrict in, T* __restrict inout) {
 }
 
 template <typename T, typename Operation>
-void ElementwiseKernel(const void* in, void* inout, int count) {
+void ElementwiseKernel(const void* in, void* inout, int64_t count) {
   constexpr int kBlockItems = std::max<int>(1, 256 / sizeof(T));
   const T* in_items = static_cast<const T*>(in);
   T* inout_items = static_cast<T*>(inout);
-  int done = 0;
+  int64_t done = 0;
   // Compared as addresses: `<` between pointers into different objects is
   // unspecified in C++.
   const uintptr_t in_at = reinterpret_cast<uintptr_t>(in);
@@ -261,11 +261,11 @@ void ElementwiseKernel(const void* in, void* inout, int count) {
 }
 
 template <typename T>
-void ReplaceKernel(const void* in, void* inout, int count) {
+void ReplaceKernel(const void* in, void* inout, int64_t count) {
   std::memmove(inout, in, sizeof(T) * static_cast<size_t>(count));
 }
 
-void NoOpKernel(const void*, void*, int) {}
+void NoOpKernel(const void*, void*, int64_t) {}
 
 using datatype::predefined_internal::kFirstHandle;
 using datatype::predefined_internal::kHandleCount;
@@ -445,7 +445,7 @@ class PredefinedOp final : public Op {
   bool Supports(MPI_Datatype type) const override {
     return kKernels.Find(kind_, type) != nullptr;
   }
-  void Apply(const void* in, void* inout, int count,
+  void Apply(const void* in, void* inout, int64_t count,
              MPI_Datatype type) const override {
     kKernels.Find(kind_, type)(in, inout, count);
   }
@@ -459,23 +459,37 @@ class UserOp final : public Op {
  public:
   UserOp(MPI_User_function* function, bool commutative)
       : function_(function), commutative_(commutative) {}
+  UserOp(MPI_User_function_c* function, bool commutative)
+      : large_count_function_(function), commutative_(commutative) {}
 
   const char* name() const override { return "user-defined operation"; }
   bool commutative() const override { return commutative_; }
   bool predefined() const override { return false; }
+  bool takes_large_counts() const override {
+    return large_count_function_ != nullptr;
+  }
   // The user function decides what it accepts; MPI checks nothing.
   bool Supports(MPI_Datatype) const override { return true; }
-  void Apply(const void* in, void* inout, int count,
+  void Apply(const void* in, void* inout, int64_t count,
              MPI_Datatype type) const override {
     // The C signature has a non-const invec for historical reasons; the
     // standard forbids the function to modify it.
-    int length = count;
     MPI_Datatype type_argument = type;
+    if (large_count_function_ != nullptr) {
+      MPI_Count length = count;
+      large_count_function_(const_cast<void*>(in), inout, &length,
+                            &type_argument);
+      return;
+    }
+    // Callers refuse counts past INT_MAX for an int function
+    // (takes_large_counts); the cast cannot lose anything here.
+    int length = static_cast<int>(count);
     function_(const_cast<void*>(in), inout, &length, &type_argument);
   }
 
  private:
-  MPI_User_function* function_;
+  MPI_User_function* function_ = nullptr;
+  MPI_User_function_c* large_count_function_ = nullptr;
   bool commutative_;
 };
 
@@ -536,6 +550,10 @@ bool MayNameUserOp(MPI_Op handle) {
 }
 
 Op* NewUserOp(MPI_User_function* function, bool commutative) {
+  return new UserOp(function, commutative);
+}
+
+Op* NewUserOp(MPI_User_function_c* function, bool commutative) {
   return new UserOp(function, commutative);
 }
 

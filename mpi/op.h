@@ -13,6 +13,7 @@
 #define MINIMPI_MPI_OP_H_
 
 #include <atomic>
+#include <cstdint>
 
 #include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
@@ -29,8 +30,12 @@ class Op {
   virtual bool Supports(MPI_Datatype type) const = 0;
   // inout[i] = in[i] (op) inout[i] for `count` items of `type`. Only called
   // when Supports(type).
-  virtual void Apply(const void* in, void* inout, int count,
+  virtual void Apply(const void* in, void* inout, int64_t count,
                      MPI_Datatype type) const = 0;
+  // Whether Apply takes any count: false only for a user operation made
+  // by MPI_Op_create, whose function's length is an int, so a caller must
+  // refuse (MPI_ERR_COUNT) a count past INT_MAX for it.
+  virtual bool takes_large_counts() const { return true; }
 
   // User operations are reference counted: the handle holds one reference
   // and every schedule that will apply the operation holds another, because
@@ -53,6 +58,8 @@ bool MayNameUserOp(MPI_Op handle);
 
 // A user operation (MPI_Op_create), holding one reference.
 Op* NewUserOp(MPI_User_function* function, bool commutative);
+// MPI_Op_create_c: the function's length is an MPI_Count.
+Op* NewUserOp(MPI_User_function_c* function, bool commutative);
 
 }  // namespace minimpi
 

@@ -105,4 +105,36 @@ bool MoveOffCurrentCpu() {
   return true;
 }
 
+std::vector<std::pair<std::string, int>> HardwareResources() {
+  std::vector<std::pair<std::string, int>> resources;
+  LoadedTopology topology;
+  if (!topology.ok()) return resources;
+  hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+  if (hwloc_get_cpubind(topology.get(), bound, HWLOC_CPUBIND_PROCESS) != 0 ||
+      hwloc_bitmap_iszero(bound)) {
+    hwloc_bitmap_copy(bound, hwloc_topology_get_allowed_cpuset(topology.get()));
+  }
+  // NUMA nodes sit beside the CPU tree in hwloc 2 (memory children), so
+  // types are walked by name rather than by depth.
+  constexpr hwloc_obj_type_t kTypes[] = {
+      HWLOC_OBJ_MACHINE,  HWLOC_OBJ_PACKAGE, HWLOC_OBJ_DIE,
+      HWLOC_OBJ_NUMANODE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE,
+      HWLOC_OBJ_L1CACHE,  HWLOC_OBJ_CORE,    HWLOC_OBJ_PU};
+  for (hwloc_obj_type_t type : kTypes) {
+    int count = 0;
+    for (hwloc_obj_t object =
+             hwloc_get_next_obj_by_type(topology.get(), type, nullptr);
+         object != nullptr;
+         object = hwloc_get_next_obj_by_type(topology.get(), type, object)) {
+      if (object->cpuset != nullptr &&
+          hwloc_bitmap_intersects(object->cpuset, bound)) {
+        ++count;
+      }
+    }
+    if (count > 0) resources.emplace_back(hwloc_obj_type_string(type), count);
+  }
+  hwloc_bitmap_free(bound);
+  return resources;
+}
+
 }  // namespace minimpi::runtime

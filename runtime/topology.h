@@ -7,6 +7,10 @@
 #ifndef MINIMPI_RUNTIME_TOPOLOGY_H_
 #define MINIMPI_RUNTIME_TOPOLOGY_H_
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/status/status.h"
 
 namespace minimpi::runtime {
@@ -31,6 +35,13 @@ absl::Status BindToCore(int local_rank);
 // busy, keeps them there. False when there is nowhere else to go (a thread
 // bound to one processor) or the kernel refuses.
 bool MoveOffCurrentCpu();
+
+// The hardware the calling process runs on (MPI_Get_hw_resource_info): for
+// each hwloc object type present, outermost first (Machine, Package, Die,
+// NUMANode, L3Cache, L2Cache, L1Cache, Core, PU), its name as hwloc prints
+// it and how many objects of it hold a hardware thread the process is bound
+// to (its allowed cpuset when unbound). Empty if hwloc fails.
+std::vector<std::pair<std::string, int>> HardwareResources();
 
 }  // namespace minimpi::runtime
 

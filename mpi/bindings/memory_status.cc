@@ -152,6 +152,12 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype,
   return SetElements("MPI_Status_set_elements_x", status, datatype, count);
 }
 
+int PMPI_Status_set_elements_c(MPI_Status* status, MPI_Datatype datatype,
+                               MPI_Count count) {
+  MINIMPI_REQUIRE_INIT("MPI_Status_set_elements_c");
+  return SetElements("MPI_Status_set_elements_c", status, datatype, count);
+}
+
 int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   MINIMPI_REQUIRE_INIT("MPI_Status_set_cancelled");
   if (int error = CheckStatus("MPI_Status_set_cancelled", status)) {
@@ -218,6 +224,7 @@ MINIMPI_EXPORT(Alloc_mem)
 MINIMPI_EXPORT(Free_mem)
 MINIMPI_EXPORT(Status_set_elements)
 MINIMPI_EXPORT(Status_set_elements_x)
+MINIMPI_EXPORT(Status_set_elements_c)
 MINIMPI_EXPORT(Status_set_cancelled)
 MINIMPI_EXPORT(Status_set_source)
 MINIMPI_EXPORT(Status_set_tag)

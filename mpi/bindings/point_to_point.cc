@@ -21,7 +21,7 @@ namespace {
 // On success *comm and *type describe the send. Inline: the message rate
 // pays for every call level of a post.
 [[gnu::always_inline]] inline int PrepareSend(
-    const char* call, const void* buf, int count, MPI_Datatype datatype,
+    const char* call, const void* buf, MPI_Count count, MPI_Datatype datatype,
     int dest, int tag, MPI_Comm comm, MPI_Request* request, Communicator** c,
     const Datatype** type, bool needs_request) {
   if (int error = minimpi::CheckSend(call, buf, count, datatype, dest, tag,
@@ -36,8 +36,8 @@ namespace {
 
 // The same for receives.
 [[gnu::always_inline]] inline int PrepareReceive(
-    const char* call, void* buf, int count, MPI_Datatype datatype, int source,
-    int tag, MPI_Comm comm, MPI_Request* request, Communicator** c,
+    const char* call, void* buf, MPI_Count count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm comm, MPI_Request* request, Communicator** c,
     const Datatype** type) {
   if (int error = minimpi::CheckReceive(call, buf, count, datatype, source, tag,
                                         comm, c, type)) {
@@ -90,7 +90,7 @@ vci::Request* NewProcNullPersistent(Communicator* c) {
   return r;
 }
 
-int StartSend(const char* call, const void* buf, int count,
+int StartSend(const char* call, const void* buf, MPI_Count count,
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               vci::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
@@ -111,7 +111,7 @@ int StartSend(const char* call, const void* buf, int count,
   return MPI_SUCCESS;
 }
 
-int BlockingSend(const char* call, const void* buf, int count,
+int BlockingSend(const char* call, const void* buf, MPI_Count count,
                  MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                  vci::SendMode mode) {
   MINIMPI_REQUIRE_INIT(call);
@@ -135,7 +135,7 @@ int BlockingSend(const char* call, const void* buf, int count,
   return MPI_SUCCESS;
 }
 
-int MakePersistentSend(const char* call, const void* buf, int count,
+int MakePersistentSend(const char* call, const void* buf, MPI_Count count,
                        MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                        vci::SendMode mode, MPI_Request* request) {
   MINIMPI_REQUIRE_INIT(call);
@@ -155,53 +155,13 @@ int MakePersistentSend(const char* call, const void* buf, int count,
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-extern "C" {
-
-int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
-              int tag, MPI_Comm comm) {
-  return BlockingSend("MPI_Send", buf, count, datatype, dest, tag, comm,
-                      vci::SendMode::kStandard);
-}
-
-int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
-               int tag, MPI_Comm comm) {
-  return BlockingSend("MPI_Ssend", buf, count, datatype, dest, tag, comm,
-                      vci::SendMode::kSynchronous);
-}
-
-int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
-               int tag, MPI_Comm comm) {
-  return BlockingSend("MPI_Rsend", buf, count, datatype, dest, tag, comm,
-                      vci::SendMode::kReady);
-}
-
-int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
-               int tag, MPI_Comm comm, MPI_Request* request) {
-  return StartSend("MPI_Isend", buf, count, datatype, dest, tag, comm,
-                   vci::SendMode::kStandard, request);
-}
-
-int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                int tag, MPI_Comm comm, MPI_Request* request) {
-  return StartSend("MPI_Issend", buf, count, datatype, dest, tag, comm,
-                   vci::SendMode::kSynchronous, request);
-}
-
-int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
-                int tag, MPI_Comm comm, MPI_Request* request) {
-  return StartSend("MPI_Irsend", buf, count, datatype, dest, tag, comm,
-                   vci::SendMode::kReady, request);
-}
-
-int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-               MPI_Comm comm, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Irecv";
-  MINIMPI_REQUIRE_INIT(kCall);
+int PostReceive(const char* call, void* buf, MPI_Count count,
+                MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
+  if (int error = PrepareReceive(call, buf, count, datatype, source, tag, comm,
                                  request, &c, &type)) {
     return error;
   }
@@ -216,14 +176,14 @@ int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
   return MPI_SUCCESS;
 }
 
-int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
-              MPI_Comm comm, MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Recv";
-  MINIMPI_REQUIRE_INIT(kCall);
+int BlockingReceive(const char* call, void* buf, MPI_Count count,
+                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
-                                        tag, comm, &c, &type)) {
+  if (int error = minimpi::CheckReceive(call, buf, count, datatype, source, tag,
+                                        comm, &c, &type)) {
     return error;
   }
   if (source == MPI_PROC_NULL) {
@@ -235,30 +195,30 @@ int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
       engine.Irecv(minimpi::MakeReceive(c, buf, count, type, source, tag));
   engine.Wait(r);
   minimpi::ToMpiStatus(r->status, status);
-  int error = minimpi::RaiseRequestError(kCall, r, c);
+  int error = minimpi::RaiseRequestError(call, r, c);
   engine.Retire(r);
   return error;
 }
 
-int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  int dest, int sendtag, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                  MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Sendrecv";
-  MINIMPI_REQUIRE_INIT(kCall);
+int CheckedSendReceive(const char* call, const void* sendbuf,
+                       MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                       int sendtag, void* recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, int source, int recvtag,
+                       MPI_Comm comm, MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* send_type;
   const Datatype* receive_type;
-  if (int error = minimpi::CheckSend(kCall, sendbuf, sendcount, sendtype, dest,
+  if (int error = minimpi::CheckSend(call, sendbuf, sendcount, sendtype, dest,
                                      sendtag, comm, &c, &send_type)) {
     return error;
   }
   if (int error =
-          minimpi::CheckReceive(kCall, recvbuf, recvcount, recvtype, source,
+          minimpi::CheckReceive(call, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, &c, &receive_type)) {
     return error;
   }
-  return SendReceive(kCall, c,
+  return SendReceive(call, c,
                      minimpi::MakeSend(c, sendbuf, sendcount, send_type, dest,
                                        sendtag, vci::SendMode::kStandard),
                      dest,
@@ -267,18 +227,17 @@ int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                      source, status);
 }
 
-int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
-                          int sendtag, int source, int recvtag, MPI_Comm comm,
-                          MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Sendrecv_replace";
-  MINIMPI_REQUIRE_INIT(kCall);
+int SendReceiveReplace(const char* call, void* buf, MPI_Count count,
+                       MPI_Datatype datatype, int dest, int sendtag, int source,
+                       int recvtag, MPI_Comm comm, MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   const Datatype* type;
-  if (int error = minimpi::CheckSend(kCall, buf, count, datatype, dest, sendtag,
+  if (int error = minimpi::CheckSend(call, buf, count, datatype, dest, sendtag,
                                      comm, &c, &type)) {
     return error;
   }
-  if (int error = minimpi::CheckReceive(kCall, buf, count, datatype, source,
+  if (int error = minimpi::CheckReceive(call, buf, count, datatype, source,
                                         recvtag, comm, &c, &type)) {
     return error;
   }
@@ -296,9 +255,298 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
   send.buffer = outgoing.data();
   send.layout = nullptr;
   send.count = 0;
-  return SendReceive(kCall, c, send, dest,
+  return SendReceive(call, c, send, dest,
                      minimpi::MakeReceive(c, buf, count, type, source, recvtag),
                      source, status);
+}
+
+int MatchedReceive(const char* call, void* buf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Message* message,
+                   MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (message == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_ARG, "null message pointer");
+  }
+  if (request == nullptr) return minimpi::NullRequestPointer(call, nullptr);
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  if (*message == MPI_MESSAGE_NO_PROC) {
+    const Datatype* type;
+    if (int error = minimpi::CheckMessageBuffer(call, nullptr, buf, count,
+                                                datatype, &type)) {
+      return error;
+    }
+    *request = minimpi::ToHandle(
+        engine.NewCompletedRequest(minimpi::ProcNullStatus(), 0));
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+  }
+  // The message leaves the table here: a second receive of the same handle
+  // (or a copy of it) finds nothing.
+  p2p::UnexpectedRecord* record =
+      *message == MPI_MESSAGE_NULL
+          ? nullptr
+          : Instance::Get().messages().Lookup(minimpi::HandleValue(*message));
+  if (record == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_REQUEST,
+                      *message == MPI_MESSAGE_NULL
+                          ? "invalid message (MPI_MESSAGE_NULL)"
+                          : "invalid message handle (already received, or "
+                            "never a message)");
+  }
+  Communicator* c =
+      minimpi::ToCommunicator(reinterpret_cast<MPI_Comm>(record->owner));
+  const Datatype* type;
+  if (int error =
+          minimpi::CheckMessageBuffer(call, c, buf, count, datatype, &type)) {
+    return error;
+  }
+  Instance::Get().messages().Remove(minimpi::HandleValue(*message));
+  vci::Request* r = engine.Imrecv(
+      record, minimpi::MakeReceive(c, buf, count, type, MPI_ANY_SOURCE, 0),
+      record->owner);
+  *message = MPI_MESSAGE_NULL;
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+int BlockingMatchedReceive(const char* call, void* buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Message* message,
+                           MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT(call);
+  MPI_Request request;
+  if (int error =
+          MatchedReceive(call, buf, count, datatype, message, &request)) {
+    return error;
+  }
+  vci::Request* r = minimpi::ToRequest(request);
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  engine.Wait(r);
+  minimpi::ToMpiStatus(r->status, status);
+  int error = minimpi::RaiseRequestError(call, r, minimpi::OwnerOf(r));
+  engine.Retire(r);
+  return error;
+}
+
+int MakePersistentReceive(const char* call, void* buf, MPI_Count count,
+                          MPI_Datatype datatype, int source, int tag,
+                          MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  const Datatype* type;
+  if (int error = PrepareReceive(call, buf, count, datatype, source, tag, comm,
+                                 request, &c, &type)) {
+    return error;
+  }
+  vci::Request* r =
+      source == MPI_PROC_NULL
+          ? NewProcNullPersistent(c)
+          : Instance::Get().p2p().NewPersistentReceive(
+                minimpi::MakeReceive(c, buf, count, type, source, tag));
+  r->owner = minimpi::OwnerValue(c);
+  *request = minimpi::ToHandle(r);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest,
+              int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Send", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kStandard);
+}
+
+int PMPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                int dest, int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Send_c", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kStandard);
+}
+
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Ssend", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kSynchronous);
+}
+
+int PMPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Ssend_c", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kSynchronous);
+}
+
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Rsend", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kReady);
+}
+
+int PMPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm) {
+  return BlockingSend("MPI_Rsend_c", buf, count, datatype, dest, tag, comm,
+                      vci::SendMode::kReady);
+}
+
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest,
+               int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Isend", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kStandard, request);
+}
+
+int PMPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Isend_c", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kStandard, request);
+}
+
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Issend", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kSynchronous, request);
+}
+
+int PMPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                  int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Issend_c", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kSynchronous, request);
+}
+
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest,
+                int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kReady, request);
+}
+
+int PMPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                  int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return StartSend("MPI_Irsend_c", buf, count, datatype, dest, tag, comm,
+                   vci::SendMode::kReady, request);
+}
+
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                   int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Send_init", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kStandard, request);
+}
+
+int PMPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                     int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Send_init_c", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kStandard, request);
+}
+
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                    int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Ssend_init", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kSynchronous, request);
+}
+
+int PMPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                      int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Ssend_init_c", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kSynchronous, request);
+}
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
+                    int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Rsend_init", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kReady, request);
+}
+
+int PMPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype,
+                      int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentSend("MPI_Rsend_init_c", buf, count, datatype, dest, tag,
+                            comm, vci::SendMode::kReady, request);
+}
+
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Request* request) {
+  return PostReceive("MPI_Irecv", buf, count, datatype, source, tag, comm,
+                     request);
+}
+
+int PMPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request* request) {
+  return PostReceive("MPI_Irecv_c", buf, count, datatype, source, tag, comm,
+                     request);
+}
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Status* status) {
+  return BlockingReceive("MPI_Recv", buf, count, datatype, source, tag, comm,
+                         status);
+}
+
+int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                int tag, MPI_Comm comm, MPI_Status* status) {
+  return BlockingReceive("MPI_Recv_c", buf, count, datatype, source, tag, comm,
+                         status);
+}
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentReceive("MPI_Recv_init", buf, count, datatype, source,
+                               tag, comm, request);
+}
+
+int PMPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype,
+                     int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  return MakePersistentReceive("MPI_Recv_init_c", buf, count, datatype, source,
+                               tag, comm, request);
+}
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
+                MPI_Message* message, MPI_Request* request) {
+  return MatchedReceive("MPI_Imrecv", buf, count, datatype, message, request);
+}
+
+int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Message* message, MPI_Request* request) {
+  return MatchedReceive("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
+               MPI_Message* message, MPI_Status* status) {
+  return BlockingMatchedReceive("MPI_Mrecv", buf, count, datatype, message,
+                                status);
+}
+
+int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Message* message, MPI_Status* status) {
+  return BlockingMatchedReceive("MPI_Mrecv_c", buf, count, datatype, message,
+                                status);
+}
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                          MPI_Status* status) {
+  return SendReceiveReplace("MPI_Sendrecv_replace", buf, count, datatype, dest,
+                            sendtag, source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype,
+                            int dest, int sendtag, int source, int recvtag,
+                            MPI_Comm comm, MPI_Status* status) {
+  return SendReceiveReplace("MPI_Sendrecv_replace_c", buf, count, datatype,
+                            dest, sendtag, source, recvtag, comm, status);
+}
+
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  int dest, int sendtag, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Status* status) {
+  return CheckedSendReceive("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest,
+                            sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, status);
+}
+
+int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                    int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return CheckedSendReceive("MPI_Sendrecv_c", sendbuf, sendcount, sendtype,
+                            dest, sendtag, recvbuf, recvcount, recvtype, source,
+                            recvtag, comm, status);
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -394,109 +642,6 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
   return MPI_SUCCESS;
 }
 
-int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype,
-                MPI_Message* message, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Imrecv";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (message == nullptr) {
-    return RaiseError(nullptr, kCall, MPI_ERR_ARG, "null message pointer");
-  }
-  if (request == nullptr) return minimpi::NullRequestPointer(kCall, nullptr);
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  if (*message == MPI_MESSAGE_NO_PROC) {
-    const Datatype* type;
-    if (int error = minimpi::CheckMessageBuffer(kCall, nullptr, buf, count,
-                                                datatype, &type)) {
-      return error;
-    }
-    *request = minimpi::ToHandle(
-        engine.NewCompletedRequest(minimpi::ProcNullStatus(), 0));
-    *message = MPI_MESSAGE_NULL;
-    return MPI_SUCCESS;
-  }
-  // The message leaves the table here: a second receive of the same handle
-  // (or a copy of it) finds nothing.
-  p2p::UnexpectedRecord* record =
-      *message == MPI_MESSAGE_NULL
-          ? nullptr
-          : Instance::Get().messages().Lookup(minimpi::HandleValue(*message));
-  if (record == nullptr) {
-    return RaiseError(nullptr, kCall, MPI_ERR_REQUEST,
-                      *message == MPI_MESSAGE_NULL
-                          ? "invalid message (MPI_MESSAGE_NULL)"
-                          : "invalid message handle (already received, or "
-                            "never a message)");
-  }
-  Communicator* c =
-      minimpi::ToCommunicator(reinterpret_cast<MPI_Comm>(record->owner));
-  const Datatype* type;
-  if (int error =
-          minimpi::CheckMessageBuffer(kCall, c, buf, count, datatype, &type)) {
-    return error;
-  }
-  Instance::Get().messages().Remove(minimpi::HandleValue(*message));
-  vci::Request* r = engine.Imrecv(
-      record, minimpi::MakeReceive(c, buf, count, type, MPI_ANY_SOURCE, 0),
-      record->owner);
-  *message = MPI_MESSAGE_NULL;
-  *request = minimpi::ToHandle(r);
-  return MPI_SUCCESS;
-}
-
-int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype,
-               MPI_Message* message, MPI_Status* status) {
-  MINIMPI_REQUIRE_INIT("MPI_Mrecv");
-  MPI_Request request;
-  if (int error = PMPI_Imrecv(buf, count, datatype, message, &request)) {
-    return error;
-  }
-  vci::Request* r = minimpi::ToRequest(request);
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  engine.Wait(r);
-  minimpi::ToMpiStatus(r->status, status);
-  int error = minimpi::RaiseRequestError("MPI_Mrecv", r, minimpi::OwnerOf(r));
-  engine.Retire(r);
-  return error;
-}
-
-int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest,
-                   int tag, MPI_Comm comm, MPI_Request* request) {
-  return MakePersistentSend("MPI_Send_init", buf, count, datatype, dest, tag,
-                            comm, vci::SendMode::kStandard, request);
-}
-
-int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
-                    int tag, MPI_Comm comm, MPI_Request* request) {
-  return MakePersistentSend("MPI_Ssend_init", buf, count, datatype, dest, tag,
-                            comm, vci::SendMode::kSynchronous, request);
-}
-
-int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest,
-                    int tag, MPI_Comm comm, MPI_Request* request) {
-  return MakePersistentSend("MPI_Rsend_init", buf, count, datatype, dest, tag,
-                            comm, vci::SendMode::kReady, request);
-}
-
-int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source,
-                   int tag, MPI_Comm comm, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Recv_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  const Datatype* type;
-  if (int error = PrepareReceive(kCall, buf, count, datatype, source, tag, comm,
-                                 request, &c, &type)) {
-    return error;
-  }
-  vci::Request* r =
-      source == MPI_PROC_NULL
-          ? NewProcNullPersistent(c)
-          : Instance::Get().p2p().NewPersistentReceive(
-                minimpi::MakeReceive(c, buf, count, type, source, tag));
-  r->owner = minimpi::OwnerValue(c);
-  *request = minimpi::ToHandle(r);
-  return MPI_SUCCESS;
-}
-
 }  // extern "C"
 
 MINIMPI_EXPORT(Send)
@@ -519,3 +664,19 @@ MINIMPI_EXPORT(Send_init)
 MINIMPI_EXPORT(Ssend_init)
 MINIMPI_EXPORT(Rsend_init)
 MINIMPI_EXPORT(Recv_init)
+MINIMPI_EXPORT(Send_c)
+MINIMPI_EXPORT(Ssend_c)
+MINIMPI_EXPORT(Rsend_c)
+MINIMPI_EXPORT(Isend_c)
+MINIMPI_EXPORT(Issend_c)
+MINIMPI_EXPORT(Irsend_c)
+MINIMPI_EXPORT(Irecv_c)
+MINIMPI_EXPORT(Recv_c)
+MINIMPI_EXPORT(Sendrecv_c)
+MINIMPI_EXPORT(Sendrecv_replace_c)
+MINIMPI_EXPORT(Imrecv_c)
+MINIMPI_EXPORT(Mrecv_c)
+MINIMPI_EXPORT(Send_init_c)
+MINIMPI_EXPORT(Ssend_init_c)
+MINIMPI_EXPORT(Rsend_init_c)
+MINIMPI_EXPORT(Recv_init_c)

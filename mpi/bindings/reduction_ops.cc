@@ -22,22 +22,91 @@ int InvalidOpError(const char* call, MPI_Op handle) {
                                           : "invalid operation");
 }
 
+// MPI_Op_create and MPI_Op_create_c: FunctionType is the user function's
+// (an int or an MPI_Count length).
+template <typename FunctionType>
+int CreateOp(const char* call, FunctionType* user_fn, int commute, MPI_Op* op) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (user_fn == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_ARG, "null user function");
+  }
+  if (op == nullptr) {
+    return RaiseError(nullptr, call, MPI_ERR_ARG,
+                      "null pointer for the new operation");
+  }
+  *op = minimpi::RegisterUserOp(minimpi::NewUserOp(user_fn, commute != 0));
+  return MPI_SUCCESS;
+}
+
+// MPI_Reduce_local and MPI_Reduce_local_c.
+int ReduceLocal(const char* call, const void* inbuf, void* inoutbuf,
+                MPI_Count count, MPI_Datatype datatype, MPI_Op op) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (LookupOp(op) == nullptr) return InvalidOpError(call, op);
+  const minimpi::Datatype* type;
+  if (int error = minimpi::CheckBuffer(call, nullptr, inoutbuf, count, datatype,
+                                       &type)) {
+    return error;
+  }
+  if (int error =
+          minimpi::CheckBuffer(call, nullptr, inbuf, count, datatype, &type)) {
+    return error;
+  }
+  // There is no "other" buffer for MPI_IN_PLACE to stand for here.
+  if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE) {
+    return RaiseError(nullptr, call, MPI_ERR_BUFFER,
+                      "MPI_IN_PLACE is not allowed");
+  }
+  const Op* reduction;
+  if (int error = minimpi::CheckOp(call, nullptr, op, datatype, &reduction)) {
+    return error;
+  }
+  if (count == 0) return MPI_SUCCESS;
+  // An MPI_Op_create function takes an int length: more items than that
+  // cannot be handed to it in one call (MPI_Op_create_c's can).
+  if (!reduction->takes_large_counts() && count > INT_MAX) {
+    return RaiseError(nullptr, call, MPI_ERR_COUNT,
+                      absl::StrCat("count ", count,
+                                   " exceeds what the operation's int length "
+                                   "takes (create it with MPI_Op_create_c)"));
+  }
+  if (!reduction->predefined() || type->predefined()) {
+    reduction->Apply(inbuf, inoutbuf, count, datatype);
+    return MPI_SUCCESS;
+  }
+  // A predefined operation on a derived type works on its base items: in
+  // place when the memory is an array of them, else through copies.
+  const minimpi::Datatype& base =
+      *minimpi::Datatype::FindPredefined(type->layout().reduction_base());
+  const int64_t items = count * type->layout().reduction_base_count();
+  if (type->dense() && base.dense()) {
+    reduction->Apply(inbuf, inoutbuf, items, base.handle());
+    return MPI_SUCCESS;
+  }
+  const int64_t bytes = count * type->size();
+  std::vector<std::byte> in(items * base.extent()),
+      inout(items * base.extent());
+  namespace datatype = minimpi::datatype;
+  datatype::TypedCopy(inbuf, count, &type->layout(), in.data(), items,
+                      &base.layout(), bytes);
+  datatype::TypedCopy(inoutbuf, count, &type->layout(), inout.data(), items,
+                      &base.layout(), bytes);
+  reduction->Apply(in.data(), inout.data(), items, base.handle());
+  datatype::TypedCopy(inout.data(), items, &base.layout(), inoutbuf, count,
+                      &type->layout(), bytes);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
 
 int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
-  MINIMPI_REQUIRE_INIT("MPI_Op_create");
-  if (user_fn == nullptr) {
-    return RaiseError(nullptr, "MPI_Op_create", MPI_ERR_ARG,
-                      "null user function");
-  }
-  if (op == nullptr) {
-    return RaiseError(nullptr, "MPI_Op_create", MPI_ERR_ARG,
-                      "null pointer for the new operation");
-  }
-  *op = minimpi::RegisterUserOp(minimpi::NewUserOp(user_fn, commute != 0));
-  return MPI_SUCCESS;
+  return CreateOp("MPI_Op_create", user_fn, commute, op);
+}
+
+int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+  return CreateOp("MPI_Op_create_c", user_fn, commute, op);
 }
 
 int PMPI_Op_free(MPI_Op* op) {
@@ -72,58 +141,13 @@ int PMPI_Op_commutative(MPI_Op op, int* commute) {
 
 int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count,
                       MPI_Datatype datatype, MPI_Op op) {
-  static constexpr char kCall[] = "MPI_Reduce_local";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (LookupOp(op) == nullptr) return InvalidOpError(kCall, op);
-  const minimpi::Datatype* type;
-  if (int error = minimpi::CheckBuffer(kCall, nullptr, inoutbuf, count,
-                                       datatype, &type)) {
-    return error;
-  }
-  if (int error =
-          minimpi::CheckBuffer(kCall, nullptr, inbuf, count, datatype, &type)) {
-    return error;
-  }
-  // There is no "other" buffer for MPI_IN_PLACE to stand for here.
-  if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE) {
-    return RaiseError(nullptr, kCall, MPI_ERR_BUFFER,
-                      "MPI_IN_PLACE is not allowed");
-  }
-  const Op* reduction;
-  if (int error = minimpi::CheckOp(kCall, nullptr, op, datatype, &reduction)) {
-    return error;
-  }
-  if (count == 0) return MPI_SUCCESS;
-  if (!reduction->predefined() || type->predefined()) {
-    reduction->Apply(inbuf, inoutbuf, count, datatype);
-    return MPI_SUCCESS;
-  }
-  // A predefined operation on a derived type works on its base items: in
-  // place when the memory is an array of them, else through copies.
-  const minimpi::Datatype& base =
-      *minimpi::Datatype::FindPredefined(type->layout().reduction_base());
-  const int64_t items = count * type->layout().reduction_base_count();
-  if (items > INT_MAX) {
-    return RaiseError(nullptr, kCall, MPI_ERR_COUNT,
-                      "too many base items to reduce");
-  }
-  if (type->dense() && base.dense()) {
-    reduction->Apply(inbuf, inoutbuf, static_cast<int>(items), base.handle());
-    return MPI_SUCCESS;
-  }
-  const int64_t bytes = count * type->size();
-  std::vector<std::byte> in(items * base.extent()),
-      inout(items * base.extent());
-  namespace datatype = minimpi::datatype;
-  datatype::TypedCopy(inbuf, count, &type->layout(), in.data(), items,
-                      &base.layout(), bytes);
-  datatype::TypedCopy(inoutbuf, count, &type->layout(), inout.data(), items,
-                      &base.layout(), bytes);
-  reduction->Apply(in.data(), inout.data(), static_cast<int>(items),
-                   base.handle());
-  datatype::TypedCopy(inout.data(), items, &base.layout(), inoutbuf, count,
-                      &type->layout(), bytes);
-  return MPI_SUCCESS;
+  return ReduceLocal("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
+
+int PMPI_Reduce_local_c(const void* inbuf, void* inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op) {
+  return ReduceLocal("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype,
+                     op);
 }
 
 }  // extern "C"
@@ -132,3 +156,5 @@ MINIMPI_EXPORT(Op_create)
 MINIMPI_EXPORT(Op_free)
 MINIMPI_EXPORT(Op_commutative)
 MINIMPI_EXPORT(Reduce_local)
+MINIMPI_EXPORT(Op_create_c)
+MINIMPI_EXPORT(Reduce_local_c)

@@ -35,15 +35,13 @@ int Start(Communicator* c, std::optional<vci::SendArguments> send,
   return MPI_SUCCESS;
 }
 
-}  // namespace
-
-extern "C" {
-
-int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                   int dest, int sendtag, void* recvbuf, int recvcount,
-                   MPI_Datatype recvtype, int source, int recvtag,
-                   MPI_Comm comm, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Isendrecv";
+// MPI_Isendrecv and MPI_Isendrecv_c.
+int StartSendReceive(const char* call, const void* sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm,
+                     MPI_Request* request) {
+  const char* const kCall = call;
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   const Datatype* send_type;
@@ -71,10 +69,12 @@ int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
   return Start(c, std::move(send), std::move(receive), nullptr, request);
 }
 
-int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
-                           int dest, int sendtag, int source, int recvtag,
-                           MPI_Comm comm, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Isendrecv_replace";
+// MPI_Isendrecv_replace and MPI_Isendrecv_replace_c.
+int StartSendReceiveReplace(const char* call, void* buf, MPI_Count count,
+                            MPI_Datatype datatype, int dest, int sendtag,
+                            int source, int recvtag, MPI_Comm comm,
+                            MPI_Request* request) {
+  const char* const kCall = call;
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
   const Datatype* type;
@@ -115,7 +115,47 @@ int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
                request);
 }
 
+}  // namespace
+
+extern "C" {
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   int dest, int sendtag, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) {
+  return StartSendReceive("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest,
+                          sendtag, recvbuf, recvcount, recvtype, source,
+                          recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm,
+                     MPI_Request* request) {
+  return StartSendReceive("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest,
+                          sendtag, recvbuf, recvcount, recvtype, source,
+                          recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype,
+                           int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Request* request) {
+  return StartSendReceiveReplace("MPI_Isendrecv_replace", buf, count, datatype,
+                                 dest, sendtag, source, recvtag, comm, request);
+}
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype,
+                             int dest, int sendtag, int source, int recvtag,
+                             MPI_Comm comm, MPI_Request* request) {
+  return StartSendReceiveReplace("MPI_Isendrecv_replace_c", buf, count,
+                                 datatype, dest, sendtag, source, recvtag, comm,
+                                 request);
+}
+
 }  // extern "C"
 
 MINIMPI_EXPORT(Isendrecv)
 MINIMPI_EXPORT(Isendrecv_replace)
+MINIMPI_EXPORT(Isendrecv_c)
+MINIMPI_EXPORT(Isendrecv_replace_c)

@@ -18,10 +18,11 @@ using vci::SendMode;
 // which deletes it.
 class BufferedSends::Message : public Progressable {
  public:
-  Message(PointToPoint& p2p, BufferedSends* owner, std::byte* data,
-          bool on_heap, uint64_t sequence, const SendArguments& send)
+  Message(PointToPoint& p2p, std::shared_ptr<BufferedSends> owner,
+          std::byte* data, bool on_heap, uint64_t sequence,
+          const SendArguments& send)
       : p2p_(p2p),
-        owner_(owner),
+        owner_(std::move(owner)),
         data_(data),
         on_heap_(on_heap),
         sequence_(sequence),
@@ -36,13 +37,15 @@ class BufferedSends::Message : public Progressable {
     }
     p2p.Retire(inner_);
     owner_->Finished(p2p, data_, on_heap_, sequence_);
+    // The last reference to owner_ may go with this message: nothing below
+    // touches it.
     in_advance = false;
     p2p.CompleteCollectiveLocked(request);  // deletes this: return at once
   }
 
  private:
   PointToPoint& p2p_;
-  BufferedSends* const owner_;
+  const std::shared_ptr<BufferedSends> owner_;
   std::byte* const data_;
   const bool on_heap_;  // MPI_BUFFER_AUTOMATIC: data_ is its own block
   const uint64_t sequence_;
@@ -80,8 +83,10 @@ class BufferedSends::FlushRequest : public Progressable {
 };
 
 BufferedSends& ProcessBufferedSends() {
-  static auto* sends = new BufferedSends();  // never destroyed
-  return *sends;
+  // Never destroyed: messages may still leave during exit.
+  static auto* sends =
+      new std::shared_ptr<BufferedSends>(std::make_shared<BufferedSends>());
+  return **sends;
 }
 
 bool BufferedSends::Attach(std::byte* base, size_t size) {
@@ -158,7 +163,8 @@ BufferedSends::SendResult BufferedSends::Send(PointToPoint& p2p,
   packed.layout = nullptr;
   packed.count = 0;
   packed.mode = SendMode::kStandard;
-  auto* message = new Message(p2p, this, data, on_heap, sequence, packed);
+  auto* message =
+      new Message(p2p, shared_from_this(), data, on_heap, sequence, packed);
   // Nobody waits for the message: its request is freed now and released
   // when it completes.
   p2p.Free(p2p.StartSchedule(message, send.vci, RequestKind::kCompound));

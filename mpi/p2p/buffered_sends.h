@@ -5,7 +5,9 @@
 // completes, progress gives its space back, so any thread's progress
 // reclaims the buffer: nobody waits for a buffered message.
 //
-// The attached buffer belongs to the process (MPI-4.1 section 3.6.1). With
+// One BufferedSends serves the process (MPI_Buffer_attach); MPI-4.1 adds
+// one per communicator (MPI_Comm_attach_buffer) and per session, each its
+// own object (section 3.6.1). With
 // MPI_BUFFER_AUTOMATIC the library finds the memory itself: each message
 // gets its own heap block and no send ever lacks room.
 //
@@ -37,7 +39,10 @@
 
 namespace minimpi::p2p {
 
-class BufferedSends {
+// Always owned by a shared_ptr: a message in flight holds one, so a
+// communicator freed while its buffered messages leave takes nothing from
+// under them.
+class BufferedSends : public std::enable_shared_from_this<BufferedSends> {
  public:
   BufferedSends() = default;
   BufferedSends(const BufferedSends&) = delete;
@@ -93,7 +98,7 @@ class BufferedSends {
   std::vector<FlushRequest*> flushes_;   // guarded by mutex_
 };
 
-// The process's buffered sends (one attached buffer per process).
+// The process's buffered sends (MPI_Buffer_attach's buffer).
 BufferedSends& ProcessBufferedSends();
 
 }  // namespace minimpi::p2p
