@@ -8,7 +8,12 @@
  *
  * Usage: spawn [children]   (default 2)
  *        spawn multiple     (spawn_multiple: two commands, 1 + 2 children,
- *                            each with its own argv; MPI_APPNUM checked) */
+ *                            each with its own argv; MPI_APPNUM checked)
+ *        spawn missing      (a command that does not exist: fatal error)
+ *        spawn die          (a spawned process exits with code 3: mpiexec
+ *                            reports it and ends the job)
+ * Under srun every mode but the last two checks instead that spawning and
+ * name publishing fail cleanly (MPI_ERR_SPAWN, MPI_ERR_SERVICE, ...). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +112,37 @@ static void Exchange(MPI_Comm inter, int parents) {
   MPI_CHECK(MPI_Comm_free(&merged));
 }
 
+/* Under srun (Slurm's PMIx plugin serves no spawn and no name publishing)
+ * every dynamic-process call that needs the launcher must fail at once with
+ * a clear class and message, never hang. */
+static void CheckLauncherCannotSpawn(void) {
+  MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  MPI_Comm children = MPI_COMM_SELF;
+  int errcodes[2] = {-1, -1};
+  char* child_argv[] = {"child", "1", NULL};
+  int rc = MPI_Comm_spawn("/bin/true", child_argv, 2, MPI_INFO_NULL, 0,
+                          MPI_COMM_WORLD, &children, errcodes);
+  int error_class = -1;
+  MPI_Error_class(rc, &error_class);
+  CHECK(error_class == MPI_ERR_SPAWN, "spawn under srun returned class %d",
+        error_class);
+  CHECK(children == MPI_COMM_NULL, "spawn under srun left a communicator");
+  CHECK(errcodes[0] == MPI_ERR_SPAWN && errcodes[1] == MPI_ERR_SPAWN,
+        "errcodes %d %d", errcodes[0], errcodes[1]);
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_CHECK(MPI_Error_string(rc, text, &length));
+  rc = MPI_Publish_name("spawn-test", MPI_INFO_NULL, "nothing");
+  MPI_Error_class(rc, &error_class);
+  CHECK(error_class == MPI_ERR_SERVICE, "publish under srun: class %d",
+        error_class);
+  char port[MPI_MAX_PORT_NAME];
+  rc = MPI_Lookup_name("spawn-test", MPI_INFO_NULL, port);
+  MPI_Error_class(rc, &error_class);
+  CHECK(error_class == MPI_ERR_NAME, "lookup under srun: class %d",
+        error_class);
+}
+
 int main(int argc, char** argv) {
   MPI_CHECK(MPI_Init(&argc, &argv));
   MPI_Comm parent;
@@ -114,6 +150,35 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  const int fatal_mode =
+      argc >= 2 && (strcmp(argv[1], "missing") == 0 || strcmp(argv[1], "die") == 0);
+  if (getenv("SLURM_STEP_ID") != NULL && !fatal_mode && parent == MPI_COMM_NULL) {
+    CheckLauncherCannotSpawn();
+    if (rank == 0) printf("spawn: the launcher cannot spawn, as expected\n");
+    MPI_CHECK(MPI_Finalize());
+    return 0;
+  }
+  if (parent != MPI_COMM_NULL && argc >= 2 && strcmp(argv[1], "dying") == 0) {
+    /* A spawned process that dies: mpiexec must report it and end the job. */
+    if (rank == 0) exit(3);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  if (parent == MPI_COMM_NULL && fatal_mode) {
+    /* Under the default MPI_ERRORS_ARE_FATAL: a command that does not
+     * exist ends the job with MPI_Comm_spawn's one-line message; a child
+     * that dies ends it with mpiexec's report. */
+    const int missing = strcmp(argv[1], "missing") == 0;
+    char* child_argv[] = {"dying", "1", NULL};
+    MPI_Comm children;
+    MPI_Comm_spawn(missing ? "./no-such-program-here" : argv[0], child_argv,
+                   2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children,
+                   MPI_ERRCODES_IGNORE);
+    if (!missing) {
+      int value = 0;
+      MPI_Recv(&value, 1, MPI_INT, 0, 0, children, MPI_STATUS_IGNORE);
+    }
+    CHECK(0, "the job survived a failed spawn");
+  }
 
   if (parent != MPI_COMM_NULL) {
     CHECK(argc >= 2 && strncmp(argv[1], "child", 5) == 0,

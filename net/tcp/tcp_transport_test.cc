@@ -154,6 +154,106 @@ TEST(TcpTransportTest, LargeRdmaWriteAndReadLandInPlace) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+// Dynamic processes: two transports that know no ranks of a job (as for a
+// job meeting another one) add each other as peer 5 (an index past the
+// job's ranks) from the addresses they advertise, and a message, an answer
+// and an RDMA write go both ways. Completions name the added index.
+TEST(TcpTransportTest, PeersOfOtherJobsAddedAfterSetup) {
+  constexpr int kOtherJobPeer = 5;
+  constexpr size_t kBytes = 1u << 20;
+  FakeJobOptions options;
+  options.size = 2;
+  options.timeout = absl::Seconds(120);
+  absl::Status status =
+      RunRanks(options, [&](Bootstrap& bootstrap) -> absl::Status {
+        absl::StatusOr<std::unique_ptr<Transport>> created =
+            CreateTcpTransportForOtherJobs(bootstrap, Settings{});
+        if (!created.ok()) return created.status();
+        Transport& transport = **created;
+        const int me = bootstrap.rank();
+        absl::StatusOr<std::string> mine = transport.DynamicAddress();
+        RETURN_IF_FALSE(mine.ok());
+        std::vector<uint8_t> buffer(kBytes, 0);
+        absl::StatusOr<MemoryRegion> region =
+            transport.RegisterMemory(buffer.data(), buffer.size());
+        RETURN_IF_FALSE(region.ok());
+        // The bootstrap stands in for the meeting of the two jobs.
+        RETURN_IF_ERROR(bootstrap.Put("other_job_address", *mine));
+        absl::StatusOr<RemoteBuffer> remote =
+            ExchangeBuffer(bootstrap, "buffer", buffer.data(), *region, 1 - me);
+        RETURN_IF_FALSE(remote.ok());
+        absl::StatusOr<std::string> theirs =
+            bootstrap.Get(1 - me, "other_job_address");
+        RETURN_IF_FALSE(theirs.ok());
+        RETURN_IF_ERROR(transport.AddPeer(kOtherJobPeer, *theirs));
+        RETURN_IF_ERROR(bootstrap.Fence());  // both added before any send
+
+        int received = -1, from = -1;
+        bool landed = false, done = false;
+        FunctionHandler handler([&](int, const Completion& c) {
+          if (c.type == CompletionType::kReceive) {
+            std::memcpy(&received, c.data, sizeof(received));
+            from = c.peer;
+          } else if (c.type == CompletionType::kWriteImmediate) {
+            landed = c.length == kBytes && c.peer == kOtherJobPeer;
+          } else {
+            done = true;
+          }
+        });
+        const PeerVci other{kOtherJobPeer, 0};
+        const int value = 1000 + me;
+        if (me == 0) {
+          while (transport.Send(0, other, &value, sizeof(value), nullptr, 0) !=
+                 PostResult::kOk) {
+            transport.Poll(0, handler, 8);
+          }
+          while (received < 0) transport.Poll(0, handler, 8);
+          RETURN_IF_FALSE(received == 1001 && from == kOtherJobPeer, "got ",
+                          received, " from ", from);
+          FillPattern(7, buffer.data(), kBytes);
+          while (transport.RdmaWriteImmediate(0, other, buffer.data(), *region,
+                                              *remote, kBytes, 3,
+                                              1) == PostResult::kRetry) {
+            transport.Poll(0, handler, 8);
+          }
+          while (!done) transport.Poll(0, handler, 8);
+          return absl::OkStatus();
+        }
+        while (received < 0) transport.Poll(0, handler, 8);
+        RETURN_IF_FALSE(received == 1000 && from == kOtherJobPeer, "got ",
+                        received, " from ", from);
+        while (transport.Send(0, other, &value, sizeof(value), nullptr, 0) !=
+               PostResult::kOk) {
+          transport.Poll(0, handler, 8);
+        }
+        while (!landed) transport.Poll(0, handler, 8);
+        const int64_t bad = FirstMismatch(7, buffer.data(), kBytes);
+        RETURN_IF_FALSE(bad < 0, "write: byte ", bad);
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// A peer index inside the job, or an address that is not one, is refused.
+TEST(TcpTransportTest, AddPeerRefusesBadIndexAndAddress) {
+  FakeJobOptions options;
+  options.size = 1;
+  absl::Status status =
+      RunRanks(options, [&](Bootstrap& bootstrap) -> absl::Status {
+        absl::StatusOr<std::unique_ptr<Transport>> created =
+            CreateTcpTransportForOtherJobs(bootstrap, Settings{});
+        if (!created.ok()) return created.status();
+        Transport& transport = **created;
+        RETURN_IF_FALSE(!transport.AddPeer(0, "127.0.0.1:5000").ok());
+        RETURN_IF_FALSE(!transport.AddPeer(3, "no address").ok());
+        RETURN_IF_FALSE(
+            !transport.AddPeer(1 + kMaxDynamicPeers, "127.0.0.1:5000").ok());
+        RETURN_IF_ERROR(transport.AddPeer(1, "127.0.0.1:5000"));
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // (b) A sender floods a peer that does not poll until the socket pushes
 // back (kRetry); then everything arrives, in order, intact.
 TEST(TcpTransportTest, FloodUntilRetryThenEverythingArrivesInOrder) {
