@@ -24,15 +24,14 @@
 static int failures = 0;
 static int rank;
 
-#define CHECK(cond, ...)                             \
-  do {                                               \
-    if (!(cond)) {                                   \
-      fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, \
-              __FILE__, __LINE__);                   \
-      fprintf(stderr, __VA_ARGS__);                  \
-      fprintf(stderr, "\n");                         \
-      ++failures;                                    \
-    }                                                \
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fprintf(stderr, "\n");                                              \
+      ++failures;                                                         \
+    }                                                                     \
   } while (0)
 
 /* A word's value depends on its position and the message, so a shifted,
@@ -61,9 +60,9 @@ static void BigMessage(void) {
   uint64_t* data = MapZeroed((size_t)count);
   if (rank == 0) {
     for (size_t i = 0; i < words; ++i) data[i] = Pattern(i, seed);
-    CHECK(MPI_Send_c(data, count, MPI_BYTE, 1, 7, MPI_COMM_WORLD) ==
-              MPI_SUCCESS,
-          "MPI_Send_c of %lld bytes", (long long)count);
+    CHECK(
+        MPI_Send_c(data, count, MPI_BYTE, 1, 7, MPI_COMM_WORLD) == MPI_SUCCESS,
+        "MPI_Send_c of %lld bytes", (long long)count);
   } else {
     MPI_Status status;
     CHECK(MPI_Recv_c(data, count, MPI_CHAR, 0, 7, MPI_COMM_WORLD, &status) ==
@@ -82,8 +81,7 @@ static void BigMessage(void) {
     MPI_Get_count(&status, MPI_CHAR, &small_count);
     MPI_Get_count_c(&status, MPI_CHAR, &large_count);
     MPI_Get_elements_c(&status, MPI_BYTE, &elements);
-    CHECK(small_count == MPI_UNDEFINED, "MPI_Get_count gave %d",
-          small_count);
+    CHECK(small_count == MPI_UNDEFINED, "MPI_Get_count gave %d", small_count);
     CHECK(large_count == count, "MPI_Get_count_c gave %lld",
           (long long)large_count);
     CHECK(elements == count, "MPI_Get_elements_c gave %lld",
@@ -174,8 +172,7 @@ static void CheckStatus(const MPI_Status* status, int tag, const char* what) {
         status->MPI_TAG, (long long)count);
 }
 
-static void LongSum(void* in, void* inout, MPI_Count* len,
-                    MPI_Datatype* type) {
+static void LongSum(void* in, void* inout, MPI_Count* len, MPI_Datatype* type) {
   (void)type;
   for (MPI_Count i = 0; i < *len; ++i) {
     ((long*)inout)[i] += ((long*)in)[i] * 2;
@@ -201,31 +198,40 @@ static void SmallCounts(void) {
   MPI_Buffer_attach_c(attached, buffer_bytes);
 
   if (rank == 0) {
-    const char* names[] = {"MPI_Send_c",   "MPI_Bsend_c",  "MPI_Ssend_c",
-                           "MPI_Isend_c",  "MPI_Ibsend_c", "MPI_Issend_c",
-                           "MPI_Send_init_c", "MPI_Bsend_init_c",
-                           "MPI_Ssend_init_c"};
+    const char* names[] = {
+        "MPI_Send_c",      "MPI_Bsend_c",      "MPI_Ssend_c",
+        "MPI_Isend_c",     "MPI_Ibsend_c",     "MPI_Issend_c",
+        "MPI_Send_init_c", "MPI_Bsend_init_c", "MPI_Ssend_init_c"};
     for (int k = 0; k < 9; ++k) {
       Fill(items, k);
       switch (k) {
-        case 0: MPI_Send_c(items, n, MPI_INT, 1, tag + k, comm); break;
-        case 1: MPI_Bsend_c(items, n, MPI_INT, 1, tag + k, comm); break;
-        case 2: MPI_Ssend_c(items, n, MPI_INT, 1, tag + k, comm); break;
-        case 3: MPI_Isend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
-                break;
-        case 4: MPI_Ibsend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
-                break;
-        case 5: MPI_Issend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
-                break;
-        case 6: MPI_Send_init_c(items, n, MPI_INT, 1, tag + k, comm,
-                                &request);
-                break;
-        case 7: MPI_Bsend_init_c(items, n, MPI_INT, 1, tag + k, comm,
-                                 &request);
-                break;
-        case 8: MPI_Ssend_init_c(items, n, MPI_INT, 1, tag + k, comm,
-                                 &request);
-                break;
+        case 0:
+          MPI_Send_c(items, n, MPI_INT, 1, tag + k, comm);
+          break;
+        case 1:
+          MPI_Bsend_c(items, n, MPI_INT, 1, tag + k, comm);
+          break;
+        case 2:
+          MPI_Ssend_c(items, n, MPI_INT, 1, tag + k, comm);
+          break;
+        case 3:
+          MPI_Isend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
+        case 4:
+          MPI_Ibsend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
+        case 5:
+          MPI_Issend_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
+        case 6:
+          MPI_Send_init_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
+        case 7:
+          MPI_Bsend_init_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
+        case 8:
+          MPI_Ssend_init_c(items, n, MPI_INT, 1, tag + k, comm, &request);
+          break;
       }
       if (k >= 6) MPI_Start(&request);
       if (k >= 3) MPI_Wait(&request, MPI_STATUS_IGNORE);
@@ -233,10 +239,10 @@ static void SmallCounts(void) {
       (void)names;
     }
   } else {
-    const char* names[] = {"MPI_Send_c",   "MPI_Bsend_c",  "MPI_Ssend_c",
-                           "MPI_Isend_c",  "MPI_Ibsend_c", "MPI_Issend_c",
-                           "MPI_Send_init_c", "MPI_Bsend_init_c",
-                           "MPI_Ssend_init_c"};
+    const char* names[] = {
+        "MPI_Send_c",      "MPI_Bsend_c",      "MPI_Ssend_c",
+        "MPI_Isend_c",     "MPI_Ibsend_c",     "MPI_Issend_c",
+        "MPI_Send_init_c", "MPI_Bsend_init_c", "MPI_Ssend_init_c"};
     for (int k = 0; k < 9; ++k) {
       memset(items, 0, sizeof(items));
       /* The receives take turns among the _c forms. */
@@ -400,9 +406,9 @@ static void Errors(void) {
                   &error_class);
   CHECK(error_class == MPI_ERR_COUNT, "MPI_Send_c count -1: class %d",
         error_class);
-  MPI_Error_class(MPI_Irecv_c(dummy, -5, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD,
-                              &request),
-                  &error_class);
+  MPI_Error_class(
+      MPI_Irecv_c(dummy, -5, MPI_INT, 1 - rank, 0, MPI_COMM_WORLD, &request),
+      &error_class);
   CHECK(error_class == MPI_ERR_COUNT, "MPI_Irecv_c count -5: class %d",
         error_class);
   MPI_Error_class(MPI_Bsend_c(dummy, (MPI_Count)-1 << 40, MPI_INT, 1 - rank, 0,
@@ -413,9 +419,9 @@ static void Errors(void) {
   MPI_Op op;
   MPI_Op_create(IntSum, 1, &op);
   /* Refused before anything is read: the buffers need not be that big. */
-  MPI_Error_class(MPI_Reduce_local_c(dummy, dummy, (MPI_Count)INT_MAX + 1,
-                                     MPI_INT, op),
-                  &error_class);
+  MPI_Error_class(
+      MPI_Reduce_local_c(dummy, dummy, (MPI_Count)INT_MAX + 1, MPI_INT, op),
+      &error_class);
   CHECK(error_class == MPI_ERR_COUNT,
         "MPI_Reduce_local_c past INT_MAX with an int function: class %d",
         error_class);
@@ -446,7 +452,9 @@ int main(int argc, char** argv) {
   Errors();
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf(total == 0 ? "large_count: ok\n" : "large_count: %d failures\n", total);
+  if (rank == 0)
+    printf(total == 0 ? "large_count: ok\n" : "large_count: %d failures\n",
+           total);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

@@ -16,14 +16,14 @@
 static int failures = 0;
 static int rank;
 
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
       fprintf(stderr, "rank %d: FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-      ++failures;                                                          \
-    }                                                                      \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fprintf(stderr, "\n");                                              \
+      ++failures;                                                         \
+    }                                                                     \
   } while (0)
 
 enum { kItems = 64 };
@@ -149,8 +149,7 @@ static int BufferedMessage(MPI_Comm comm, int message) {
   if (rank == 1 && error_class == MPI_SUCCESS) {
     memset(items, 0, sizeof(items));
     MPI_Recv(items, kItems, MPI_INT, 0, message, comm, MPI_STATUS_IGNORE);
-    CHECK(Differs(items, message) == 0, "buffered message %d differs",
-          message);
+    CHECK(Differs(items, message) == 0, "buffered message %d differs", message);
   }
   return error_class;
 }
@@ -165,8 +164,7 @@ static void CommunicatorBuffers(void) {
   CHECK(MPI_Comm_attach_buffer(comm, own, one_message) == MPI_SUCCESS,
         "MPI_Comm_attach_buffer");
   int error_class = MPI_SUCCESS;
-  MPI_Error_class(MPI_Comm_attach_buffer(comm, own, one_message),
-                  &error_class);
+  MPI_Error_class(MPI_Comm_attach_buffer(comm, own, one_message), &error_class);
   CHECK(error_class == MPI_ERR_BUFFER, "a second attach: class %d",
         error_class);
 
@@ -185,8 +183,8 @@ static void CommunicatorBuffers(void) {
   void* detached = NULL;
   int size = -1;
   MPI_Comm_detach_buffer(comm, &detached, &size);
-  CHECK(detached == own && size == one_message,
-        "MPI_Comm_detach_buffer: %p/%d", detached, size);
+  CHECK(detached == own && size == one_message, "MPI_Comm_detach_buffer: %p/%d",
+        detached, size);
   free(own);
 
   /* Detached: the process's buffer serves the communicator now. */
@@ -199,8 +197,7 @@ static void CommunicatorBuffers(void) {
   free(process);
 
   /* The library's own memory, with the _c forms. */
-  CHECK(MPI_Comm_attach_buffer_c(comm, MPI_BUFFER_AUTOMATIC, 0) ==
-            MPI_SUCCESS,
+  CHECK(MPI_Comm_attach_buffer_c(comm, MPI_BUFFER_AUTOMATIC, 0) == MPI_SUCCESS,
         "MPI_Comm_attach_buffer_c(MPI_BUFFER_AUTOMATIC)");
   for (int message = 5; message < 9; ++message) {
     CHECK(BufferedMessage(comm, message) == MPI_SUCCESS,
@@ -225,16 +222,47 @@ static void SessionBuffers(void) {
     CHECK(0, "MPI_Session_init failed");
     return;
   }
+  /* A communicator of the session's, and one derived from it. */
+  MPI_Group group;
+  MPI_Comm comm = MPI_COMM_NULL, dup = MPI_COMM_NULL;
+  MPI_Group_from_session_pset(session, "mpi://WORLD", &group);
+  MPI_Comm_create_from_group(group, "mpi41_calls.session_buffers",
+                             MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
+  MPI_Group_free(&group);
+  MPI_Comm_dup(comm, &dup);
+  /* No buffer anywhere yet. */
+  CHECK(BufferedMessage(comm, 50) == MPI_ERR_BUFFER,
+        "Bsend on a session's communicator before any attach");
+
   char* buffer = malloc(4096);
   CHECK(MPI_Session_attach_buffer(session, buffer, 4096) == MPI_SUCCESS,
         "MPI_Session_attach_buffer");
+  /* The session's buffer serves its communicators, not the world's. */
+  CHECK(BufferedMessage(comm, 51) == MPI_SUCCESS,
+        "Bsend through the session's buffer");
+  CHECK(BufferedMessage(dup, 52) == MPI_SUCCESS,
+        "Bsend on a dup of a session's communicator");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(BufferedMessage(MPI_COMM_WORLD, 53) == MPI_ERR_BUFFER,
+        "Bsend on MPI_COMM_WORLD must not use a session's buffer");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  /* The communicator's own buffer comes first. */
+  const int one_message = kItems * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+  char* own = malloc(one_message);
+  MPI_Comm_attach_buffer(dup, own, one_message);
+  CHECK(BufferedMessage(dup, 54) == MPI_SUCCESS,
+        "Bsend through the dup's own buffer");
+  void* detached = NULL;
+  int own_size = 0;
+  MPI_Comm_detach_buffer(dup, &detached, &own_size);
+  CHECK(detached == own, "MPI_Comm_detach_buffer on the dup");
+  free(own);
   CHECK(MPI_Session_flush_buffer(session) == MPI_SUCCESS,
         "MPI_Session_flush_buffer");
   MPI_Request request;
   CHECK(MPI_Session_iflush_buffer(session, &request) == MPI_SUCCESS,
         "MPI_Session_iflush_buffer");
   MPI_Wait(&request, MPI_STATUS_IGNORE);
-  void* detached = NULL;
   MPI_Count size = -1;
   MPI_Session_detach_buffer_c(session, &detached, &size);
   CHECK(detached == buffer && size == 4096,
@@ -242,7 +270,11 @@ static void SessionBuffers(void) {
   int int_size = -1;
   MPI_Session_detach_buffer(session, &detached, &int_size);
   CHECK(detached == NULL && int_size == 0, "a second session detach");
+  CHECK(BufferedMessage(comm, 55) == MPI_ERR_BUFFER,
+        "Bsend on a session's communicator after its detach");
   free(buffer);
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&comm);
   MPI_Session_finalize(&session);
 }
 
@@ -261,8 +293,7 @@ static void HardwareResources(void) {
         flag ? value : "(missing)");
   length = sizeof(value);
   MPI_Info_get_string(info, "hwloc://PU", &length, value, &flag);
-  CHECK(flag && atoi(value) >= 1, "hwloc://PU: %s",
-        flag ? value : "(missing)");
+  CHECK(flag && atoi(value) >= 1, "hwloc://PU: %s", flag ? value : "(missing)");
 
   /* The resource type it names splits the job by node. */
   MPI_Info hints;
@@ -272,8 +303,8 @@ static void HardwareResources(void) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank,
                       hints, &node);
   MPI_Comm shared;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
-                      MPI_INFO_NULL, &shared);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                      &shared);
   int node_size = -1, shared_size = -2;
   CHECK(node != MPI_COMM_NULL, "RESOURCE_GUIDED gave MPI_COMM_NULL");
   if (node != MPI_COMM_NULL) MPI_Comm_size(node, &node_size);

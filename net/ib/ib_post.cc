@@ -30,6 +30,11 @@
 namespace minimpi::net::ib {
 namespace {
 
+// The most bytes one work request moves: an ibv_sge's length is 32 bits,
+// and HCAs cap one message (max_msg_sz) at 2 GiB, some at 1 GiB. Longer
+// transfers (MPI's large counts) go as several work requests.
+constexpr size_t kMaxWorkRequestBytes = size_t{1} << 30;
+
 // Walks a gathered read: one work request per piece of a remote segment
 // whose local side fits in `max_sge` entries. Calls `emit(remote address,
 // sges, count)` for each; returns how many there are.
@@ -48,9 +53,10 @@ int SplitRead(const IoSegment* local, int local_count, const IoSegment* remote,
       const uint64_t request_address = remote_address;
       size_t request_bytes = 0;
       while (remote_left > 0 && static_cast<int>(sges.size()) < max_sge &&
-             li < local_count) {
+             li < local_count && request_bytes < kMaxWorkRequestBytes) {
         const size_t take =
-            std::min(local[li].length - local_used, remote_left);
+            std::min({local[li].length - local_used, remote_left,
+                      kMaxWorkRequestBytes - request_bytes});
         if (take > 0) {
           sges.push_back(
               {local[li].address + local_used, static_cast<uint32_t>(take), 0});
@@ -238,16 +244,34 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
     state.starving.store(true, std::memory_order_relaxed);
     return PostResult::kRetry;
   }
-  // Empty pieces take no scatter/gather entry (a zero-byte write has none).
+  // Empty pieces take no scatter/gather entry (a zero-byte write has none);
+  // pieces longer than a work request may carry are cut.
   absl::InlinedVector<IoSegment, kInlinePieces> pieces;
   pieces.reserve(local_count);
   for (int i = 0; i < local_count; ++i) {
-    if (local[i].length > 0) pieces.push_back(local[i]);
+    for (size_t at = 0; at < local[i].length; at += kMaxWorkRequestBytes) {
+      pieces.push_back({local[i].address + at,
+                        std::min(local[i].length - at, kMaxWorkRequestBytes)});
+    }
   }
   local = pieces.data();
   local_count = static_cast<int>(pieces.size());
-  const int requests =
-      std::max(1, (local_count + max_send_sge_ - 1) / max_send_sge_);
+  // Consecutive pieces share a work request up to max_send_sge_ of them
+  // and kMaxWorkRequestBytes in all: (first piece, piece count) each.
+  absl::InlinedVector<std::pair<int, int>, kInlinePieces> groups;
+  for (int first = 0; first < local_count;) {
+    int count = 0;
+    size_t bytes = 0;
+    while (first + count < local_count && count < max_send_sge_ &&
+           bytes + local[first + count].length <= kMaxWorkRequestBytes) {
+      bytes += local[first + count].length;
+      ++count;
+    }
+    groups.push_back({first, count});
+    first += count;
+  }
+  if (groups.empty()) groups.push_back({0, 0});
+  const int requests = static_cast<int>(groups.size());
   const char* what =
       immediate != nullptr ? "RDMA write with immediate" : "RDMA write";
   Op* op = StartOp(state, *c, requests, OpKind::kUser, what);
@@ -261,8 +285,7 @@ PostResult IbTransport::RdmaWritev(int vci, PeerVci peer,
   absl::InlinedVector<ibv_send_wr, kInlinePieces> wrs(requests);
   uint64_t remote_address = remote.address;
   for (int r = 0; r < requests; ++r) {
-    const int first = r * max_send_sge_;
-    const int count = std::max(0, std::min(max_send_sge_, local_count - first));
+    const auto [first, count] = groups[r];
     size_t bytes = 0;
     for (int i = 0; i < count; ++i) {
       sges[first + i] = {local[first + i].address,
