@@ -104,11 +104,9 @@ int InPlaceNotAllowed(const char* call, Communicator* comm);
 // MPI_IN_PLACE); on success *extent is the type's extent in bytes. Inline,
 // as the point-to-point checks are: a small collective's cost is mostly its
 // call levels.
-[[gnu::always_inline]] inline int CheckTypedCount(const char* call,
-                                                  Communicator* comm,
-                                                  const void* buffer, int count,
-                                                  MPI_Datatype type,
-                                                  size_t* extent) {
+[[gnu::always_inline]] inline int CheckTypedCount(
+    const char* call, Communicator* comm, const void* buffer, int64_t count,
+    MPI_Datatype type, size_t* extent) {
   // MPI_IN_PLACE is a non-null pointer, so it passes the null-buffer check
   // as the real buffer it stands for would.
   const Datatype* datatype;

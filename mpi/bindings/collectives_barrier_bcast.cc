@@ -19,8 +19,8 @@ int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
                                 coll::Arguments{}, request, form);
 }
 
-int Bcast(const char* call, void* buffer, int count, MPI_Datatype datatype,
-          int root, MPI_Comm comm, MPI_Request* request,
+int Bcast(const char* call, void* buffer, MPI_Count count,
+          MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request,
           minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
@@ -91,6 +91,33 @@ int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
                minimpi::CallForm::kPersistent);
 }
 
+// The large-count forms: the same bodies, with MPI_Count counts and
+// MPI_Aint displacements.
+
+int PMPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm) {
+  return Bcast("MPI_Bcast_c", buffer, count, datatype, root, comm, nullptr,
+               minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype,
+                  int root, MPI_Comm comm, MPI_Request* request) {
+  return Bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm, request,
+               minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Bcast_init_c(void* buffer, MPI_Count count, MPI_Datatype datatype,
+                      int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Bcast_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Bcast(kCall, buffer, count, datatype, root, comm, request,
+               minimpi::CallForm::kPersistent);
+}
+
 }  // extern "C"
 
 MINIMPI_EXPORT(Barrier)
@@ -99,3 +126,6 @@ MINIMPI_EXPORT(Bcast)
 MINIMPI_EXPORT(Ibcast)
 MINIMPI_EXPORT(Barrier_init)
 MINIMPI_EXPORT(Bcast_init)
+MINIMPI_EXPORT(Bcast_c)
+MINIMPI_EXPORT(Ibcast_c)
+MINIMPI_EXPORT(Bcast_init_c)

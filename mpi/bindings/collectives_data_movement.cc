@@ -15,9 +15,10 @@ namespace {
 // A counts array and its displacements, one entry per rank; on success
 // *any_data says whether some count is positive and *largest is the largest.
 int CheckCountsAndDisplacements(const char* call, Communicator* comm,
-                                const int* counts, const int* displacements,
+                                coll::CountArray counts,
+                                coll::CountArray displacements,
                                 const char* what, bool* any_data,
-                                int* largest) {
+                                MPI_Count* largest) {
   if (counts == nullptr) {
     return minimpi::RaiseError(comm, call, MPI_ERR_COUNT,
                                absl::StrFormat("null %s counts array", what));
@@ -46,11 +47,12 @@ int CheckCountsAndDisplacements(const char* call, Communicator* comm,
 
 // Gather and Gatherv share everything but the root's receive layout:
 // `receive_counts` == nullptr means Gather (one `receive_count`).
-int Gather(const char* call, const void* send_buffer, int send_count,
-           MPI_Datatype send_type, void* receive_buffer, int receive_count,
-           const int* receive_counts, const int* displacements,
-           MPI_Datatype receive_type, int root, MPI_Comm comm,
-           MPI_Request* request, minimpi::CallForm form, bool variable) {
+int Gather(const char* call, const void* send_buffer, MPI_Count send_count,
+           MPI_Datatype send_type, void* receive_buffer,
+           MPI_Count receive_count, coll::CountArray receive_counts,
+           coll::CountArray displacements, MPI_Datatype receive_type, int root,
+           MPI_Comm comm, MPI_Request* request, minimpi::CallForm form,
+           bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -80,7 +82,7 @@ int Gather(const char* call, const void* send_buffer, int send_count,
     if (receive_buffer == MPI_IN_PLACE)
       return minimpi::InPlaceNotAllowed(call, c);
     bool receives_data = false;
-    int checked_count = receive_count;
+    MPI_Count checked_count = receive_count;
     if (variable) {
       if (int error = CheckCountsAndDisplacements(
               call, c, receive_counts, displacements, "receive", &receives_data,
@@ -119,11 +121,12 @@ int Gather(const char* call, const void* send_buffer, int send_count,
 
 // --- Scatter, Scatterv -------------------------------------------------------
 
-int Scatter(const char* call, const void* send_buffer, int send_count,
-            const int* send_counts, const int* displacements,
-            MPI_Datatype send_type, void* receive_buffer, int receive_count,
-            MPI_Datatype receive_type, int root, MPI_Comm comm,
-            MPI_Request* request, minimpi::CallForm form, bool variable) {
+int Scatter(const char* call, const void* send_buffer, MPI_Count send_count,
+            coll::CountArray send_counts, coll::CountArray displacements,
+            MPI_Datatype send_type, void* receive_buffer,
+            MPI_Count receive_count, MPI_Datatype receive_type, int root,
+            MPI_Comm comm, MPI_Request* request, minimpi::CallForm form,
+            bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -152,7 +155,7 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
   if (is_root) {
     if (send_buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
     bool sends_data = false;
-    int checked_count = send_count;
+    MPI_Count checked_count = send_count;
     if (variable) {
       if (int error = CheckCountsAndDisplacements(
               call, c, send_counts, displacements, "send", &sends_data,
@@ -191,11 +194,12 @@ int Scatter(const char* call, const void* send_buffer, int send_count,
 
 // --- Allgather, Allgatherv ---------------------------------------------------
 
-int Allgather(const char* call, const void* send_buffer, int send_count,
-              MPI_Datatype send_type, void* receive_buffer, int receive_count,
-              const int* receive_counts, const int* displacements,
-              MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
-              minimpi::CallForm form, bool variable) {
+int Allgather(const char* call, const void* send_buffer, MPI_Count send_count,
+              MPI_Datatype send_type, void* receive_buffer,
+              MPI_Count receive_count, coll::CountArray receive_counts,
+              coll::CountArray displacements, MPI_Datatype receive_type,
+              MPI_Comm comm, MPI_Request* request, minimpi::CallForm form,
+              bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -219,7 +223,7 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
   if (receive_buffer == MPI_IN_PLACE)
     return minimpi::InPlaceNotAllowed(call, c);
   bool receives_data = receive_count > 0;
-  int checked_count = receive_count;
+  MPI_Count checked_count = receive_count;
   if (variable) {
     if (int error = CheckCountsAndDisplacements(
             call, c, receive_counts, displacements, "receive", &receives_data,
@@ -254,12 +258,13 @@ int Allgather(const char* call, const void* send_buffer, int send_count,
 
 // --- Alltoall, Alltoallv -----------------------------------------------------
 
-int Alltoall(const char* call, const void* send_buffer, int send_count,
-             const int* send_counts, const int* send_displacements,
-             MPI_Datatype send_type, void* receive_buffer, int receive_count,
-             const int* receive_counts, const int* receive_displacements,
-             MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request,
-             minimpi::CallForm form, bool variable) {
+int Alltoall(const char* call, const void* send_buffer, MPI_Count send_count,
+             coll::CountArray send_counts, coll::CountArray send_displacements,
+             MPI_Datatype send_type, void* receive_buffer,
+             MPI_Count receive_count, coll::CountArray receive_counts,
+             coll::CountArray receive_displacements, MPI_Datatype receive_type,
+             MPI_Comm comm, MPI_Request* request, minimpi::CallForm form,
+             bool variable) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -271,7 +276,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
     if (c->inter) return minimpi::InPlaceNotAllowed(call, c);
     arguments.in_place = true;
   } else {
-    int checked_count = send_count;
+    MPI_Count checked_count = send_count;
     sends_data = send_count > 0;
     if (variable) {
       if (int error = CheckCountsAndDisplacements(
@@ -295,7 +300,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
   if (receive_buffer == MPI_IN_PLACE)
     return minimpi::InPlaceNotAllowed(call, c);
   bool receives_data = receive_count > 0;
-  int checked_count = receive_count;
+  MPI_Count checked_count = receive_count;
   if (variable) {
     if (int error = CheckCountsAndDisplacements(
             call, c, receive_counts, receive_displacements, "receive",
@@ -333,7 +338,7 @@ int Alltoall(const char* call, const void* send_buffer, int send_count,
 // One side of MPI_Alltoallw: counts, byte displacements and a datatype per
 // rank, each type committed, each buffer present where there is data.
 int CheckAlltoallwSide(const char* call, Communicator* comm, const void* buffer,
-                       const int* counts, const int* displacements,
+                       coll::CountArray counts, coll::CountArray displacements,
                        const MPI_Datatype* types, const char* what) {
   if (counts == nullptr || displacements == nullptr || types == nullptr) {
     return minimpi::RaiseError(
@@ -350,10 +355,11 @@ int CheckAlltoallwSide(const char* call, Communicator* comm, const void* buffer,
   return MPI_SUCCESS;
 }
 
-int Alltoallw(const char* call, const void* send_buffer, const int* send_counts,
-              const int* send_displacements, const MPI_Datatype* send_types,
-              void* receive_buffer, const int* receive_counts,
-              const int* receive_displacements,
+int Alltoallw(const char* call, const void* send_buffer,
+              coll::CountArray send_counts, coll::CountArray send_displacements,
+              const MPI_Datatype* send_types, void* receive_buffer,
+              coll::CountArray receive_counts,
+              coll::CountArray receive_displacements,
               const MPI_Datatype* receive_types, MPI_Comm comm,
               MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
@@ -680,6 +686,308 @@ int PMPI_Alltoallv_init(const void* sendbuf, const int sendcounts[],
                   minimpi::CallForm::kPersistent, /*variable=*/true);
 }
 
+// The large-count forms: the same bodies, with MPI_Count counts and
+// MPI_Aint displacements.
+
+int PMPI_Alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                     void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                     MPI_Comm comm) {
+  return Alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes,
+                   recvbuf, recvcounts, rdispls, recvtypes, comm, nullptr,
+                   minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ialltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                      void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                      MPI_Comm comm, MPI_Request* request) {
+  return Alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes,
+                   recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+                   minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Gather_c(const void* sendbuf, MPI_Count sendcount,
+                  MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return Gather("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, nullptr, nullptr, recvtype, root, comm, nullptr,
+                minimpi::CallForm::kBlocking, /*variable=*/false);
+}
+
+int PMPI_Igather_c(const void* sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  return Gather("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, nullptr, nullptr, recvtype, root, comm, request,
+                minimpi::CallForm::kNonblocking, /*variable=*/false);
+}
+
+int PMPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void* recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[],
+                   MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return Gather("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0,
+                recvcounts, displs, recvtype, root, comm, nullptr,
+                minimpi::CallForm::kBlocking, /*variable=*/true);
+}
+
+int PMPI_Igatherv_c(const void* sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[],
+                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request* request) {
+  return Gather("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0,
+                recvcounts, displs, recvtype, root, comm, request,
+                minimpi::CallForm::kNonblocking, /*variable=*/true);
+}
+
+int PMPI_Scatter_c(const void* sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return Scatter("MPI_Scatter_c", sendbuf, sendcount, nullptr, nullptr,
+                 sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr,
+                 minimpi::CallForm::kBlocking, /*variable=*/false);
+}
+
+int PMPI_Iscatter_c(const void* sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request* request) {
+  return Scatter("MPI_Iscatter_c", sendbuf, sendcount, nullptr, nullptr,
+                 sendtype, recvbuf, recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kNonblocking, /*variable=*/false);
+}
+
+int PMPI_Scatterv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                    const MPI_Aint displs[], MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm) {
+  return Scatter("MPI_Scatterv_c", sendbuf, 0, sendcounts, displs, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, nullptr,
+                 minimpi::CallForm::kBlocking, /*variable=*/true);
+}
+
+int PMPI_Iscatterv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint displs[], MPI_Datatype sendtype,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Request* request) {
+  return Scatter("MPI_Iscatterv_c", sendbuf, 0, sendcounts, displs, sendtype,
+                 recvbuf, recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kNonblocking, /*variable=*/true);
+}
+
+int PMPI_Allgather_c(const void* sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm) {
+  return Allgather("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, nullptr, nullptr, recvtype, comm, nullptr,
+                   minimpi::CallForm::kBlocking, /*variable=*/false);
+}
+
+int PMPI_Iallgather_c(const void* sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request) {
+  return Allgather("MPI_Iallgather_c", sendbuf, sendcount, sendtype, recvbuf,
+                   recvcount, nullptr, nullptr, recvtype, comm, request,
+                   minimpi::CallForm::kNonblocking, /*variable=*/false);
+}
+
+int PMPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, void* recvbuf,
+                      const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm) {
+  return Allgather("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, 0,
+                   recvcounts, displs, recvtype, comm, nullptr,
+                   minimpi::CallForm::kBlocking, /*variable=*/true);
+}
+
+int PMPI_Iallgatherv_c(const void* sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void* recvbuf,
+                       const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request* request) {
+  return Allgather("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
+                   0, recvcounts, displs, recvtype, comm, request,
+                   minimpi::CallForm::kNonblocking, /*variable=*/true);
+}
+
+int PMPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  return Alltoall("MPI_Alltoall_c", sendbuf, sendcount, nullptr, nullptr,
+                  sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                  comm, nullptr, minimpi::CallForm::kBlocking,
+                  /*variable=*/false);
+}
+
+int PMPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  return Alltoall("MPI_Ialltoall_c", sendbuf, sendcount, nullptr, nullptr,
+                  sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
+                  comm, request, minimpi::CallForm::kNonblocking,
+                  /*variable=*/false);
+}
+
+int PMPI_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                     const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                     void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm) {
+  return Alltoall("MPI_Alltoallv_c", sendbuf, 0, sendcounts, sdispls, sendtype,
+                  recvbuf, 0, recvcounts, rdispls, recvtype, comm, nullptr,
+                  minimpi::CallForm::kBlocking, /*variable=*/true);
+}
+
+int PMPI_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                      void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request* request) {
+  return Alltoall("MPI_Ialltoallv_c", sendbuf, 0, sendcounts, sdispls, sendtype,
+                  recvbuf, 0, recvcounts, rdispls, recvtype, comm, request,
+                  minimpi::CallForm::kNonblocking, /*variable=*/true);
+}
+
+int PMPI_Alltoallw_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void* recvbuf,
+                          const MPI_Count recvcounts[],
+                          const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoallw_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                   recvcounts, rdispls, recvtypes, comm, request,
+                   minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Gather_init_c(const void* sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void* recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Gather_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Gather(kCall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                nullptr, nullptr, recvtype, root, comm, request,
+                minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Gatherv_init_c(const void* sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void* recvbuf,
+                        const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Gatherv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Gather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                displs, recvtype, root, comm, request,
+                minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Scatter_init_c(const void* sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void* recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scatter_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Scatter(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Scatterv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint displs[], MPI_Datatype sendtype,
+                         void* recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scatterv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Scatter(kCall, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                 recvcount, recvtype, root, comm, request,
+                 minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Allgather_init_c(const void* sendbuf, MPI_Count sendcount,
+                          MPI_Datatype sendtype, void* recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allgather_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Allgather(kCall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                   nullptr, nullptr, recvtype, comm, request,
+                   minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Allgatherv_init_c(const void* sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, void* recvbuf,
+                           const MPI_Count recvcounts[],
+                           const MPI_Aint displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allgatherv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Allgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                   displs, recvtype, comm, request,
+                   minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
+int PMPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                         MPI_Datatype sendtype, void* recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoall_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
+                  recvbuf, recvcount, nullptr, nullptr, recvtype, comm, request,
+                  minimpi::CallForm::kPersistent, /*variable=*/false);
+}
+
+int PMPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                          void* recvbuf, const MPI_Count recvcounts[],
+                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Alltoallv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Alltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0,
+                  recvcounts, rdispls, recvtype, comm, request,
+                  minimpi::CallForm::kPersistent, /*variable=*/true);
+}
+
 }  // extern "C"
 
 MINIMPI_EXPORT(Gather)
@@ -709,3 +1017,30 @@ MINIMPI_EXPORT(Allgather_init)
 MINIMPI_EXPORT(Allgatherv_init)
 MINIMPI_EXPORT(Alltoall_init)
 MINIMPI_EXPORT(Alltoallv_init)
+MINIMPI_EXPORT(Alltoallw_c)
+MINIMPI_EXPORT(Ialltoallw_c)
+MINIMPI_EXPORT(Gather_c)
+MINIMPI_EXPORT(Igather_c)
+MINIMPI_EXPORT(Gatherv_c)
+MINIMPI_EXPORT(Igatherv_c)
+MINIMPI_EXPORT(Scatter_c)
+MINIMPI_EXPORT(Iscatter_c)
+MINIMPI_EXPORT(Scatterv_c)
+MINIMPI_EXPORT(Iscatterv_c)
+MINIMPI_EXPORT(Allgather_c)
+MINIMPI_EXPORT(Iallgather_c)
+MINIMPI_EXPORT(Allgatherv_c)
+MINIMPI_EXPORT(Iallgatherv_c)
+MINIMPI_EXPORT(Alltoall_c)
+MINIMPI_EXPORT(Ialltoall_c)
+MINIMPI_EXPORT(Alltoallv_c)
+MINIMPI_EXPORT(Ialltoallv_c)
+MINIMPI_EXPORT(Alltoallw_init_c)
+MINIMPI_EXPORT(Gather_init_c)
+MINIMPI_EXPORT(Gatherv_init_c)
+MINIMPI_EXPORT(Scatter_init_c)
+MINIMPI_EXPORT(Scatterv_init_c)
+MINIMPI_EXPORT(Allgather_init_c)
+MINIMPI_EXPORT(Allgatherv_init_c)
+MINIMPI_EXPORT(Alltoall_init_c)
+MINIMPI_EXPORT(Alltoallv_init_c)

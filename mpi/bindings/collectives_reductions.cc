@@ -18,9 +18,9 @@ namespace {
 // intercommunicator's root sends nothing); `receive_items` those in the
 // receive buffer where it is significant (-1: not significant on this rank).
 int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
-                   void* recvbuf, bool sends, int items, int receive_items,
-                   MPI_Datatype datatype, MPI_Op op, bool in_place_allowed,
-                   coll::Arguments* arguments) {
+                   void* recvbuf, bool sends, MPI_Count items,
+                   MPI_Count receive_items, MPI_Datatype datatype, MPI_Op op,
+                   bool in_place_allowed, coll::Arguments* arguments) {
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (in_place && !in_place_allowed) {
     return minimpi::InPlaceNotAllowed(call, comm);
@@ -56,9 +56,9 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
   return MPI_SUCCESS;
 }
 
-int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
-           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-           MPI_Request* request, minimpi::CallForm form) {
+int Reduce(const char* call, const void* sendbuf, void* recvbuf,
+           MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+           MPI_Comm comm, MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
   if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
@@ -89,7 +89,7 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf, int count,
 // Allreduce, Scan and Exscan: one count, in place allowed, the receive
 // buffer significant everywhere.
 int Everywhere(const char* call, coll::Collective collective,
-               const void* sendbuf, void* recvbuf, int count,
+               const void* sendbuf, void* recvbuf, MPI_Count count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
@@ -113,7 +113,7 @@ int Everywhere(const char* call, coll::Collective collective,
 }
 
 int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
-                  const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                  coll::CountArray recvcounts, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm, MPI_Request* request, minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
@@ -132,15 +132,9 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
     }
     total += recvcounts[r];
   }
-  if (total > INT_MAX) {
-    return minimpi::RaiseError(
-        c, call, MPI_ERR_COUNT,
-        absl::StrFormat("the recvcounts add up to %d, more than INT_MAX",
-                        total));
-  }
-  const int items = static_cast<int>(total);
+  const MPI_Count items = total;
   // In place, the receive buffer holds the whole vector on input.
-  const int receive_items =
+  const MPI_Count receive_items =
       sendbuf == MPI_IN_PLACE ? items : recvcounts[c->rank];
   coll::Arguments arguments;
   if (int error = CheckReduction(call, c, sendbuf, recvbuf, /*sends=*/true,
@@ -157,7 +151,7 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
 }
 
 int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
-                       int recvcount, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, MPI_Request* request,
                        minimpi::CallForm form) {
   MINIMPI_REQUIRE_INIT(call);
@@ -168,15 +162,8 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
     return minimpi::RaiseError(c, call, MPI_ERR_COUNT,
                                absl::StrFormat("negative count %d", recvcount));
   }
-  const int64_t total = static_cast<int64_t>(recvcount) * c->size;
-  if (total > INT_MAX) {
-    return minimpi::RaiseError(
-        c, call, MPI_ERR_COUNT,
-        absl::StrFormat("recvcount %d x %d ranks is more than INT_MAX",
-                        recvcount, c->size));
-  }
-  const int items = static_cast<int>(total);
-  const int receive_items = sendbuf == MPI_IN_PLACE ? items : recvcount;
+  const MPI_Count items = recvcount * c->size;
+  const MPI_Count receive_items = sendbuf == MPI_IN_PLACE ? items : recvcount;
   coll::Arguments arguments;
   if (int error = CheckReduction(call, c, sendbuf, recvbuf, /*sends=*/true,
                                  items, receive_items, datatype, op,
@@ -361,6 +348,177 @@ int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
                     minimpi::CallForm::kPersistent);
 }
 
+// The large-count forms: the same bodies, with MPI_Count counts and
+// MPI_Aint displacements.
+
+int PMPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
+  return Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root,
+                comm, nullptr, minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  return Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root,
+                comm, request, minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Allreduce_c", coll::Collective::kAllreduce, sendbuf,
+                    recvbuf, count, datatype, op, comm, nullptr,
+                    minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request* request) {
+  return Everywhere("MPI_Iallreduce_c", coll::Collective::kAllreduce, sendbuf,
+                    recvbuf, count, datatype, op, comm, request,
+                    minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm) {
+  return ReduceScatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts,
+                       datatype, op, comm, nullptr,
+                       minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ireduce_scatter_c(const void* sendbuf, void* recvbuf,
+                           const MPI_Count recvcounts[], MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return ReduceScatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts,
+                       datatype, op, comm, request,
+                       minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf,
+                                MPI_Count recvcount, MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm) {
+  return ReduceScatterBlock("MPI_Reduce_scatter_block_c", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, nullptr,
+                            minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf,
+                                 MPI_Count recvcount, MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm,
+                                 MPI_Request* request) {
+  return ReduceScatterBlock("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, request,
+                            minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Scan_c", coll::Collective::kScan, sendbuf, recvbuf,
+                    count, datatype, op, comm, nullptr,
+                    minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request) {
+  return Everywhere("MPI_Iscan_c", coll::Collective::kScan, sendbuf, recvbuf,
+                    count, datatype, op, comm, request,
+                    minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return Everywhere("MPI_Exscan_c", coll::Collective::kExscan, sendbuf, recvbuf,
+                    count, datatype, op, comm, nullptr,
+                    minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  return Everywhere("MPI_Iexscan_c", coll::Collective::kExscan, sendbuf,
+                    recvbuf, count, datatype, op, comm, request,
+                    minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Reduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Reduce(kCall, sendbuf, recvbuf, count, datatype, op, root, comm,
+                request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Allreduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                          MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Allreduce_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kAllreduce, sendbuf, recvbuf,
+                    count, datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf,
+                               const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_scatter_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return ReduceScatter(kCall, sendbuf, recvbuf, recvcounts, datatype, op, comm,
+                       request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Reduce_scatter_block_init_c(const void* sendbuf, void* recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Reduce_scatter_block_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return ReduceScatterBlock(kCall, sendbuf, recvbuf, recvcount, datatype, op,
+                            comm, request, minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Scan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Scan_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kScan, sendbuf, recvbuf, count,
+                    datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
+}
+
+int PMPI_Exscan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Exscan_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return Everywhere(kCall, coll::Collective::kExscan, sendbuf, recvbuf, count,
+                    datatype, op, comm, request,
+                    minimpi::CallForm::kPersistent);
+}
+
 }  // extern "C"
 
 MINIMPI_EXPORT(Reduce)
@@ -381,3 +539,21 @@ MINIMPI_EXPORT(Reduce_scatter_init)
 MINIMPI_EXPORT(Reduce_scatter_block_init)
 MINIMPI_EXPORT(Scan_init)
 MINIMPI_EXPORT(Exscan_init)
+MINIMPI_EXPORT(Reduce_c)
+MINIMPI_EXPORT(Ireduce_c)
+MINIMPI_EXPORT(Allreduce_c)
+MINIMPI_EXPORT(Iallreduce_c)
+MINIMPI_EXPORT(Reduce_scatter_c)
+MINIMPI_EXPORT(Ireduce_scatter_c)
+MINIMPI_EXPORT(Reduce_scatter_block_c)
+MINIMPI_EXPORT(Ireduce_scatter_block_c)
+MINIMPI_EXPORT(Scan_c)
+MINIMPI_EXPORT(Iscan_c)
+MINIMPI_EXPORT(Exscan_c)
+MINIMPI_EXPORT(Iexscan_c)
+MINIMPI_EXPORT(Reduce_init_c)
+MINIMPI_EXPORT(Allreduce_init_c)
+MINIMPI_EXPORT(Reduce_scatter_init_c)
+MINIMPI_EXPORT(Reduce_scatter_block_init_c)
+MINIMPI_EXPORT(Scan_init_c)
+MINIMPI_EXPORT(Exscan_init_c)

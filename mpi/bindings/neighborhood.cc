@@ -34,8 +34,8 @@ int CheckNeighbors(const char* call, MPI_Comm comm, Communicator** c,
 
 // One side's buffer: no MPI_IN_PLACE; type and count checked; the buffer
 // itself only when some neighbour on that side needs it.
-int CheckSide(const char* call, Communicator* c, const void* buffer, int count,
-              MPI_Datatype type, bool used,
+int CheckSide(const char* call, Communicator* c, const void* buffer,
+              MPI_Count count, MPI_Datatype type, bool used,
               const minimpi::Datatype** datatype) {
   if (buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
   // An unused side may pass a null buffer; a negative count is wrong
@@ -45,7 +45,7 @@ int CheckSide(const char* call, Communicator* c, const void* buffer, int count,
 }
 
 // Counts (and displacements) for each of `degree` neighbours.
-int CheckCounts(const char* call, Communicator* c, const int* counts,
+int CheckCounts(const char* call, Communicator* c, coll::CountArray counts,
                 const void* displacements, size_t degree, const char* what) {
   if (degree == 0) return MPI_SUCCESS;
   if (counts == nullptr || displacements == nullptr) {
@@ -111,12 +111,12 @@ int Run(const char* call, Communicator* c, coll::CollectiveKind kind,
 
 // Allgather: the same block to every destination; block i of the receive
 // buffer from source i (Allgatherv: at displs[i], recvcounts[i] items).
-int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
-                      MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                      const int* recvcounts, const int* displs,
-                      MPI_Datatype recvtype, MPI_Comm comm,
-                      MPI_Request* request, minimpi::CallForm form,
-                      bool variable) {
+int NeighborAllgather(const char* call, const void* sendbuf,
+                      MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      MPI_Count recvcount, coll::CountArray recvcounts,
+                      coll::CountArray displs, MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request* request,
+                      minimpi::CallForm form, bool variable) {
   Communicator* c;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
@@ -129,11 +129,12 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
     return error;
   }
   if (variable) {
-    if (int error = CheckCounts(call, c, recvcounts, displs, in, "receive")) {
+    if (int error =
+            CheckCounts(call, c, recvcounts, displs.data(), in, "receive")) {
       return error;
     }
   }
-  int largest = recvcount;
+  MPI_Count largest = recvcount;
   if (variable) {
     largest = 0;
     for (size_t i = 0; i < in; ++i) largest = std::max(largest, recvcounts[i]);
@@ -159,10 +160,10 @@ int NeighborAllgather(const char* call, const void* sendbuf, int sendcount,
 
 // Alltoall and Alltoallv: block i of the send buffer to destination i,
 // block i of the receive buffer from source i.
-int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
-                     const int* sendcounts, const int* sdispls,
-                     MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                     const int* recvcounts, const int* rdispls,
+int NeighborAlltoall(const char* call, const void* sendbuf, MPI_Count sendcount,
+                     coll::CountArray sendcounts, coll::CountArray sdispls,
+                     MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                     coll::CountArray recvcounts, coll::CountArray rdispls,
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
                      minimpi::CallForm form, bool variable) {
   Communicator* c;
@@ -170,12 +171,14 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
   if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
   const size_t in = neighbors.sources.size();
   const size_t out = neighbors.destinations.size();
-  int largest_send = sendcount, largest_receive = recvcount;
+  MPI_Count largest_send = sendcount, largest_receive = recvcount;
   if (variable) {
-    if (int error = CheckCounts(call, c, sendcounts, sdispls, out, "send")) {
+    if (int error =
+            CheckCounts(call, c, sendcounts, sdispls.data(), out, "send")) {
       return error;
     }
-    if (int error = CheckCounts(call, c, recvcounts, rdispls, in, "receive")) {
+    if (int error =
+            CheckCounts(call, c, recvcounts, rdispls.data(), in, "receive")) {
       return error;
     }
     largest_send = largest_receive = 0;
@@ -198,8 +201,8 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
   }
   if (int error = RequestCheck(call, c, request, form)) return error;
   // Block i: at displs[i] (v-form) or i blocks in, in items of the type.
-  auto block = [&](size_t i, int count, const int* counts, const int* displs,
-                   const minimpi::Datatype* type) {
+  auto block = [&](size_t i, MPI_Count count, coll::CountArray counts,
+                   coll::CountArray displs, const minimpi::Datatype* type) {
     const MPI_Aint unit = static_cast<MPI_Aint>(type->extent());
     return variable ? coll::NeighborBlock{displs[i] * unit, counts[i], type}
                     : coll::NeighborBlock{
@@ -219,7 +222,7 @@ int NeighborAlltoall(const char* call, const void* sendbuf, int sendcount,
 // One side of Alltoallw: per-neighbour counts, byte displacements and
 // datatypes.
 int AlltoallwSide(const char* call, Communicator* c, const void* buffer,
-                  const int* counts, const MPI_Aint* displacements,
+                  coll::CountArray counts, const MPI_Aint* displacements,
                   const MPI_Datatype* types, size_t degree, const char* what,
                   std::vector<coll::NeighborBlock>* blocks) {
   if (buffer == MPI_IN_PLACE) return minimpi::InPlaceNotAllowed(call, c);
@@ -244,9 +247,9 @@ int AlltoallwSide(const char* call, Communicator* c, const void* buffer,
 }
 
 int NeighborAlltoallw(const char* call, const void* sendbuf,
-                      const int* sendcounts, const MPI_Aint* sdispls,
+                      coll::CountArray sendcounts, const MPI_Aint* sdispls,
                       const MPI_Datatype* sendtypes, void* recvbuf,
-                      const int* recvcounts, const MPI_Aint* rdispls,
+                      coll::CountArray recvcounts, const MPI_Aint* rdispls,
                       const MPI_Datatype* recvtypes, MPI_Comm comm,
                       MPI_Request* request, minimpi::CallForm form) {
   Communicator* c;
@@ -463,6 +466,202 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                            request, minimpi::CallForm::kPersistent);
 }
 
+// The large-count forms: the same bodies, with MPI_Count counts and
+// MPI_Aint displacements.
+
+int PMPI_Neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount,
+                              MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgather_c");
+  return NeighborAllgather("MPI_Neighbor_allgather_c", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, nullptr,
+                           minimpi::CallForm::kBlocking, false);
+}
+
+int PMPI_Ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void* recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgather_c");
+  return NeighborAllgather("MPI_Ineighbor_allgather_c", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, request,
+                           minimpi::CallForm::kNonblocking, false);
+}
+
+int PMPI_Neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount,
+                               MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype,
+                               MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgatherv_c");
+  return NeighborAllgather("MPI_Neighbor_allgatherv_c", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, nullptr, minimpi::CallForm::kBlocking, true);
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount,
+                                MPI_Datatype sendtype, void* recvbuf,
+                                const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgatherv_c");
+  return NeighborAllgather("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, request, minimpi::CallForm::kNonblocking,
+                           true);
+}
+
+int PMPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                             MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoall_c");
+  return NeighborAlltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount,
+                          nullptr, nullptr, sendtype, recvbuf, recvcount,
+                          nullptr, nullptr, recvtype, comm, nullptr,
+                          minimpi::CallForm::kBlocking, false);
+}
+
+int PMPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
+                              MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoall_c");
+  return NeighborAlltoall("MPI_Ineighbor_alltoall_c", sendbuf, sendcount,
+                          nullptr, nullptr, sendtype, recvbuf, recvcount,
+                          nullptr, nullptr, recvtype, comm, request,
+                          minimpi::CallForm::kNonblocking, false);
+}
+
+int PMPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                              void* recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallv_c");
+  return NeighborAlltoall("MPI_Neighbor_alltoallv_c", sendbuf, 0, sendcounts,
+                          sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+                          recvtype, comm, nullptr, minimpi::CallForm::kBlocking,
+                          true);
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void* sendbuf,
+                               const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                               void* recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallv_c");
+  return NeighborAlltoall("MPI_Ineighbor_alltoallv_c", sendbuf, 0, sendcounts,
+                          sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+                          recvtype, comm, request,
+                          minimpi::CallForm::kNonblocking, true);
+}
+
+int PMPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf,
+                              const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallw_c");
+  return NeighborAlltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, nullptr,
+                           minimpi::CallForm::kBlocking);
+}
+
+int PMPI_Ineighbor_alltoallw_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallw_c");
+  return NeighborAlltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, request,
+                           minimpi::CallForm::kNonblocking);
+}
+
+int PMPI_Neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount,
+                                   MPI_Datatype sendtype, void* recvbuf,
+                                   MPI_Count recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_allgather_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf,
+                           recvcount, nullptr, nullptr, recvtype, comm, request,
+                           minimpi::CallForm::kPersistent, false);
+}
+
+int PMPI_Neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void* recvbuf,
+                                    const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_allgatherv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0,
+                           recvcounts, displs, recvtype, comm, request,
+                           minimpi::CallForm::kPersistent, true);
+}
+
+int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
+                                  MPI_Datatype sendtype, void* recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoall_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
+                          recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
+                          request, minimpi::CallForm::kPersistent, false);
+}
+
+int PMPI_Neighbor_alltoallv_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoallv_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype,
+                          recvbuf, 0, recvcounts, rdispls, recvtype, comm,
+                          request, minimpi::CallForm::kPersistent, true);
+}
+
+int PMPI_Neighbor_alltoallw_init_c(
+    const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Info info, MPI_Request* request) {
+  constexpr const char* kCall = "MPI_Neighbor_alltoallw_init_c";
+  MINIMPI_REQUIRE_INIT(kCall);
+  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
+    return error;
+  }
+  return NeighborAlltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes,
+                           recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           request, minimpi::CallForm::kPersistent);
+}
+
 }  // extern "C"
 
 MINIMPI_EXPORT(Neighbor_allgather)
@@ -480,3 +679,18 @@ MINIMPI_EXPORT(Neighbor_allgatherv_init)
 MINIMPI_EXPORT(Neighbor_alltoall_init)
 MINIMPI_EXPORT(Neighbor_alltoallv_init)
 MINIMPI_EXPORT(Neighbor_alltoallw_init)
+MINIMPI_EXPORT(Neighbor_allgather_c)
+MINIMPI_EXPORT(Ineighbor_allgather_c)
+MINIMPI_EXPORT(Neighbor_allgatherv_c)
+MINIMPI_EXPORT(Ineighbor_allgatherv_c)
+MINIMPI_EXPORT(Neighbor_alltoall_c)
+MINIMPI_EXPORT(Ineighbor_alltoall_c)
+MINIMPI_EXPORT(Neighbor_alltoallv_c)
+MINIMPI_EXPORT(Ineighbor_alltoallv_c)
+MINIMPI_EXPORT(Neighbor_alltoallw_c)
+MINIMPI_EXPORT(Ineighbor_alltoallw_c)
+MINIMPI_EXPORT(Neighbor_allgather_init_c)
+MINIMPI_EXPORT(Neighbor_allgatherv_init_c)
+MINIMPI_EXPORT(Neighbor_alltoall_init_c)
+MINIMPI_EXPORT(Neighbor_alltoallv_init_c)
+MINIMPI_EXPORT(Neighbor_alltoallw_init_c)

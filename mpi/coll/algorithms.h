@@ -11,6 +11,7 @@
 #define MINIMPI_MPI_COLL_ALGORITHMS_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -43,6 +44,35 @@ enum class Collective : uint8_t {
   kExscan,
 };
 
+// A count or displacement array as the program passed it: int elements
+// (the classic calls) or 64-bit ones (the _c calls, MPI_Count and
+// MPI_Aint); read as 64-bit either way, so one algorithm serves both.
+class CountArray {
+ public:
+  constexpr CountArray() = default;
+  constexpr CountArray(std::nullptr_t) {}
+  constexpr CountArray(const int* items) : narrow_(items) {}
+  constexpr CountArray(const int64_t* items) : wide_(items) {}
+  CountArray(const long long* items)
+      : wide_(reinterpret_cast<const int64_t*>(items)) {}
+
+  int64_t operator[](size_t i) const {
+    return wide_ != nullptr ? wide_[i] : narrow_[i];
+  }
+  bool operator==(std::nullptr_t) const {
+    return narrow_ == nullptr && wide_ == nullptr;
+  }
+  bool operator==(const CountArray&) const = default;
+  // The elements' address (for the identity tests of unit tests).
+  const void* data() const {
+    return wide_ != nullptr ? static_cast<const void*>(wide_) : narrow_;
+  }
+
+ private:
+  const int* narrow_ = nullptr;
+  const int64_t* wide_ = nullptr;
+};
+
 // Everything a collective call passed, validated by the bindings. Buffers
 // are as the user gave them, except that MPI_IN_PLACE is turned into
 // `in_place` (and the send buffer set to nullptr). Sizes are in bytes where a
@@ -54,22 +84,22 @@ struct Arguments {
   int root = 0;
 
   // Bcast and the reductions: one count and type for both sides.
-  int count = 0;
+  int64_t count = 0;
   MPI_Datatype type = nullptr;
   size_t extent = 0;  // bytes per item of `type`
   const Op* op = nullptr;
 
   // Gather, scatter, allgather, alltoall and their v-variants.
-  int send_count = 0;
+  int64_t send_count = 0;
   MPI_Datatype send_type = nullptr;
   size_t send_extent = 0;
-  int receive_count = 0;
+  int64_t receive_count = 0;
   MPI_Datatype receive_type = nullptr;
   size_t receive_extent = 0;
-  const int* send_counts = nullptr;            // scatterv, alltoallv
-  const int* send_displacements = nullptr;     // in items of send_type
-  const int* receive_counts = nullptr;         // gatherv, allgatherv,
-  const int* receive_displacements = nullptr;  // alltoallv, reduce_scatter
+  CountArray send_counts;            // scatterv, alltoallv
+  CountArray send_displacements;     // in items of send_type
+  CountArray receive_counts;         // gatherv, allgatherv,
+  CountArray receive_displacements;  // alltoallv, reduce_scatter
 };
 
 using Builder = std::unique_ptr<Schedule> (*)(Communicator& comm,

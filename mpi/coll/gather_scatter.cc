@@ -24,7 +24,7 @@
 namespace minimpi::coll {
 namespace {
 
-size_t Bytes(int count, size_t extent) {
+size_t Bytes(int64_t count, size_t extent) {
   return static_cast<size_t>(count) * extent;
 }
 

@@ -32,7 +32,7 @@
 namespace minimpi::coll {
 namespace {
 
-size_t Bytes(int count, size_t extent) {
+size_t Bytes(int64_t count, size_t extent) {
   return static_cast<size_t>(count) * extent;
 }
 
@@ -86,9 +86,9 @@ std::unique_ptr<Schedule> InterRooted(Collective collective, Communicator& comm,
       own_bytes);
   if (a.root == MPI_ROOT) {
     const size_t extent = gather ? a.receive_extent : a.send_extent;
-    const int count = gather ? a.receive_count : a.send_count;
-    const int* counts = gather ? a.receive_counts : a.send_counts;
-    const int* displacements =
+    const int64_t count = gather ? a.receive_count : a.send_count;
+    const CountArray counts = gather ? a.receive_counts : a.send_counts;
+    const CountArray displacements =
         gather ? a.receive_displacements : a.send_displacements;
     for (int peer = 0; peer < comm.peer_count(); ++peer) {
       const size_t offset =
@@ -152,7 +152,7 @@ std::unique_ptr<Schedule> InterAllToAll(Collective collective,
 // Reduces the group's send buffers into a scratch area at local rank 0
 // (nullptr elsewhere), as a nested local reduce of `count` items.
 std::byte* ReduceToLeader(Schedule& schedule, Communicator& comm,
-                          const Arguments& a, int count) {
+                          const Arguments& a, int64_t count) {
   std::byte* result =
       comm.rank == 0 ? schedule.Scratch(Bytes(count, a.extent)) : nullptr;
   Arguments local = a;
@@ -203,10 +203,11 @@ std::unique_ptr<Schedule> InterReduceScatter(Collective collective,
   const int n = comm.size;
   auto schedule = std::make_unique<Schedule>(
       comm, CollectiveKind::kReduceScatter, Bytes(a.count, a.extent));
-  int* counts = reinterpret_cast<int*>(schedule->Scratch(sizeof(int) * n));
-  int* displacements =
-      reinterpret_cast<int*>(schedule->Scratch(sizeof(int) * n));
-  int total = 0;
+  auto* counts =
+      reinterpret_cast<int64_t*>(schedule->Scratch(sizeof(int64_t) * n));
+  auto* displacements =
+      reinterpret_cast<int64_t*>(schedule->Scratch(sizeof(int64_t) * n));
+  int64_t total = 0;
   for (int rank = 0; rank < n; ++rank) {
     counts[rank] = collective == Collective::kReduceScatter
                        ? a.receive_counts[rank]

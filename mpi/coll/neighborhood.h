@@ -34,7 +34,7 @@ namespace minimpi::coll {
 // One block of a neighbourhood buffer.
 struct NeighborBlock {
   MPI_Aint displacement = 0;  // bytes from the buffer's start
-  int count = 0;              // items
+  int64_t count = 0;          // items
   const Datatype* type = nullptr;
 };
 

@@ -23,7 +23,7 @@ inline void CopyBytes(void* to, const void* from, size_t bytes) {
   if (bytes != 0) std::memcpy(to, from, bytes);
 }
 
-uint64_t Bytes(int count, size_t extent) {
+uint64_t Bytes(int64_t count, size_t extent) {
   return static_cast<uint64_t>(count) * extent;
 }
 

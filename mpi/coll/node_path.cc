@@ -310,7 +310,7 @@ inline NodeState& StateOf(Communicator& comm, bool automatic) {
 // The bytes per rank that size a call (what MINIMPI_COLL_SHM_MAX bounds).
 uint64_t DataBytes(Collective collective, const Communicator& comm,
                    const Arguments& a) {
-  auto bytes = [](int count, size_t extent) {
+  auto bytes = [](int64_t count, size_t extent) {
     return static_cast<uint64_t>(count) * extent;
   };
   const bool root = comm.rank == a.root;

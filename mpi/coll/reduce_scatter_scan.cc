@@ -34,12 +34,12 @@ using reduction::MessageBytes;
 
 // Item offsets of every rank's piece: receive_counts for Reduce_scatter,
 // `count` each for Reduce_scatter_block.
-std::vector<int> PieceOffsets(int n, const Arguments& arguments) {
-  std::vector<int> offsets(n + 1, 0);
+std::vector<int64_t> PieceOffsets(int n, const Arguments& arguments) {
+  std::vector<int64_t> offsets(n + 1, 0);
   for (int r = 0; r < n; ++r) {
-    const int items = arguments.receive_counts != nullptr
-                          ? arguments.receive_counts[r]
-                          : arguments.count;
+    const int64_t items = arguments.receive_counts != nullptr
+                              ? arguments.receive_counts[r]
+                              : arguments.count;
     offsets[r + 1] = offsets[r] + items;
   }
   return offsets;
@@ -49,8 +49,8 @@ std::unique_ptr<Schedule> ReduceThenScatter(Communicator& comm,
                                             const Arguments& arguments) {
   const int n = comm.size;
   const size_t extent = arguments.extent;
-  const std::vector<int> offsets = PieceOffsets(n, arguments);
-  const int total = offsets[n];
+  const std::vector<int64_t> offsets = PieceOffsets(n, arguments);
+  const int64_t total = offsets[n];
   auto schedule =
       std::make_unique<Schedule>(comm, CollectiveKind::kReduceScatter,
                                  static_cast<size_t>(total) * extent);
@@ -76,7 +76,7 @@ std::unique_ptr<Schedule> RingReduceScatter(Communicator& comm,
                                             const Arguments& arguments) {
   const int n = comm.size;
   const size_t extent = arguments.extent;
-  const std::vector<int> offsets = PieceOffsets(n, arguments);
+  const std::vector<int64_t> offsets = PieceOffsets(n, arguments);
   const size_t total_bytes = static_cast<size_t>(offsets[n]) * extent;
   auto schedule = std::make_unique<Schedule>(
       comm, CollectiveKind::kReduceScatter, total_bytes);
@@ -101,7 +101,7 @@ std::unique_ptr<Schedule> RingReduceScatter(Communicator& comm,
 
 const char* ChooseReduceScatter(const Communicator& comm,
                                 const Arguments& arguments) {
-  const std::vector<int> offsets = PieceOffsets(comm.size, arguments);
+  const std::vector<int64_t> offsets = PieceOffsets(comm.size, arguments);
   const size_t bytes =
       static_cast<size_t>(offsets[comm.size]) * arguments.extent;
   // The tree moves the whole vector log2 n times and funnels the scatter

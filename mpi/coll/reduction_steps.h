@@ -40,8 +40,9 @@ inline bool Commutative(const Communicator&, const Arguments& arguments) {
 // result lies on `tree_root` (nullptr on the other ranks). The result is in
 // rank order for a non-commutative operation only when tree_root == 0: then
 // every subtree covers a contiguous range of ranks. `input` is only read.
-const void* AddBinomialReduce(Schedule& schedule, const void* input, int count,
-                              const Arguments& arguments, int tree_root);
+const void* AddBinomialReduce(Schedule& schedule, const void* input,
+                              int64_t count, const Arguments& arguments,
+                              int tree_root);
 
 // Ring reduce-scatter over n blocks of `vector` (block b: items
 // [offsets[b], offsets[b + 1])): in step s every rank sends block
@@ -49,7 +50,8 @@ const void* AddBinomialReduce(Schedule& schedule, const void* input, int count,
 // into its own, so after n - 1 steps rank r holds block r fully reduced.
 // Block order differs per block, so only for commutative operations.
 void AddRingReduceScatter(Schedule& schedule, const Arguments& arguments,
-                          std::byte* vector, const std::vector<int>& offsets);
+                          std::byte* vector,
+                          const std::vector<int64_t>& offsets);
 
 }  // namespace minimpi::coll::reduction
 

@@ -40,8 +40,9 @@ namespace reduction {
 // result lies on `tree_root` (nullptr on the other ranks). The result is in
 // rank order for a non-commutative operation only when tree_root == 0: then
 // every subtree covers a contiguous range of ranks. `input` is only read.
-const void* AddBinomialReduce(Schedule& schedule, const void* input, int count,
-                              const Arguments& arguments, int tree_root) {
+const void* AddBinomialReduce(Schedule& schedule, const void* input,
+                              int64_t count, const Arguments& arguments,
+                              int tree_root) {
   const int n = schedule.size();
   const int me = (schedule.rank() - tree_root + n) % n;
   const size_t bytes = static_cast<size_t>(count) * arguments.extent;
@@ -90,11 +91,12 @@ const void* AddBinomialReduce(Schedule& schedule, const void* input, int count,
 // into its own, so after n - 1 steps rank r holds block r fully reduced.
 // Block order differs per block, so only for commutative operations.
 void AddRingReduceScatter(Schedule& schedule, const Arguments& arguments,
-                          std::byte* vector, const std::vector<int>& offsets) {
+                          std::byte* vector,
+                          const std::vector<int64_t>& offsets) {
   const int n = schedule.size();
   const int rank = schedule.rank();
   const size_t extent = arguments.extent;
-  int largest = 0;
+  int64_t largest = 0;
   for (int b = 0; b < n; ++b) {
     largest = std::max(largest, offsets[b + 1] - offsets[b]);
   }
@@ -136,19 +138,19 @@ using reduction::MessageBytes;
 // sizes differ by at most one (the first count % blocks get one more).
 class EvenBlocks {
  public:
-  EvenBlocks(int count, int blocks)
-      : base_(count / blocks), extra_(count % blocks) {}
-  int Offset(int block) const {
+  EvenBlocks(int64_t count, int blocks)
+      : base_(count / blocks), extra_(static_cast<int>(count % blocks)) {}
+  int64_t Offset(int block) const {
     return block * base_ + std::min(block, extra_);
   }
-  int Length(int block) const { return base_ + (block < extra_ ? 1 : 0); }
+  int64_t Length(int block) const { return base_ + (block < extra_ ? 1 : 0); }
   // Items of blocks [first, first + number).
-  int Span(int first, int number) const {
+  int64_t Span(int first, int number) const {
     return Offset(first + number) - Offset(first);
   }
 
  private:
-  int base_;
+  int64_t base_;
   int extra_;
 };
 
@@ -357,7 +359,7 @@ std::unique_ptr<Schedule> RingAllreduce(Communicator& comm,
     schedule->EndRound();
   }
   const EvenBlocks blocks(arguments.count, n);
-  std::vector<int> offsets(n + 1);
+  std::vector<int64_t> offsets(n + 1);
   for (int b = 0; b <= n; ++b) offsets[b] = blocks.Offset(b);
   AddRingReduceScatter(*schedule, arguments, vector, offsets);
   // Ring allgather: pass on in step s the block received in step s - 1.

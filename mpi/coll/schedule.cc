@@ -56,8 +56,8 @@ void Schedule::Receive(void* buffer, size_t bytes, int peer) {
   steps_.push_back(step);
 }
 
-void Schedule::Reduce(const void* in, void* inout, int count, MPI_Datatype type,
-                      const Op* op) {
+void Schedule::Reduce(const void* in, void* inout, int64_t count,
+                      MPI_Datatype type, const Op* op) {
   Step step{StepKind::kReduce};
   step.in = in;
   step.out = inout;

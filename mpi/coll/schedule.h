@@ -54,7 +54,7 @@ class Schedule : public vci::Progressable {
   void Send(const void* buffer, size_t bytes, int peer);
   void Receive(void* buffer, size_t bytes, int peer);
   // inout[i] = in[i] (op) inout[i] for `count` items of `type`.
-  void Reduce(const void* in, void* inout, int count, MPI_Datatype type,
+  void Reduce(const void* in, void* inout, int64_t count, MPI_Datatype type,
               const Op* op);
   void Copy(const void* from, void* to, size_t bytes);
   // A whole collective as one step (e.g. an intercommunicator's collective
@@ -98,7 +98,7 @@ class Schedule : public vci::Progressable {
     void* out = nullptr;       // receive / reduce inout / copy target
     size_t bytes = 0;          // send, receive, copy
     int peer = 0;              // send, receive
-    int count = 0;             // reduce
+    int64_t count = 0;         // reduce
     MPI_Datatype type = nullptr;
     const Op* op = nullptr;
     size_t child = 0;  // nested: index into children_

@@ -14,7 +14,13 @@ bool NeedsStaging(const Datatype* type) {
   return type != nullptr && !type->dense();
 }
 
-int64_t Sum(const int* counts, int blocks) {
+std::vector<int64_t> ToVector(CountArray values, int n) {
+  std::vector<int64_t> copy(n);
+  for (int i = 0; i < n; ++i) copy[i] = values[i];
+  return copy;
+}
+
+int64_t Sum(CountArray counts, int blocks) {
   int64_t total = 0;
   for (int i = 0; i < blocks; ++i) total += counts[i];
   return total;
@@ -45,8 +51,8 @@ std::byte* CollectiveStaging::NewBuffer(size_t bytes) {
   return made().buffers.back().get();
 }
 
-const int* CollectiveStaging::NewArray(std::vector<int> values) {
-  auto array = std::make_unique<int[]>(std::max<size_t>(values.size(), 1));
+const int64_t* CollectiveStaging::NewArray(std::vector<int64_t> values) {
+  auto array = std::make_unique<int64_t[]>(std::max<size_t>(values.size(), 1));
   std::copy(values.begin(), values.end(), array.get());
   made().arrays.push_back(std::move(array));
   return made().arrays.back().get();
@@ -82,14 +88,14 @@ void* CollectiveStaging::PackedOutput(void* buffer, int64_t count,
 }
 
 const void* CollectiveStaging::PackedInputBlocks(
-    const void* buffer, const int* counts, const int* displacements, int blocks,
-    const Datatype& type, const int** new_displacements) {
+    const void* buffer, CountArray counts, CountArray displacements, int blocks,
+    const Datatype& type, CountArray* new_displacements) {
   *new_displacements = displacements;
   if (type.dense()) return buffer;
-  std::vector<int> packed_displacements(blocks);
+  std::vector<int64_t> packed_displacements(blocks);
   int64_t items = 0;
   for (int i = 0; i < blocks; ++i) {
-    packed_displacements[i] = static_cast<int>(items);
+    packed_displacements[i] = items;
     items += counts[i];
   }
   std::byte* packed = NewBuffer(static_cast<size_t>(items * type.size()));
@@ -104,18 +110,18 @@ const void* CollectiveStaging::PackedInputBlocks(
   return packed;
 }
 
-void* CollectiveStaging::PackedOutputBlocks(void* buffer, const int* counts,
-                                            const int* displacements,
+void* CollectiveStaging::PackedOutputBlocks(void* buffer, CountArray counts,
+                                            CountArray displacements,
                                             int blocks, const Datatype& type,
                                             int preserve_block,
-                                            const int** new_displacements) {
+                                            CountArray* new_displacements) {
   *new_displacements = displacements;
   if (type.dense()) return buffer;
   Hold(type);
-  std::vector<int> packed_displacements(blocks);
+  std::vector<int64_t> packed_displacements(blocks);
   int64_t items = 0;
   for (int i = 0; i < blocks; ++i) {
-    packed_displacements[i] = static_cast<int>(items);
+    packed_displacements[i] = items;
     items += counts[i];
   }
   std::byte* packed = NewBuffer(static_cast<size_t>(items * type.size()));
@@ -123,8 +129,8 @@ void* CollectiveStaging::PackedOutputBlocks(void* buffer, const int* counts,
   const int64_t size = type.size();
   const int64_t extent = type.extent();
   // Only the blocks' places are copied back, never what lies between them.
-  std::vector<int> block_counts(counts, counts + blocks);
-  std::vector<int> user_displacements(displacements, displacements + blocks);
+  std::vector<int64_t> block_counts = ToVector(counts, blocks);
+  std::vector<int64_t> user_displacements = ToVector(displacements, blocks);
   for (int i = 0; i < blocks; ++i) {
     if (preserve_block == i || preserve_block == kPreserveAll) {
       datatype::Pack(
@@ -349,19 +355,13 @@ int CollectiveStaging::StageReduction(const Communicator& comm,
         a.receive_buffer = output;
       }
     }
-    if (std::max<int64_t>(input_items, output_items) * per_item > INT_MAX) {
-      return Fail(MPI_ERR_COUNT,
-                  absl::StrFormat("%d items of %d %s each are more than "
-                                  "INT_MAX elements to reduce",
-                                  input_items, per_item, base.name()));
-    }
     a.type = base.handle();
     a.extent = static_cast<size_t>(base.extent());
-    a.count = static_cast<int>(a.count * per_item);
+    a.count = a.count * per_item;
     if (a.receive_counts != nullptr) {
-      std::vector<int> scaled(n);
+      std::vector<int64_t> scaled(n);
       for (int i = 0; i < n; ++i) {
-        scaled[i] = static_cast<int>(a.receive_counts[i] * per_item);
+        scaled[i] = a.receive_counts[i] * per_item;
       }
       a.receive_counts = NewArray(std::move(scaled));
     }
@@ -404,10 +404,10 @@ int CollectiveStaging::StageReduction(const Communicator& comm,
 }
 
 void CollectiveStaging::StageAlltoallw(
-    const void* send_buffer, const int* send_counts,
-    const int* send_displacements, const MPI_Datatype* send_types,
-    void* receive_buffer, const int* receive_counts,
-    const int* receive_displacements, const MPI_Datatype* receive_types,
+    const void* send_buffer, CountArray send_counts,
+    CountArray send_displacements, const MPI_Datatype* send_types,
+    void* receive_buffer, CountArray receive_counts,
+    CountArray receive_displacements, const MPI_Datatype* receive_types,
     int ranks, bool in_place, Arguments* arguments) {
   Arguments& a = *arguments;
   // In place, the blocks to send are the receive buffer's.
@@ -419,27 +419,27 @@ void CollectiveStaging::StageAlltoallw(
   }
   struct Side {
     std::vector<const Datatype*> types;
-    std::vector<int> byte_counts;
+    std::vector<int64_t> byte_counts;
     bool all_dense = true;
   };
-  auto describe = [this, ranks](const int* counts,
+  auto describe = [this, ranks](CountArray counts,
                                 const MPI_Datatype* handles) {
     Side side;
     for (int i = 0; i < ranks; ++i) {
       const Datatype* type = resolve_(handles[i]);
       side.types.push_back(type);
-      side.byte_counts.push_back(static_cast<int>(counts[i] * type->size()));
+      side.byte_counts.push_back(counts[i] * type->size());
       side.all_dense = side.all_dense && type->dense();
     }
     return side;
   };
   const Side send = describe(send_counts, send_types);
   const Side receive = describe(receive_counts, receive_types);
-  auto packed_displacements = [ranks](const std::vector<int>& byte_counts) {
-    std::vector<int> displacements(ranks);
+  auto packed_displacements = [ranks](const std::vector<int64_t>& byte_counts) {
+    std::vector<int64_t> displacements(ranks);
     int64_t offset = 0;
     for (int i = 0; i < ranks; ++i) {
-      displacements[i] = static_cast<int>(offset);
+      displacements[i] = offset;
       offset += byte_counts[i];
     }
     return displacements;
@@ -451,10 +451,9 @@ void CollectiveStaging::StageAlltoallw(
   if (send.all_dense) {
     // Dense blocks already are their packed form, at byte displacements.
     a.send_buffer = send_buffer;
-    a.send_displacements = NewArray(
-        std::vector<int>(send_displacements, send_displacements + ranks));
+    a.send_displacements = NewArray(ToVector(send_displacements, ranks));
   } else {
-    std::vector<int> displacements = packed_displacements(send.byte_counts);
+    std::vector<int64_t> displacements = packed_displacements(send.byte_counts);
     std::byte* packed = NewBuffer(
         static_cast<size_t>(displacements.back() + send.byte_counts.back()));
     for (int i = 0; i < ranks; ++i) {
@@ -470,7 +469,7 @@ void CollectiveStaging::StageAlltoallw(
   // contents, so the exchange itself is never in place.
   a.in_place = false;
   if (in_place && send.all_dense) {
-    std::vector<int> displacements = packed_displacements(send.byte_counts);
+    std::vector<int64_t> displacements = packed_displacements(send.byte_counts);
     std::byte* copy = NewBuffer(
         static_cast<size_t>(displacements.back() + send.byte_counts.back()));
     for (int i = 0; i < ranks; ++i) {
@@ -488,29 +487,27 @@ void CollectiveStaging::StageAlltoallw(
   a.receive_counts = NewArray(receive.byte_counts);
   if (receive.all_dense) {
     a.receive_buffer = receive_buffer;
-    a.receive_displacements = NewArray(
-        std::vector<int>(receive_displacements, receive_displacements + ranks));
+    a.receive_displacements = NewArray(ToVector(receive_displacements, ranks));
     return;
   }
-  std::vector<int> displacements = packed_displacements(receive.byte_counts);
+  std::vector<int64_t> displacements =
+      packed_displacements(receive.byte_counts);
   std::byte* packed = NewBuffer(
       static_cast<size_t>(displacements.back() + receive.byte_counts.back()));
   for (const Datatype* type : receive.types) Hold(*type);
   std::vector<const datatype::Layout*> layouts;
   for (const Datatype* type : receive.types) layouts.push_back(&type->layout());
-  made().finish.push_back(
-      [packed, receive_buffer, layouts = std::move(layouts),
-       byte_counts = receive.byte_counts,
-       counts = std::vector<int>(receive_counts, receive_counts + ranks),
-       user = std::vector<int>(receive_displacements,
-                               receive_displacements + ranks),
-       displacements] {
-        for (size_t i = 0; i < layouts.size(); ++i) {
-          datatype::Unpack(packed + displacements[i], byte_counts[i],
-                           static_cast<std::byte*>(receive_buffer) + user[i],
-                           counts[i], layouts[i], 0);
-        }
-      });
+  made().finish.push_back([packed, receive_buffer, layouts = std::move(layouts),
+                           byte_counts = receive.byte_counts,
+                           counts = ToVector(receive_counts, ranks),
+                           user = ToVector(receive_displacements, ranks),
+                           displacements] {
+    for (size_t i = 0; i < layouts.size(); ++i) {
+      datatype::Unpack(packed + displacements[i], byte_counts[i],
+                       static_cast<std::byte*>(receive_buffer) + user[i],
+                       counts[i], layouts[i], 0);
+    }
+  });
   a.receive_buffer = packed;
   a.receive_displacements = NewArray(std::move(displacements));
 }

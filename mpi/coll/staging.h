@@ -73,11 +73,11 @@ class CollectiveStaging {
   // MPI_Alltoallw as an alltoallv of bytes: each block travels in its
   // packed form (copied only when some block's datatype is not dense).
   // Fills every field of `arguments` (the caller checked the arrays).
-  void StageAlltoallw(const void* send_buffer, const int* send_counts,
-                      const int* send_displacements,
+  void StageAlltoallw(const void* send_buffer, CountArray send_counts,
+                      CountArray send_displacements,
                       const MPI_Datatype* send_types, void* receive_buffer,
-                      const int* receive_counts,
-                      const int* receive_displacements,
+                      CountArray receive_counts,
+                      CountArray receive_displacements,
                       const MPI_Datatype* receive_types, int ranks,
                       bool in_place, Arguments* arguments);
 
@@ -117,14 +117,14 @@ class CollectiveStaging {
   // The same with blocks at displacements (the v-collectives): a
   // contiguous buffer holding the blocks one after the other, and the
   // displacements of that buffer (in items) in *new_displacements.
-  const void* PackedInputBlocks(const void* buffer, const int* counts,
-                                const int* displacements, int blocks,
+  const void* PackedInputBlocks(const void* buffer, CountArray counts,
+                                CountArray displacements, int blocks,
                                 const Datatype& type,
-                                const int** new_displacements);
-  void* PackedOutputBlocks(void* buffer, const int* counts,
-                           const int* displacements, int blocks,
+                                CountArray* new_displacements);
+  void* PackedOutputBlocks(void* buffer, CountArray counts,
+                           CountArray displacements, int blocks,
                            const Datatype& type, int preserve_block,
-                           const int** new_displacements);
+                           CountArray* new_displacements);
 
   int StageReduction(const Communicator& comm, Collective collective,
                      Arguments* arguments);
@@ -137,7 +137,7 @@ class CollectiveStaging {
   }
 
   std::byte* NewBuffer(size_t bytes);
-  const int* NewArray(std::vector<int> values);
+  const int64_t* NewArray(std::vector<int64_t> values);
   void Hold(const Datatype& type);
 
   // What staging made. Dense data (most calls) needs none of it, so it is
@@ -146,7 +146,7 @@ class CollectiveStaging {
   struct Made {
     std::string error_message;
     std::vector<std::unique_ptr<std::byte[]>> buffers;
-    std::vector<std::unique_ptr<int[]>> arrays;
+    std::vector<std::unique_ptr<int64_t[]>> arrays;
     std::vector<datatype::LayoutRef> layouts;
     std::vector<std::function<void()>> finish;
   };
