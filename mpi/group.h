@@ -34,6 +34,11 @@ class Group {
   // The one empty group behind MPI_GROUP_EMPTY.
   static Group* Empty();
 
+  // The session the group was derived from (MPI_Group_from_session_pset,
+  // then the group calls), so a communicator made from it belongs to that
+  // session; MPI_SESSION_NULL for the world model's groups.
+  MPI_Session session = MPI_SESSION_NULL;
+
  private:
   std::vector<int> members_;
 };

@@ -360,10 +360,16 @@ static void check_error_handlers(MPI_Session session) {
 static void check_bad_handles(void) {
   MPI_Session other = begin_session("MPI_THREAD_SINGLE");
   MPI_Session stale = other;
+  /* Through an integer and back while it lives; after, an error. */
+  const MPI_Fint as_int = MPI_Session_c2f(other);
+  CHECK(MPI_Session_f2c(as_int) == other, "MPI_Session_f2c(c2f) differs");
+  CHECK(MPI_Session_f2c(MPI_Session_c2f(MPI_SESSION_NULL)) == MPI_SESSION_NULL,
+        "MPI_SESSION_NULL through an integer");
   MPI_CHECK(MPI_Session_finalize(&other));
   CHECK(other == MPI_SESSION_NULL, "MPI_Session_finalize left the handle");
-  MPI_Session bad[3] = {stale, MPI_SESSION_NULL, (MPI_Session)0x5e55a1dULL};
-  for (int i = 0; i < 3; ++i) {
+  MPI_Session bad[4] = {stale, MPI_SESSION_NULL, (MPI_Session)0x5e55a1dULL,
+                        MPI_Session_f2c(as_int)};
+  for (int i = 0; i < 4; ++i) {
     int count = 0;
     int rc = MPI_Session_get_num_psets(bad[i], MPI_INFO_NULL, &count);
     int error_class = -1;

@@ -16,10 +16,11 @@ namespace group_ops = minimpi::group_ops;
 
 namespace {
 
-// Stores `members` as a new group in *newgroup.
-int ReturnGroup(const char* call, std::vector<int> members,
-                MPI_Group* newgroup) {
-  *newgroup = minimpi::NewGroupHandle(std::move(members));
+// Stores `members` as a new group in *newgroup, derived from `session`
+// (that of the group it was made from, if any).
+int ReturnGroup(const char* call, std::vector<int> members, MPI_Group* newgroup,
+                MPI_Session session = MPI_SESSION_NULL) {
+  *newgroup = minimpi::NewGroupHandle(std::move(members), session);
   if (*newgroup == MPI_GROUP_NULL) {
     return RaiseError(nullptr, call, MPI_ERR_INTERN,
                       "no room for another group handle");
@@ -39,7 +40,8 @@ int CombineGroups(const char* call, MPI_Group group1, MPI_Group group2,
     return minimpi::NullArgument(call, nullptr, "newgroup");
   }
   *newgroup = MPI_GROUP_NULL;  // what a failed call leaves
-  return ReturnGroup(call, operation(a->members(), b->members()), newgroup);
+  return ReturnGroup(call, operation(a->members(), b->members()), newgroup,
+                     a->session != MPI_SESSION_NULL ? a->session : b->session);
 }
 
 // Incl/excl and their range forms: a validated selection of ranks, then
@@ -58,7 +60,7 @@ int SelectFromGroup(const char* call, const Group* g,
                      include
                          ? group_ops::Include(g->members(), selection.ranks)
                          : group_ops::Exclude(g->members(), selection.ranks),
-                     newgroup);
+                     newgroup, g->session);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Handle conversions for C code that passes handles through integers:
 // MPI_<Kind>_c2f and MPI_<Kind>_f2c for communicators, datatypes, groups,
-// requests, operations, info objects, error handlers, messages and windows,
-// and MPI_Status_c2f / MPI_Status_f2c. The integers are described in
+// requests, operations, info objects, error handlers, messages, windows and
+// sessions, and MPI_Status_c2f / MPI_Status_f2c. The integers are described in
 // mpi/handle_conversion.h: a predefined handle is its own ABI value, any
 // other handle its slot index and some generation bits, and converting
 // back the integer of a freed handle gives an invalid handle.
@@ -18,6 +18,7 @@
 #include "mpi/bindings/window_object.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
+#include "mpi/session.h"
 
 using minimpi::HandleKind;
 using minimpi::HandleTable;
@@ -192,6 +193,17 @@ MPI_Win PMPI_Win_f2c(MPI_Fint win) {
       win, Initialized() ? &minimpi::WindowTable() : nullptr));
 }
 
+// Sessions have a table of their own that outlives every session (a stale
+// session handle must stay an error, never a crash).
+MPI_Fint PMPI_Session_c2f(MPI_Session session) {
+  return TableHandleToInt(minimpi::HandleValue(session), HandleKind::kSession);
+}
+
+MPI_Session PMPI_Session_f2c(MPI_Fint session) {
+  return ToHandleType<MPI_Session>(
+      IntToTableHandle(session, &minimpi::Sessions()));
+}
+
 // A status is MPI_F_STATUS_SIZE integers either way, in the same order
 // (MPI_SOURCE, MPI_TAG, MPI_ERROR at MPI_F_SOURCE, MPI_F_TAG, MPI_F_ERROR,
 // then the library's own fields).
@@ -246,5 +258,7 @@ MINIMPI_EXPORT(Request_c2f)
 MINIMPI_EXPORT(Request_f2c)
 MINIMPI_EXPORT(Win_c2f)
 MINIMPI_EXPORT(Win_f2c)
+MINIMPI_EXPORT(Session_c2f)
+MINIMPI_EXPORT(Session_f2c)
 MINIMPI_EXPORT(Status_c2f)
 MINIMPI_EXPORT(Status_f2c)

@@ -36,6 +36,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "mpi/bindings/binding_util.h"
+#include "mpi/bindings/buffered_send.h"
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/errhandler_util.h"
 #include "mpi/bindings/session_util.h"
@@ -261,6 +262,15 @@ struct FromGroupArguments {
   }
 };
 
+// A new communicator made from `group` belongs to the group's session: it
+// uses that session's buffer for buffered sends (MPI_Session_attach_buffer).
+void JoinSession(const Group& group, Communicator& comm) {
+  if (group.session != MPI_SESSION_NULL &&
+      Sessions().Lookup(HandleValue(group.session)) != nullptr) {
+    comm.session_buffered_sends = SessionBufferedSends(group.session);
+  }
+}
+
 int CheckFromGroupArguments(const char* call, const char* stringtag,
                             MPI_Info info, MPI_Errhandler errhandler,
                             const void* output, FromGroupArguments* arguments) {
@@ -433,6 +443,8 @@ int PMPI_Session_finalize(MPI_Session* session) {
     live.erase(std::find(live.begin(), live.end(), s));
   }
   minimpi::Sessions().Remove(minimpi::HandleValue(*session));
+  // Its buffered sends live on in the communicators that still hold them.
+  minimpi::ForgetSessionBufferedSends(*session);
   Instance::RemoveUser([](Instance& instance) {
     minimpi::coll::Barrier(instance.p2p(), *instance.hidden_world());
   });
@@ -542,7 +554,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char* pset_name,
   if (newgroup == nullptr) {
     return RaiseOnSession(s, kCall, MPI_ERR_ARG, "null newgroup pointer");
   }
-  *newgroup = minimpi::NewGroupHandle(set->world_ranks);
+  *newgroup = minimpi::NewGroupHandle(set->world_ranks, s->handle);
   if (*newgroup == MPI_GROUP_NULL) {
     return RaiseOnSession(s, kCall, MPI_ERR_OTHER, "too many groups exist");
   }
@@ -649,6 +661,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char* stringtag,
   arguments.handler->Retain();  // the communicator's reference
   comm->SetErrhandler(arguments.handler);
   comm->set_hints(minimpi::ApplyHints(minimpi::DefaultHints(), arguments.info));
+  minimpi::JoinSession(*members, *comm);
   *newcomm = minimpi::Publish(std::move(comm))->handle;
   return MPI_SUCCESS;
 }
@@ -716,6 +729,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
   inter->SetErrhandler(arguments.handler);
   inter->set_hints(
       minimpi::ApplyHints(minimpi::DefaultHints(), arguments.info));
+  minimpi::JoinSession(*local_members, *inter);
   *newintercomm = minimpi::Publish(std::move(inter))->handle;
   return MPI_SUCCESS;
 }
