@@ -257,8 +257,10 @@ struct FromGroupArguments {
     if (handler == nullptr) {
       return RaiseUnattached(call, error_class, problem);
     }
-    return RaiseOnHandler(handler, MPI_SESSION_NULL, call, error_class,
-                          problem);
+    // A communicator's handler, and no communicator exists yet: a user
+    // function is given MPI_COMM_NULL.
+    return RaiseOnHandler(handler, reinterpret_cast<MPI_Session>(MPI_COMM_NULL),
+                          call, error_class, problem);
   }
 };
 
