@@ -50,6 +50,7 @@ MPI_TEST_PROGRAMS = {
     "collectives_no_allocation": {"srcs": ["collectives_no_allocation.c"], "threaded": False},
     # Issue 42: persistent collectives (MPI_*_init).
     "persistent_collectives": {"srcs": ["persistent_collectives.c"], "threaded": False},
+    "collectives_large_count": {"srcs": ["collectives_large_count.c"], "threaded": False},
     "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
     "nodes": {"srcs": ["nodes.c"], "threaded": False},
     # The matching benchmark's own source (exported by apps/bench), so the
@@ -79,6 +80,12 @@ MPI_TEST_PROGRAMS = {
     "handles": {"srcs": ["handles.c"], "threaded": False},
     "intercomm": {"srcs": ["intercomm.c"], "threaded": False},
     "intercomm_collectives": {"srcs": ["intercomm_collectives.c"], "threaded": False},
+    # Issue 42: dynamic processes (spawn, ports and names, join).
+    "spawn": {"srcs": ["spawn.c"], "threaded": False},
+    "ports": {"srcs": ["ports.c"], "threaded": False},
+    "join": {"srcs": ["join.c"], "threaded": False},
+    # Issue 42: sessions.
+    "sessions": {"srcs": ["sessions.c"], "threaded": True},
     # typebind: derived datatypes through point-to-point communication.
     "datatypes": {"srcs": ["datatypes.c"], "threaded": False},
     "pair_types": {"srcs": ["pair_types.c"], "threaded": False},
@@ -91,6 +98,11 @@ MPI_TEST_PROGRAMS = {
     "removed_mpi1": {"srcs": ["removed_mpi1.c"], "threaded": False},
     "bsend": {"srcs": ["bsend.c"], "threaded": True},
     "isendrecv": {"srcs": ["isendrecv.c"], "threaded": False},
+    # Issue 42: large counts (the _c forms, a message past 2 GiB, a type
+    # whose extent passes 2^31) and MPI-4.1's request-status, buffer and
+    # hardware-resource calls.
+    "large_count": {"srcs": ["large_count.c"], "threaded": False},
+    "mpi41_calls": {"srcs": ["mpi41_calls.c"], "threaded": False},
     "handle_conversion": {"srcs": ["handle_conversion.c"], "threaded": False},
     # Issue 20: what real programs do that other MPIs accept.
     "real_programs": {"srcs": ["real_programs.c"], "threaded": False},
@@ -330,6 +342,9 @@ MPI_TEST_CASES = [
     {"name": "collectives_no_shm", "program": "collectives", "ranks": [2, 3, 4, 8], "env": ["MINIMPI_COLL_SHM_CELL=0"], "timeout": 300},
     {"name": "collectives_no_allocation", "program": "collectives_no_allocation", "ranks": [2, 4], "timeout": 120},
     {"name": "persistent_collectives", "program": "persistent_collectives", "ranks": [1, 2, 3, 4]},
+    {"name": "collectives_large_count", "program": "collectives_large_count", "ranks": [1, 2, 3, 4]},
+    # Counts past INT_MAX: two buffers of 2 GiB (4.3 GiB for the job).
+    {"name": "collectives_past_int_max", "program": "collectives_large_count", "ranks": [2], "args": ["large"], "timeout": 300},
     {"name": "collectives_errors_shm", "program": "collectives_errors", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 60},
     {"name": "collectives_threads_shm", "program": "collectives_threads", "ranks": [2, 4], "env": _SHM_EVERYWHERE, "timeout": 120},
     {"name": "collectives_datatypes_shm", "program": "collectives_datatypes", "ranks": [2, 3], "env": _SHM_EVERYWHERE + ["MINIMPI_COLL_SHM_CELL=64"], "timeout": 120},
@@ -377,6 +392,44 @@ MPI_TEST_CASES = [
     {"name": "attributes", "program": "attributes", "ranks": [1, 2, 4]},
     {"name": "intercomm", "program": "intercomm", "ranks": [2, 3, 4, 5]},
     {"name": "intercomm_collectives", "program": "intercomm_collectives", "ranks": [2, 3, 4, 5, 7]},
+    # Issue 42: dynamic processes. Under srun (tools/test.sh's Slurm step)
+    # spawn checks instead that spawning and name publishing fail cleanly
+    # (MPI_ERR_SPAWN, MPI_ERR_SERVICE, MPI_ERR_NAME), and ports passes its
+    # port by MPI_Bcast.
+    {"name": "spawn", "program": "spawn", "ranks": [2, 1, 3]},
+    {"name": "spawn_four", "program": "spawn", "ranks": [2], "args": ["4"]},
+    {"name": "spawn_multiple", "program": "spawn", "ranks": [1, 2], "args": ["multiple"]},
+    {
+        "name": "fatal_spawn_missing_command",
+        "program": "spawn",
+        "ranks": [2],
+        "args": ["missing"],
+        "expect": "failure",
+        "stderr": "MPI_Comm_spawn\\(rank 0\\): ",
+    },
+    {
+        "name": "fatal_spawned_rank_dies",
+        "program": "spawn",
+        "ranks": [2],
+        "args": ["die"],
+        "expect": "failure",
+        "stderr": "(rank 0 of spawned job [^ ]+ \\(pid [0-9]+\\) exited with code 3|MPI_Comm_spawn\\(rank 0\\): cannot spawn processes: the launcher)",
+    },
+    {"name": "ports", "program": "ports", "ranks": [2, 3, 4]},
+    {"name": "join", "program": "join", "ranks": [2, 3, 4]},
+    # Issue 42: sessions beside the world model, process sets (also over
+    # pretend nodes), communicators from groups, session error handlers.
+    {"name": "sessions", "program": "sessions", "ranks": [1, 2, 4], "timeout": 180},
+    {"name": "sessions_split_nodes", "program": "sessions", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 180},
+    {
+        "name": "fatal_world_without_init",
+        "program": "sessions",
+        "ranks": [2],
+        "args": ["world_without_init"],
+        "expect": "failure",
+        "stderr": "MPI_Comm_size\\(rank [01]\\): MPI_COMM_WORLD needs MPI_Init \\(only sessions are initialized\\)",
+        "timeout": 30,
+    },
     {"name": "info", "program": "info", "ranks": [1, 3], "args": ["alpha", "beta", "-g7"]},
     {"name": "status_memory", "program": "status_memory", "ranks": [1, 2]},
     {"name": "errors_objects", "program": "errors_objects", "ranks": [1, 2, 3]},
@@ -624,6 +677,17 @@ MPI_TEST_CASES = [
         "timeout": 180,
     },
     {"name": "isendrecv", "program": "isendrecv", "ranks": [1, 2, 3, 4]},
+    # About 2 GiB per rank, about 5 s where memory is quick; the guard
+    # leaves room for a busy machine.
+    {"name": "large_count", "program": "large_count", "ranks": [2], "timeout": 240},
+    # The same over sockets (MINIMPI_TRANSPORT=tcp), about 7 s.
+    {"name": "large_count_tcp", "program": "large_count", "ranks": [2], "env": ["MINIMPI_TRANSPORT=tcp"], "timeout": 240},
+    # And over the verbs layer on the software device: work requests of at
+    # most 1 GiB each (an ibv_sge's length is 32 bits).
+    {"name": "large_count_ib", "program": "large_count", "ranks": [2], "env": _IB, "timeout": 300},
+    # The _c forms and the errors alone, without the big transfers.
+    {"name": "large_count_small", "program": "large_count", "ranks": [2], "args": ["--small"]},
+    {"name": "mpi41_calls", "program": "mpi41_calls", "ranks": [2, 3]},
     {
         "name": "isendrecv_rendezvous_tiny_rings",
         "program": "isendrecv",
