@@ -15,6 +15,8 @@
 #                                        its figures are not judged); then
 #                                        apps/bench/wait_compare.sh --quick
 #                                        (default waiting against spin)
+#                                        and persistent_compare.sh --quick
+#                                        (persistent collectives' three forms)
 #   4. Slurm                             tools/slurm/start_slurm.sh, then
 #                                        tests/run_all.sh srun: one case of
 #                                        each program and every case that
@@ -298,6 +300,12 @@ if [ -f "${osu_tarball}" ]; then
 else
   echo "  SKIPPED (not counted): no OSU tarball at ${osu_tarball}"
 fi
+# Persistent collectives (issue 42): their persistent, nonblocking and
+# blocking forms for minimpi and MPICH, one short round (about a second).
+check_limit=120 check "bench: persistent_compare.sh --quick (every form read back)" bash -c '
+  out="$("$1" --quick --prefix "$2" 2>&1)"; rc=$?; echo "$out"
+  [ "$rc" -eq 0 ] && grep -q "^| 2 | allreduce | 65536 | persistent " <<<"$out" &&
+  grep -q "^Quick check passed" <<<"$out"' _ apps/bench/persistent_compare.sh "${prefix}"
 
 # --- 4 -----------------------------------------------------------------------
 # run_all NAME TIMEOUT ARGS...: tests/run_all.sh ARGS, its "N passed, N failed"
