@@ -25,6 +25,16 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateShm(
   absl::StatusOr<std::unique_ptr<shm::ShmTransport>> transport =
       shm::ShmTransport::Create(bootstrap, settings);
   if (!transport.ok()) return transport.status();
+  // Under a launcher that starts or connects other jobs, their processes
+  // are reached through tcp, made when first needed (see the header).
+  if (runtime::LauncherServesDynamicProcesses(bootstrap)) {
+    (*transport)
+        ->AllowOtherJobs(
+            [&bootstrap,
+             settings]() -> absl::StatusOr<std::unique_ptr<Transport>> {
+              return tcp::CreateTcpTransportForOtherJobs(bootstrap, settings);
+            });
+  }
   return std::unique_ptr<Transport>(std::move(*transport));
 }
 
@@ -87,21 +97,7 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
         absl::StrCat("net: unknown transport '", settings.transport,
                      "' (expected auto, shm, tcp or ib)"));
   }
-  if (!spans_nodes) {
-    absl::StatusOr<std::unique_ptr<Transport>> node =
-        CreateShm(bootstrap, settings);
-    if (!node.ok() || !runtime::LauncherServesDynamicProcesses(bootstrap)) {
-      return node;
-    }
-    // Processes of other jobs (see the header) go through tcp; this job's
-    // ranks all stay on shared memory.
-    absl::StatusOr<std::unique_ptr<Transport>> other_jobs =
-        tcp::CreateTcpTransportForOtherJobs(bootstrap, settings);
-    if (!other_jobs.ok()) return other_jobs.status();
-    return std::unique_ptr<Transport>(
-        new RoutedTransport(*std::move(node), *std::move(other_jobs),
-                            std::vector<bool>(bootstrap.size(), true)));
-  }
+  if (!spans_nodes) return CreateShm(bootstrap, settings);
   // Across nodes: shared memory inside this node, the network between:
   // RDMA when every rank can open a device, else TCP.
   absl::StatusOr<bool> use_ib = EveryRankCanUseIb(bootstrap, settings);

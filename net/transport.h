@@ -294,10 +294,10 @@ class Transport {
 // ranks its own: net/shm inside a node, net/tcp between nodes (as the
 // launcher's node map says, never the OS); "tcp" puts every pair on the
 // network, "shm" refuses a job that spans nodes, "ib" needs a device.
-// Under a launcher that can start or connect other jobs (mpiexec), a job on
-// one node also gets net/tcp for their processes (RoutedTransport: ranks
-// past the job's go to the network), since net/shm's segments are laid out
-// for the job's ranks at setup.
+// Under a launcher that can start or connect other jobs (mpiexec), net/shm
+// reaches their processes through a net/tcp made on first use (its segments
+// are laid out for the job's ranks at setup), and RoutedTransport sends
+// them to its network transport.
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
 

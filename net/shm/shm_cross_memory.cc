@@ -79,9 +79,14 @@ void ShmTransport::CrossMemoryReadv(int peer, const IoSegment* local,
 
 PostResult ShmTransport::RdmaReadv(int vci, PeerVci peer,
                                    const IoSegment* local, int local_count,
-                                   const MemoryRegion&, const IoSegment* remote,
-                                   int remote_count, uint32_t,
-                                   uint64_t context) {
+                                   const MemoryRegion& local_region,
+                                   const IoSegment* remote, int remote_count,
+                                   uint32_t remote_key, uint64_t context) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "RdmaReadv")
+        .RdmaReadv(vci, peer, local, local_count, local_region, remote,
+                   remote_count, remote_key, context);
+  }
   LocalIndexOrDie(peer, "RdmaReadv");
   if (local_count > max_io_segments() || remote_count > max_io_segments()) {
     std::fprintf(stderr,
@@ -192,8 +197,13 @@ void ShmTransport::PushLocalDone(Vci& vci, PeerVci peer, uint64_t context) {
 }
 
 PostResult ShmTransport::RdmaRead(int vci, PeerVci peer, void* local,
-                                  const MemoryRegion&, RemoteBuffer remote,
-                                  size_t length, uint64_t context) {
+                                  const MemoryRegion& local_region,
+                                  RemoteBuffer remote, size_t length,
+                                  uint64_t context) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "RdmaRead")
+        .RdmaRead(vci, peer, local, local_region, remote, length, context);
+  }
   LocalIndexOrDie(peer, "RdmaRead");
   Vci& state = vcis_[vci];
   if (state.local_done.full()) return PostResult::kRetry;
@@ -205,8 +215,13 @@ PostResult ShmTransport::RdmaRead(int vci, PeerVci peer, void* local,
 }
 
 PostResult ShmTransport::RdmaWrite(int vci, PeerVci peer, const void* local,
-                                   const MemoryRegion&, RemoteBuffer remote,
-                                   size_t length, uint64_t context) {
+                                   const MemoryRegion& local_region,
+                                   RemoteBuffer remote, size_t length,
+                                   uint64_t context) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "RdmaWrite")
+        .RdmaWrite(vci, peer, local, local_region, remote, length, context);
+  }
   LocalIndexOrDie(peer, "RdmaWrite");
   Vci& state = vcis_[vci];
   if (state.local_done.full()) return PostResult::kRetry;
@@ -219,8 +234,13 @@ PostResult ShmTransport::RdmaWrite(int vci, PeerVci peer, const void* local,
 }
 
 PostResult ShmTransport::RdmaWriteImmediate(
-    int vci, PeerVci peer, const void* local, const MemoryRegion&,
+    int vci, PeerVci peer, const void* local, const MemoryRegion& local_region,
     RemoteBuffer remote, size_t length, uint32_t immediate, uint64_t context) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "RdmaWriteImmediate")
+        .RdmaWriteImmediate(vci, peer, local, local_region, remote, length,
+                            immediate, context);
+  }
   Vci& state = vcis_[vci];
   Outbound& out = ProducerFor(vci, peer, "RdmaWriteImmediate");
   // Claim both resources before moving data, so kRetry never leaves a
@@ -245,9 +265,15 @@ PostResult ShmTransport::RdmaWriteImmediate(
 
 PostResult ShmTransport::RdmaWritev(int vci, PeerVci peer,
                                     const IoSegment* local, int local_count,
-                                    const MemoryRegion&, RemoteBuffer remote,
+                                    const MemoryRegion& local_region,
+                                    RemoteBuffer remote,
                                     const uint32_t* immediate,
                                     uint64_t context) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "RdmaWritev")
+        .RdmaWritev(vci, peer, local, local_count, local_region, remote,
+                    immediate, context);
+  }
   Vci& state = vcis_[vci];
   // Claim every resource before moving data, so kRetry never leaves a
   // write done without its notification.

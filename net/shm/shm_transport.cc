@@ -67,6 +67,12 @@ bool RingIfArmed(std::atomic<uint32_t>* doorbell) {
 
 absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,
                                                           size_t length) {
+  // Once other jobs' processes are reachable, their transport needs the
+  // region (and its keys serve ours too: cross-memory attach ignores them).
+  if (Transport* other = other_jobs_.load(std::memory_order_acquire))
+      [[unlikely]] {
+    return other->RegisterMemory(address, length);
+  }
   // Cross-memory attach reaches any mapped address: nothing to pin.
   MemoryRegion region;
   region.address = address;
@@ -74,7 +80,14 @@ absl::StatusOr<MemoryRegion> ShmTransport::RegisterMemory(void* address,
   return region;
 }
 
-void ShmTransport::DeregisterMemory(const MemoryRegion&) {}
+void ShmTransport::DeregisterMemory(const MemoryRegion& region) {
+  // Only the other jobs' transport hands out keys (ours are all 0).
+  if (region.remote_key != 0 || region.transport_handle != nullptr) {
+    if (Transport* other = other_jobs_.load(std::memory_order_acquire)) {
+      other->DeregisterMemory(region);
+    }
+  }
+}
 
 int ShmTransport::LocalIndexOrDie(PeerVci peer, const char* operation) const {
   if (peer.rank < 0 || peer.rank >= size_ ||
@@ -204,6 +217,9 @@ uint64_t ShmTransport::ArmDoorbell(int vci) {
 
 void ShmTransport::SleepOnDoorbell(int vci, uint64_t token,
                                    int64_t timeout_ns) {
+  if (other_jobs_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+    timeout_ns = std::min(timeout_ns, kOtherJobsSleepSliceNs);
+  }
   const timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),
                             static_cast<long>(timeout_ns % 1'000'000'000)};
   Presence* presence = PresenceOf(my_local_index_);
@@ -223,6 +239,12 @@ void ShmTransport::RingDoorbell(int vci) {
 }
 
 void ShmTransport::WakePeer(PeerVci peer) {
+  if (peer.rank >= size_) {
+    if (Transport* other = other_jobs_.load(std::memory_order_acquire)) {
+      other->WakePeer(peer);
+    }
+    return;
+  }
   if (peer.rank < 0 ||
       peer.rank >= static_cast<int>(local_index_of_rank_.size())) {
     return;
@@ -239,6 +261,10 @@ void ShmTransport::WakePeer(PeerVci peer) {
 
 bool ShmTransport::MayHaveWork(int vci) const {
   if (vcis_[vci].touched.load(std::memory_order_relaxed)) return true;
+  if (Transport* other = other_jobs_.load(std::memory_order_acquire);
+      other != nullptr && other->MayHaveWork(vci)) {
+    return true;
+  }
   void* inbox =
       static_cast<std::byte*>(own_segment_.address) + InboxOffset(vci);
   return InboxCount(inbox)->load(std::memory_order_acquire) != 0;
@@ -285,6 +311,10 @@ void ShmTransport::TakeNewSenders(int vci) {
 PostResult ShmTransport::Send(int vci, PeerVci peer, const void* header,
                               size_t header_length, const void* payload,
                               size_t payload_length) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "Send")
+        .Send(vci, peer, header, header_length, payload, payload_length);
+  }
   const size_t length = header_length + payload_length;
   if (length > max_message_) {
     std::fprintf(stderr,
@@ -312,6 +342,11 @@ PostResult ShmTransport::SendPacked(
     int vci, PeerVci peer, const void* header, size_t header_length,
     size_t payload_length,
     absl::FunctionRef<void(void* destination)> write_payload) {
+  if (peer.rank >= size_) [[unlikely]] {
+    return OtherJobs(peer, "SendPacked")
+        .SendPacked(vci, peer, header, header_length, payload_length,
+                    write_payload);
+  }
   const size_t length = header_length + payload_length;
   if (length > max_message_) {
     std::fprintf(stderr,
@@ -436,7 +471,53 @@ int ShmTransport::Poll(int vci, CompletionHandler& handler,
       RingPeerDoorbell(local_index_of_rank_[inbound.rank], inbound.vci);
     }
   }
+  if (Transport* other = other_jobs_.load(std::memory_order_acquire);
+      other != nullptr) [[unlikely]] {
+    if (handled < max_completions && other->MayHaveWork(vci)) {
+      handled += other->Poll(vci, handler, max_completions - handled);
+    }
+  }
   return handled;
+}
+
+Transport& ShmTransport::OtherJobs(PeerVci peer, const char* operation) const {
+  Transport* other = other_jobs_.load(std::memory_order_acquire);
+  if (other == nullptr) {
+    std::fprintf(stderr,
+                 "net/shm %s(rank %d): rank %d is past this job's %d ranks and "
+                 "no process of another job was added\n",
+                 operation, rank_, peer.rank, size_);
+    std::abort();
+  }
+  return *other;
+}
+
+absl::StatusOr<std::string> ShmTransport::DynamicAddress() {
+  if (Transport* other = other_jobs_.load(std::memory_order_acquire)) {
+    return other->DynamicAddress();
+  }
+  std::lock_guard<std::mutex> lock(other_jobs_mutex_);
+  if (other_jobs_owner_ == nullptr) {
+    if (!make_other_jobs_) return Transport::DynamicAddress();
+    absl::StatusOr<std::unique_ptr<Transport>> made = make_other_jobs_();
+    if (!made.ok()) return made.status();
+    other_jobs_owner_ = *std::move(made);
+    // A VCI's first connection from another job wakes a thread asleep on
+    // our doorbell at once, not after a slice.
+    other_jobs_owner_->AlsoRingOnFirstContact(this);
+    other_jobs_.store(other_jobs_owner_.get(), std::memory_order_release);
+  }
+  return other_jobs_owner_->DynamicAddress();
+}
+
+absl::Status ShmTransport::AddPeer(int rank, const std::string& address) {
+  if (rank < size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("net/shm: peer ", rank, " is a rank of this job"));
+  }
+  absl::StatusOr<std::string> mine = DynamicAddress();  // makes the transport
+  if (!mine.ok()) return mine.status();
+  return other_jobs_.load(std::memory_order_acquire)->AddPeer(rank, address);
 }
 
 }  // namespace minimpi::net::shm

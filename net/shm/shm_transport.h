@@ -32,7 +32,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -74,7 +76,6 @@ class ShmTransport final : public Transport {
   const char* name() const override { return "shm"; }
   int num_vcis() const override { return num_vcis_; }
   size_t max_message_size() const override { return max_message_; }
-  bool posting_cpu_copies_to(int /*rank*/) const override { return true; }
 
   absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
                                               size_t length) override;
@@ -124,8 +125,31 @@ class ShmTransport final : public Transport {
   void WakePeer(PeerVci peer) override;
   bool MayHaveWork(int vci) const override;
   bool PeerMayShareCore(bool* move_away) override;
+  // Another job's processes are reached over tcp (see AllowOtherJobs).
+  bool posting_cpu_copies_to(int rank) const override { return rank < size_; }
+
+  // Processes of other jobs (dynamic processes). The segments are laid out
+  // for this job's ranks at setup, and another job's processes have no
+  // place in them, so they go through a second transport (net/tcp, even on
+  // this node), which `make_other_jobs` makes on first use (the first
+  // DynamicAddress). Every call naming a peer past this job's ranks goes
+  // there; Poll and MayHaveWork cover it once it exists, and a sleep on our
+  // doorbell then lasts at most kOtherJobsSleepSliceNs, since its traffic
+  // does not ring our futex. Until then the data path pays one comparison,
+  // made on the cold side of the peer checks.
+  static constexpr int64_t kOtherJobsSleepSliceNs = 50'000;
+  using OtherJobsFactory =
+      std::function<absl::StatusOr<std::unique_ptr<Transport>>()>;
+  void AllowOtherJobs(OtherJobsFactory make_other_jobs) {
+    make_other_jobs_ = std::move(make_other_jobs);
+  }
+  absl::StatusOr<std::string> DynamicAddress() override;
+  absl::Status AddPeer(int rank, const std::string& address) override;
 
  private:
+  // The transport of other jobs' processes; only called for a rank past
+  // this job's, which only AddPeer can have made reachable.
+  Transport& OtherJobs(PeerVci peer, const char* operation) const;
   // Where a rank last ran and whether it sleeps on a doorbell, in its
   // segment for its peers to read (PeerMayShareCore).
   struct Presence {
@@ -272,6 +296,13 @@ class ShmTransport final : public Transport {
 
   // A word peers read at setup to prove that cross-memory attach works.
   uint64_t probe_word_ = 0;
+
+  // Other jobs' processes (see AllowOtherJobs): made once, under the
+  // mutex, then read without it.
+  OtherJobsFactory make_other_jobs_;
+  std::mutex other_jobs_mutex_;
+  std::unique_ptr<Transport> other_jobs_owner_;  // guarded by the mutex
+  std::atomic<Transport*> other_jobs_{nullptr};
 };
 
 }  // namespace minimpi::net::shm
