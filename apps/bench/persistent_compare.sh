@@ -14,11 +14,13 @@
 # MPICH in the same form.
 #
 #   usage: apps/bench/persistent_compare.sh --prefix DIR [--rounds N]
-#            [--ranks "2 4"] [--scale S] [--quick]
+#            [--ranks "2 4"] [--scale S] [--libraries LIST] [--quick]
 #     --prefix  a minimpi installation (bazel run //:install -- DIR)
 #     --rounds  interleaved rounds (default 7)
 #     --ranks   rank counts (default "2 4")
 #     --scale   persistent_coll's iteration scale (default 1)
+#     --libraries  which to run (default "minimpi mpich openmpi"; MPICH at
+#               4 ranks on 2 cores polls through milliseconds per call)
 #     --quick   1 round, 2 ranks, few iterations: checks the script, not
 #               the figures
 set -euo pipefail
@@ -29,6 +31,7 @@ prefix=""
 rounds=7
 ranks_list="2 4"
 scale=1
+libraries="minimpi mpich openmpi"
 quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds="$2"; shift 2 ;;
     --ranks) ranks_list="$2"; shift 2 ;;
     --scale) scale="$2"; shift 2 ;;
+    --libraries) libraries="$2"; shift 2 ;;
     --quick) quick=1; rounds=1; ranks_list=2; scale=0.02; shift ;;
     *) echo "persistent_compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -49,7 +53,7 @@ trap 'rm -rf "${work}"' EXIT
 declare -A cc=([minimpi]="${prefix}/bin/mpicc" [mpich]=mpicc.mpich [openmpi]=mpicc.openmpi)
 declare -A mpiexec=([minimpi]="${prefix}/bin/mpiexec" [mpich]=mpiexec.mpich [openmpi]=mpiexec.openmpi)
 labels=()
-for label in minimpi mpich openmpi; do
+for label in ${libraries}; do
   if ! command -v "${cc[${label}]}" >/dev/null 2>&1; then
     echo "# ${label}: no ${cc[${label}]}, skipped"
     continue
