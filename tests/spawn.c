@@ -12,6 +12,9 @@
  *        spawn missing      (a command that does not exist: fatal error)
  *        spawn die          (a spawned process exits with code 3: mpiexec
  *                            reports it and ends the job)
+ *        spawn not-mpi      (the spawned program never calls MPI_Init:
+ *                            mpiexec ends the job instead of letting the
+ *                            parents wait forever)
  * Under srun every mode but the last two checks instead that spawning and
  * name publishing fail cleanly (MPI_ERR_SPAWN, MPI_ERR_SERVICE, ...). */
 #include <mpi.h>
@@ -151,7 +154,9 @@ int main(int argc, char** argv) {
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
   const int fatal_mode =
-      argc >= 2 && (strcmp(argv[1], "missing") == 0 || strcmp(argv[1], "die") == 0);
+      argc >= 2 && (strcmp(argv[1], "missing") == 0 ||
+                    strcmp(argv[1], "die") == 0 ||
+                    strcmp(argv[1], "not-mpi") == 0);
   if (getenv("SLURM_STEP_ID") != NULL && !fatal_mode && parent == MPI_COMM_NULL) {
     CheckLauncherCannotSpawn();
     if (rank == 0) printf("spawn: the launcher cannot spawn, as expected\n");
@@ -168,12 +173,15 @@ int main(int argc, char** argv) {
      * exist ends the job with MPI_Comm_spawn's one-line message; a child
      * that dies ends it with mpiexec's report. */
     const int missing = strcmp(argv[1], "missing") == 0;
+    const int not_mpi = strcmp(argv[1], "not-mpi") == 0;
     char* child_argv[] = {"dying", "1", NULL};
     MPI_Comm children;
-    MPI_Comm_spawn(missing ? "./no-such-program-here" : argv[0], child_argv,
-                   2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children,
+    MPI_Comm_spawn(missing   ? "./no-such-program-here"
+                   : not_mpi ? "true"
+                             : argv[0],
+                   child_argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children,
                    MPI_ERRCODES_IGNORE);
-    if (!missing) {
+    if (!missing && !not_mpi) {
       int value = 0;
       MPI_Recv(&value, 1, MPI_INT, 0, 0, children, MPI_STATUS_IGNORE);
     }

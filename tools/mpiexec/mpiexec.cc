@@ -460,6 +460,15 @@ class JobSupervisor {
                      code};
     }
     RankReport report = server_.Report(process.nspace, process.job_rank);
+    if (process.spawned && !report.connected) {
+      // Its parents wait in MPI_Comm_spawn until every child has called
+      // MPI_Init: waiting on would be forever.
+      return Failure{absl::StrCat(who,
+                                  " exited without calling MPI_Init, which "
+                                  "its parents' MPI_Comm_spawn waits for; "
+                                  "terminating the job"),
+                     1};
+    }
     if (report.connected && !report.finalized) {
       return Failure{absl::StrCat(who,
                                   " exited without calling MPI_Finalize; "
