@@ -217,7 +217,8 @@ uint64_t ShmTransport::ArmDoorbell(int vci) {
 
 void ShmTransport::SleepOnDoorbell(int vci, uint64_t token,
                                    int64_t timeout_ns) {
-  if (other_jobs_.load(std::memory_order_relaxed) != nullptr) [[unlikely]] {
+  if (Transport* other = other_jobs_.load(std::memory_order_acquire);
+      other != nullptr && other->MayHaveWork(vci)) [[unlikely]] {
     timeout_ns = std::min(timeout_ns, kOtherJobsSleepSliceNs);
   }
   const timespec timeout = {static_cast<time_t>(timeout_ns / 1'000'000'000),

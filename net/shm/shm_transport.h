@@ -133,10 +133,11 @@ class ShmTransport final : public Transport {
   // place in them, so they go through a second transport (net/tcp, even on
   // this node), which `make_other_jobs` makes on first use (the first
   // DynamicAddress). Every call naming a peer past this job's ranks goes
-  // there; Poll and MayHaveWork cover it once it exists, and a sleep on our
-  // doorbell then lasts at most kOtherJobsSleepSliceNs, since its traffic
-  // does not ring our futex. Until then the data path pays one comparison,
-  // made on the cold side of the peer checks.
+  // there; Poll and MayHaveWork cover it once it exists, and a sleep on the
+  // doorbell of a VCI that talks to another job lasts at most
+  // kOtherJobsSleepSliceNs, since that traffic does not ring our futex. Until
+  // then the data path pays one comparison, made on the cold side of the peer
+  // checks.
   static constexpr int64_t kOtherJobsSleepSliceNs = 50'000;
   using OtherJobsFactory =
       std::function<absl::StatusOr<std::unique_ptr<Transport>>()>;

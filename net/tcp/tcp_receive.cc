@@ -85,6 +85,17 @@ void TcpTransport::Accept() {
         complete && hello.rank == kDynamicPeer
             ? DynamicPeerAt(hello.listen_address, hello.listen_port)
             : hello.rank;
+    if (complete && hello.magic == kHelloMagic && hello.rank == kDynamicPeer &&
+        peer_rank == kDynamicPeer && hello.target_vci >= 0 &&
+        hello.target_vci < num_vcis_ && hello.vci >= 0 &&
+        hello.vci < num_vcis_) {
+      // A process of another job that added us before we added it: its
+      // socket waits, its bytes unread, until AddPeer names it.
+      parked_.push_back(hello);
+      parked_fds_.push_back(fd);
+      unidentified_.erase(it);
+      continue;
+    }
     if (!complete || hello.magic != kHelloMagic || peer_rank < 0 ||
         peer_rank >= peer_limit_.load(std::memory_order_acquire) ||
         hello.target_vci < 0 || hello.target_vci >= num_vcis_ ||
@@ -95,32 +106,36 @@ void TcpTransport::Accept() {
       unidentified_.erase(it);
       continue;
     }
-    auto conn = std::make_unique<Connection>();
-    conn->fd = fd;
-    conn->vci = hello.target_vci;
-    conn->peer = {peer_rank, hello.vci};
-    conn->in_capacity = in_capacity_;
-    conn->in = std::make_unique<char[]>(in_capacity_);
-    Connection* raw = conn.get();
-    Vci& target = vcis_[hello.target_vci];
-    const int target_vci = hello.target_vci;
     unidentified_.erase(it);
-    {
-      std::lock_guard<std::mutex> lock(target.handoff_mutex);
-      target.handoff.push_back(std::move(conn));
-      target.handoff_count.fetch_add(1, std::memory_order_release);
-    }
-    target.touched.store(true, std::memory_order_relaxed);
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.ptr = raw;
-    epoll_ctl(target.epoll_fd, EPOLL_CTL_ADD, fd, &event);
-    RingDoorbell(target_vci);
-    if (Transport* other = also_ring_.load(std::memory_order_acquire)) {
-      other->RingDoorbell(target_vci);
-    }
+    HandOver(fd, hello, peer_rank);
   }
   accept_mutex_.unlock();
+}
+
+void TcpTransport::HandOver(int fd, const Hello& hello, int peer_rank) {
+  auto conn = std::make_unique<Connection>();
+  conn->fd = fd;
+  conn->vci = hello.target_vci;
+  conn->peer = {peer_rank, hello.vci};
+  conn->in_capacity = in_capacity_;
+  conn->in = std::make_unique<char[]>(in_capacity_);
+  Connection* raw = conn.get();
+  Vci& target = vcis_[hello.target_vci];
+  const int target_vci = hello.target_vci;
+  {
+    std::lock_guard<std::mutex> lock(target.handoff_mutex);
+    target.handoff.push_back(std::move(conn));
+    target.handoff_count.fetch_add(1, std::memory_order_release);
+  }
+  target.touched.store(true, std::memory_order_relaxed);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = raw;
+  epoll_ctl(target.epoll_fd, EPOLL_CTL_ADD, fd, &event);
+  RingDoorbell(target_vci);
+  if (Transport* other = also_ring_.load(std::memory_order_acquire)) {
+    other->RingDoorbell(target_vci);
+  }
 }
 
 void TcpTransport::CompleteOp(Connection& conn, uint64_t cookie,

@@ -288,6 +288,16 @@ absl::Status TcpTransport::AddPeer(int rank, const std::string& address) {
     if (peer_limit_.load(std::memory_order_relaxed) <= rank) {
       peer_limit_.store(rank + 1, std::memory_order_release);
     }
+    for (size_t i = 0; i < parked_.size();) {
+      if (DynamicPeerAt(parked_[i].listen_address, parked_[i].listen_port) !=
+          rank) {
+        ++i;
+        continue;
+      }
+      HandOver(parked_fds_[i], parked_[i], rank);
+      parked_.erase(parked_.begin() + i);
+      parked_fds_.erase(parked_fds_.begin() + i);
+    }
   }
   StartProgressThread();
   return absl::OkStatus();
@@ -333,6 +343,7 @@ TcpTransport::~TcpTransport() {
   {
     std::lock_guard<std::mutex> lock(accept_mutex_);
     for (auto& [fd, unidentified] : unidentified_) close(fd);
+    for (int fd : parked_fds_) close(fd);
   }
   if (accept_epoll_fd_ >= 0) close(accept_epoll_fd_);
   if (listen_fd_ >= 0) close(listen_fd_);

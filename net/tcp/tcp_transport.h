@@ -293,6 +293,9 @@ class TcpTransport final : public Transport {
   // Which added peer listens at `address`:`port` (kDynamicPeer: none).
   // With accept_mutex_ held.
   int DynamicPeerAt(uint32_t address, uint32_t port) const;
+  // Gives an accepted socket whose hello named `peer_rank` to the VCI it
+  // asked for. With accept_mutex_ held.
+  void HandOver(int fd, const Hello& hello, int peer_rank);
   void StartProgressThread();
 
   // Our socket to `peer` from `vci`, connecting on first use unless the
@@ -364,6 +367,11 @@ class TcpTransport final : public Transport {
   // Added peers by listener (address << 16 | port), guarded by
   // accept_mutex_.
   absl::flat_hash_map<uint64_t, int> dynamic_by_listener_;
+  // Sockets of other jobs' processes that connected before AddPeer named
+  // them (they added us first), with their hellos; AddPeer hands them
+  // over. Guarded by accept_mutex_.
+  std::vector<Hello> parked_;
+  std::vector<int> parked_fds_;
   std::once_flag progress_started_;
   int listen_fd_ = -1;
   std::unique_ptr<Vci[]> vcis_;
