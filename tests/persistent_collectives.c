@@ -377,6 +377,45 @@ static void test_derived_datatype(MPI_Comm comm) {
   }
   free_request(&bcast);
   free_request(&allreduce);
+
+  /* Alltoallw and a neighbourhood allgather sending strided blocks. */
+  int w_send[kMaxRanks * 6], w_receive[kMaxRanks * 3], counts[kMaxRanks], send_displs[kMaxRanks], receive_displs[kMaxRanks];
+  MPI_Datatype send_types[kMaxRanks], receive_types[kMaxRanks];
+  for (int d = 0; d < g_size; ++d) {
+    counts[d] = 1;
+    send_displs[d] = d * 6 * (int)sizeof(int);
+    receive_displs[d] = d * 3 * (int)sizeof(int);
+    send_types[d] = every_other;
+    receive_types[d] = MPI_INT;
+  }
+  int receive_counts[kMaxRanks];
+  for (int d = 0; d < g_size; ++d) receive_counts[d] = 3;
+  MPI_Request alltoallw, neighbor;
+  MPI_CHECK(MPI_Alltoallw_init(w_send, counts, send_displs, send_types, w_receive, receive_counts, receive_displs, receive_types, comm, MPI_INFO_NULL, &alltoallw));
+  MPI_Comm ring;
+  int dims[1] = {g_size}, periods[1] = {1}, left, right, ring_receive[6];
+  MPI_CHECK(MPI_Cart_create(comm, 1, dims, periods, 0, &ring));
+  MPI_CHECK(MPI_Cart_shift(ring, 0, 1, &left, &right));
+  MPI_CHECK(MPI_Neighbor_allgather_init(send, 1, every_other, ring_receive, 3, MPI_INT, ring, MPI_INFO_NULL, &neighbor));
+  for (int start = 0; start < kStarts; ++start) {
+    for (int i = 0; i < 6 * g_size; ++i) w_send[i] = value(g_rank, i, start);
+    start_and_wait(&alltoallw);
+    for (int s = 0; s < g_size; ++s) {
+      for (int k = 0; k < 3; ++k) {
+        const int expected = value(s, 6 * g_rank + 2 * k, start);
+        CHECK(w_receive[3 * s + k] == expected, "strided alltoallw start %d block %d item %d is %d, expected %d", start, s, k, w_receive[3 * s + k], expected);
+      }
+    }
+    for (int i = 0; i < 6; ++i) send[i] = value(g_rank, i, start) + 1;
+    start_and_wait(&neighbor);
+    for (int k = 0; k < 3; ++k) {
+      CHECK(ring_receive[k] == value(left, 2 * k, start) + 1, "strided neighbor_allgather start %d item %d from the left is %d", start, k, ring_receive[k]);
+      CHECK(ring_receive[3 + k] == value(right, 2 * k, start) + 1, "strided neighbor_allgather start %d item %d from the right is %d", start, k, ring_receive[3 + k]);
+    }
+  }
+  free_request(&alltoallw);
+  free_request(&neighbor);
+  MPI_CHECK(MPI_Comm_free(&ring));
   MPI_CHECK(MPI_Type_free(&every_other));
 }
 
