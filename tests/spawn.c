@@ -9,6 +9,9 @@
  * Usage: spawn [children]   (default 2)
  *        spawn multiple     (spawn_multiple: two commands, 1 + 2 children,
  *                            each with its own argv; MPI_APPNUM checked)
+ *        spawn iccreate     (rank 0 alone spawns; then MPI_Intercomm_create
+ *                            over both worlds through the spawn's
+ *                            intercommunicator, as MPICH's spaiccreate)
  *        spawn missing      (a command that does not exist: fatal error)
  *        spawn die          (a spawned process exits with code 3: mpiexec
  *                            reports it and ends the job)
@@ -186,6 +189,51 @@ int main(int argc, char** argv) {
       MPI_Recv(&value, 1, MPI_INT, 0, 0, children, MPI_STATUS_IGNORE);
     }
     CHECK(0, "the job survived a failed spawn");
+  }
+
+  if (argc >= 2 && (strcmp(argv[1], "iccreate") == 0 ||
+                    strcmp(argv[1], "child-ic") == 0)) {
+    /* As MPICH's spaiccreate: world rank 0 alone spawns (on MPI_COMM_SELF);
+     * then both whole worlds make an intercommunicator through the spawn's,
+     * so the children meet parents they were never connected to. */
+    MPI_Comm spawned = parent;
+    const int children = 2;
+    if (parent == MPI_COMM_NULL) {
+      spawned = MPI_COMM_NULL;
+      if (rank == 0) {
+        char* child_argv[] = {"child-ic", NULL};
+        MPI_CHECK(MPI_Comm_spawn(argv[0], child_argv, children, MPI_INFO_NULL,
+                                 0, MPI_COMM_SELF, &spawned,
+                                 MPI_ERRCODES_IGNORE));
+      }
+    }
+    MPI_Comm both;
+    MPI_CHECK(MPI_Intercomm_create(MPI_COMM_WORLD, 0, spawned, 0, 123, &both));
+    int remote_size;
+    MPI_CHECK(MPI_Comm_remote_size(both, &remote_size));
+    const int is_parent = parent == MPI_COMM_NULL;
+    CHECK(remote_size == (is_parent ? children : remote_size),
+          "%d children", remote_size);
+    const int last_parent = is_parent ? size - 1 : remote_size - 1;
+    if (!is_parent) {
+      int value = 500 + rank;
+      MPI_CHECK(MPI_Send(&value, 1, MPI_INT, last_parent, rank, both));
+    } else if (rank == last_parent) {
+      for (int child = 0; child < remote_size; ++child) {
+        int value = -1;
+        MPI_CHECK(MPI_Recv(&value, 1, MPI_INT, child, child, both,
+                           MPI_STATUS_IGNORE));
+        CHECK(value == 500 + child, "child %d sent %d", child, value);
+      }
+    }
+    Exchange(both, is_parent);
+    MPI_CHECK(MPI_Comm_free(&both));
+    if (spawned != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_disconnect(&spawned));
+    if (is_parent && rank == 0) {
+      printf("spawn: intercomm_create through a spawn: ok\n");
+    }
+    MPI_CHECK(MPI_Finalize());
+    return 0;
   }
 
   if (parent != MPI_COMM_NULL) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -41,8 +42,8 @@ struct Identity {
 // Lives as long as the transport it indexes (a new one starts it afresh).
 struct PeerTable {
   std::mutex mutex;
-  const net::Transport* transport = nullptr;         // guarded by mutex
-  std::map<std::pair<std::string, int>, int> index;  // guarded by mutex
+  const net::Transport* transport = nullptr;      // guarded by mutex
+  std::map<std::pair<uint64_t, int>, int> index;  // guarded by mutex
 };
 PeerTable& Peers() {
   static PeerTable* table = new PeerTable();
@@ -173,35 +174,18 @@ absl::StatusOr<int> OpenConnection(MeetRole role,
   return fd;
 }
 
-// The peer index this process reaches `remote` by: its world rank when it
-// is of our job, else a peer added to the transport (once per process).
+// The peer index this process reaches `remote` by (ReachProcess).
 absl::StatusOr<int> PeerIndexOf(const Identity& remote) {
-  Instance& instance = Instance::Get();
-  runtime::Bootstrap& bootstrap = instance.bootstrap();
   const std::string job(remote.job, strnlen(remote.job, sizeof(remote.job)));
-  if (job == bootstrap.job_id()) return remote.job_rank;
-  PeerTable& table = Peers();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  if (table.transport != &instance.transport()) {
-    table.transport = &instance.transport();
-    table.index.clear();
-  }
-  auto key = std::make_pair(job, static_cast<int>(remote.job_rank));
-  auto it = table.index.find(key);
-  if (it != table.index.end()) return it->second;
-  const int index = bootstrap.size() + static_cast<int>(table.index.size());
   const std::string address(remote.address,
                             strnlen(remote.address, sizeof(remote.address)));
-  if (address.empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        "rank ", remote.job_rank, " of job ", job,
-        " cannot be reached: its transport takes no processes of other jobs "
-        "(MINIMPI_TRANSPORT=shm, or a launcher without dynamic processes)"));
-  }
-  absl::Status added = instance.transport().AddPeer(index, address);
-  if (!added.ok()) return added;
-  table.index.emplace(std::move(key), index);
-  return index;
+  absl::StatusOr<int> index =
+      ReachProcess(JobHash(job), remote.job_rank, address);
+  if (index.ok() || !absl::IsNotFound(index.status())) return index;
+  return absl::UnavailableError(absl::StrCat(
+      "rank ", remote.job_rank, " of job ", job,
+      " cannot be reached: its transport takes no processes of other jobs "
+      "(MINIMPI_TRANSPORT=ib, or a launcher without dynamic processes)"));
 }
 
 Identity MyIdentity() {
@@ -210,10 +194,8 @@ Identity MyIdentity() {
   std::snprintf(mine.job, sizeof(mine.job), "%s",
                 instance.bootstrap().job_id().c_str());
   mine.job_rank = instance.bootstrap().rank();
-  absl::StatusOr<std::string> address = instance.transport().DynamicAddress();
-  if (address.ok()) {
-    std::snprintf(mine.address, sizeof(mine.address), "%s", address->c_str());
-  }
+  std::snprintf(mine.address, sizeof(mine.address), "%s",
+                MyDynamicAddress().c_str());
   return mine;
 }
 
@@ -242,6 +224,44 @@ absl::Status AgreeOnStatus(p2p::PointToPoint& p2p, Communicator& local,
 }
 
 }  // namespace
+
+uint64_t JobHash(const std::string& job) {
+  // libstdc++'s string hash is unseeded: every process agrees.
+  return std::hash<std::string>()(job);
+}
+
+uint64_t MyJobHash() { return JobHash(Instance::Get().bootstrap().job_id()); }
+
+std::string MyDynamicAddress() {
+  absl::StatusOr<std::string> address =
+      Instance::Get().transport().DynamicAddress();
+  return address.ok() ? *address : std::string();
+}
+
+absl::StatusOr<int> ReachProcess(uint64_t job_hash, int job_rank,
+                                 const std::string& address) {
+  Instance& instance = Instance::Get();
+  runtime::Bootstrap& bootstrap = instance.bootstrap();
+  if (job_hash == MyJobHash()) return job_rank;
+  PeerTable& table = Peers();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  if (table.transport != &instance.transport()) {
+    table.transport = &instance.transport();
+    table.index.clear();
+  }
+  const auto key = std::make_pair(job_hash, job_rank);
+  auto it = table.index.find(key);
+  if (it != table.index.end()) return it->second;
+  if (address.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("rank ", job_rank, " of another job was never met"));
+  }
+  const int index = bootstrap.size() + static_cast<int>(table.index.size());
+  absl::Status added = instance.transport().AddPeer(index, address);
+  if (!added.ok()) return added;
+  table.index.emplace(key, index);
+  return index;
+}
 
 absl::StatusOr<std::string> OpenPort() {
   Instance& instance = Instance::Get();

@@ -17,6 +17,7 @@
 #ifndef MINIMPI_MPI_BINDINGS_DYNAMIC_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_DYNAMIC_UTIL_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,19 @@ enum class MeetRole { kAccept, kConnect, kJoin };
 absl::StatusOr<std::unique_ptr<Communicator>> MeetOtherGroup(
     Communicator& local, int root, MeetRole role, const std::string& port_name,
     int fd);
+
+// Who a process is across jobs: its job's name hashed (every process
+// hashes a name alike) and its rank there.
+uint64_t JobHash(const std::string& job);
+uint64_t MyJobHash();
+// The peer index this process reaches rank `job_rank` of the job hashed
+// `job_hash` by: its world rank when the job is ours, else the index it was
+// added under (net::Transport::AddPeer), adding it from `address` the first
+// time. NotFound when it was never met and `address` is empty.
+absl::StatusOr<int> ReachProcess(uint64_t job_hash, int job_rank,
+                                 const std::string& address);
+// This process's address for other jobs ("" where the transport has none).
+std::string MyDynamicAddress();
 
 // The intercommunicator to the parents of a spawned process, made in
 // MPI_Init; nullptr when the process was not spawned or it was
