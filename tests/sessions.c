@@ -448,6 +448,16 @@ int main(int argc, char** argv) {
     MPI_CHECK(MPI_Group_free(&group));
   }
 
+  /* MPI_Finalize without MPI_Init is an error (on the session's
+   * MPI_ERRORS_RETURN here), and leaves MPI_Init possible. */
+  {
+    int error_class = -1;
+    MPI_Error_class(MPI_Finalize(), &error_class);
+    CHECK(error_class == MPI_ERR_OTHER, "MPI_Finalize before MPI_Init: %d",
+          error_class);
+    check_initialized(0, 0);
+  }
+
   /* Then the world model beside it. */
   int provided;
   MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
@@ -492,6 +502,11 @@ int main(int argc, char** argv) {
   exercise(MPI_COMM_WORLD, 400);
   MPI_CHECK(MPI_Finalize());
   check_initialized(1, 1);
+  {
+    int error_class = -1;
+    MPI_Error_class(MPI_Finalize(), &error_class);
+    CHECK(error_class == MPI_ERR_OTHER, "MPI_Finalize twice: %d", error_class);
+  }
   {
     MPI_Comm comm = comm_from_pset(across, "mpi://WORLD", "org.minimpi.across");
     exercise(comm, 500);
