@@ -41,13 +41,12 @@ int main(int argc, char** argv) {
       address.sin_family = AF_INET;
       address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
       socklen_t length = sizeof address;
-      CHECK(listener >= 0 &&
-                bind(listener, (struct sockaddr*)&address, sizeof address) ==
-                    0 &&
-                listen(listener, 1) == 0 &&
-                getsockname(listener, (struct sockaddr*)&address, &length) ==
-                    0,
-            "cannot listen");
+      CHECK(
+          listener >= 0 &&
+              bind(listener, (struct sockaddr*)&address, sizeof address) == 0 &&
+              listen(listener, 1) == 0 &&
+              getsockname(listener, (struct sockaddr*)&address, &length) == 0,
+          "cannot listen");
       int port = ntohs(address.sin_port);
       MPI_CHECK(MPI_Send(&port, 1, MPI_INT, partner, 0, MPI_COMM_WORLD));
       fd = accept(listener, NULL, NULL);

@@ -65,8 +65,8 @@ static void Exchange(MPI_Comm inter, int acceptors) {
   CHECK(merged_rank == (acceptors ? rank : remote_size + rank),
         "merged rank %d", merged_rank);
   int gathered[64];
-  MPI_CHECK(MPI_Allgather(&merged_rank, 1, MPI_INT, gathered, 1, MPI_INT,
-                          merged));
+  MPI_CHECK(
+      MPI_Allgather(&merged_rank, 1, MPI_INT, gathered, 1, MPI_INT, merged));
   for (int r = 0; r < merged_size; ++r) {
     CHECK(gathered[r] == r, "merged allgather slot %d holds %d", r,
           gathered[r]);
@@ -83,8 +83,8 @@ static void CheckErrors(int under_srun) {
     CHECK(ErrorClass(rc) == MPI_ERR_NAME, "lookup of an unknown name: %d",
           ErrorClass(rc));
     rc = MPI_Unpublish_name("nobody-published-this", MPI_INFO_NULL, "x");
-    CHECK(ErrorClass(rc) == MPI_ERR_SERVICE,
-          "unpublish of an unknown name: %d", ErrorClass(rc));
+    CHECK(ErrorClass(rc) == MPI_ERR_SERVICE, "unpublish of an unknown name: %d",
+          ErrorClass(rc));
   }
   int rc = MPI_Close_port("minimpi-port:127.0.0.1:1");
   CHECK(ErrorClass(rc) == MPI_ERR_PORT, "closing a port nobody opened: %d",
@@ -123,13 +123,13 @@ static void MeetAgain(MPI_Comm parent_or_child, int is_parent) {
   MPI_Comm again;
   if (is_parent) {
     MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port));
-    MPI_CHECK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1,
-                       parent_or_child));
+    MPI_CHECK(
+        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent_or_child));
     MPI_CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &again));
     MPI_CHECK(MPI_Close_port(port));
   } else {
-    MPI_CHECK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1,
-                       parent_or_child, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 1, parent_or_child,
+                       MPI_STATUS_IGNORE));
     MPI_CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &again));
   }
   long value = is_parent ? 123456789L : 987654321L, got = 0;
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   if (under_srun) {
     MPI_CHECK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
   } else {
-    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));  /* published before looked up */
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* published before looked up */
   }
   MPI_Comm inter;
   if (acceptors) {

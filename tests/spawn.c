@@ -56,8 +56,8 @@ static void Exchange(MPI_Comm inter, int parents) {
     int value[4] = {0, 0, 0, 0};
     MPI_Status status;
     MPI_CHECK(MPI_Recv(value, 4, MPI_INT, 0, 11, inter, &status));
-    CHECK(value[0] == rank * 100 + 7 && value[1] == rank &&
-              value[2] == -rank && value[3] == 42,
+    CHECK(value[0] == rank * 100 + 7 && value[1] == rank && value[2] == -rank &&
+              value[3] == 42,
           "child %d got {%d, %d, %d, %d}", rank, value[0], value[1], value[2],
           value[3]);
     CHECK(status.MPI_SOURCE == 0, "message from source %d, expected 0",
@@ -113,8 +113,8 @@ static void Exchange(MPI_Comm inter, int parents) {
   int token = merged_rank * 3, got = -1;
   MPI_CHECK(MPI_Sendrecv(&token, 1, MPI_INT, right, 5, &got, 1, MPI_INT, left,
                          5, merged, MPI_STATUS_IGNORE));
-  CHECK(got == left * 3, "ring on the merged communicator got %d from %d",
-        got, left);
+  CHECK(got == left * 3, "ring on the merged communicator got %d from %d", got,
+        left);
   MPI_CHECK(MPI_Comm_free(&merged));
 }
 
@@ -156,11 +156,11 @@ int main(int argc, char** argv) {
   int rank, size;
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  const int fatal_mode =
-      argc >= 2 && (strcmp(argv[1], "missing") == 0 ||
-                    strcmp(argv[1], "die") == 0 ||
-                    strcmp(argv[1], "not-mpi") == 0);
-  if (getenv("SLURM_STEP_ID") != NULL && !fatal_mode && parent == MPI_COMM_NULL) {
+  const int fatal_mode = argc >= 2 && (strcmp(argv[1], "missing") == 0 ||
+                                       strcmp(argv[1], "die") == 0 ||
+                                       strcmp(argv[1], "not-mpi") == 0);
+  if (getenv("SLURM_STEP_ID") != NULL && !fatal_mode &&
+      parent == MPI_COMM_NULL) {
     CheckLauncherCannotSpawn();
     if (rank == 0) printf("spawn: the launcher cannot spawn, as expected\n");
     MPI_CHECK(MPI_Finalize());
@@ -191,8 +191,8 @@ int main(int argc, char** argv) {
     CHECK(0, "the job survived a failed spawn");
   }
 
-  if (argc >= 2 && (strcmp(argv[1], "iccreate") == 0 ||
-                    strcmp(argv[1], "child-ic") == 0)) {
+  if (argc >= 2 &&
+      (strcmp(argv[1], "iccreate") == 0 || strcmp(argv[1], "child-ic") == 0)) {
     /* As MPICH's spaiccreate: world rank 0 alone spawns (on MPI_COMM_SELF);
      * then both whole worlds make an intercommunicator through the spawn's,
      * so the children meet parents they were never connected to. */
@@ -212,8 +212,8 @@ int main(int argc, char** argv) {
     int remote_size;
     MPI_CHECK(MPI_Comm_remote_size(both, &remote_size));
     const int is_parent = parent == MPI_COMM_NULL;
-    CHECK(remote_size == (is_parent ? children : remote_size),
-          "%d children", remote_size);
+    CHECK(remote_size == (is_parent ? children : remote_size), "%d children",
+          remote_size);
     const int last_parent = is_parent ? size - 1 : remote_size - 1;
     if (!is_parent) {
       int value = 500 + rank;
@@ -313,8 +313,8 @@ int main(int argc, char** argv) {
   Exchange(children, 1);
   MPI_CHECK(MPI_Comm_disconnect(&children));
   CHECK(children == MPI_COMM_NULL, "disconnect did not set MPI_COMM_NULL");
-  if (rank == 0) printf("spawn: %d parents, %d children: ok\n", size,
-                        expected_children);
+  if (rank == 0)
+    printf("spawn: %d parents, %d children: ok\n", size, expected_children);
   MPI_CHECK(MPI_Finalize());
   return 0;
 }
