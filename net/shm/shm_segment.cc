@@ -339,6 +339,10 @@ absl::Status ShmTransport::CheckCrossMemoryAttach(int peer_local,
 }
 
 ShmTransport::~ShmTransport() {
+  // Other jobs' transport first: its progress thread rings our doorbells,
+  // which live in the segments unmapped below.
+  other_jobs_.store(nullptr, std::memory_order_release);
+  other_jobs_owner_.reset();
   for (const Mapping& segment : peer_segments_) {
     if (segment.length != 0) munmap(segment.address, segment.length);
   }
