@@ -106,8 +106,9 @@ void TcpTransport::Accept() {
       unidentified_.erase(it);
       continue;
     }
+    const Hello identified = hello;  // erase frees `hello`
     unidentified_.erase(it);
-    HandOver(fd, hello, peer_rank);
+    HandOver(fd, identified, peer_rank);
   }
   accept_mutex_.unlock();
 }
