@@ -126,7 +126,11 @@ absl::StatusOr<std::string> Spawn(const Bootstrap& bootstrap,
   pmix_nspace_t nspace;
   std::memset(nspace, 0, sizeof(nspace));
   pmix_status_t rc = PMIx_Spawn(nullptr, 0, apps.data(), apps.size(), nspace);
-  // The arrays are ours: keep the library's destructor away from them.
+  if (rc == PMIX_ERR_JOB_FAILED_TO_LAUNCH) {
+    return absl::UnavailableError(
+        "the launcher could not start the processes (it printed why: a "
+        "command it cannot execute, a working directory it cannot enter)");
+  }
   if (rc != PMIX_SUCCESS) return PmixError("PMIx_Spawn", rc);
   return std::string(nspace);
 }

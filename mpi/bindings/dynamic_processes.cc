@@ -7,7 +7,11 @@
 // root checks them and every process returns the root's answer.
 #include "runtime/dynamic_processes.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,6 +106,14 @@ int SpawnAtRoot(int count, char* commands[], char** argvs[],
     if (info != nullptr) {
       if (std::optional<std::string> wdir = info->Get("wdir")) {
         spawn[i].working_directory = *wdir;
+      }
+    }
+    // Without "wdir" the children start where their parent runs, so a
+    // relative command means what it means to the parent.
+    if (spawn[i].working_directory.empty()) {
+      char here[PATH_MAX];
+      if (getcwd(here, sizeof(here)) != nullptr) {
+        spawn[i].working_directory = here;
       }
     }
   }

@@ -299,8 +299,14 @@ class JobSupervisor {
       std::vector<std::string> executables;
       absl::Status status;
       for (size_t a = 0; a < request.apps.size() && status.ok(); ++a) {
-        absl::StatusOr<std::string> executable =
-            ResolveProgram(request.apps[a].command);
+        // A relative path names a file in the directory the processes
+        // start in (the parent's, unless it asked for another).
+        const SpawnApp& app = request.apps[a];
+        const bool relative_path = app.command.find('/') != std::string::npos &&
+                                   app.command[0] != '/' && !app.cwd.empty();
+        absl::StatusOr<std::string> executable = ResolveProgram(
+            relative_path ? absl::StrCat(app.cwd, "/", app.command)
+                          : app.command);
         if (!executable.ok()) {
           status = executable.status();
           break;
