@@ -17,6 +17,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/dynamic_util.h"
@@ -114,6 +116,24 @@ int SpawnAtRoot(int count, char* commands[], char** argvs[],
       char here[PATH_MAX];
       if (getcwd(here, sizeof(here)) != nullptr) {
         spawn[i].working_directory = here;
+      }
+    }
+    // "path": directories to look for a bare command in (MPI's reserved
+    // key), relative ones from where the children start.
+    if (std::optional<std::string> path =
+            info != nullptr ? info->Get("path") : std::nullopt;
+        path.has_value() && spawn[i].command.find('/') == std::string::npos) {
+      for (absl::string_view dir : absl::StrSplit(*path, ':')) {
+        if (dir.empty()) continue;
+        std::string candidate = absl::StrCat(dir, "/", spawn[i].command);
+        std::string from_start =
+            candidate[0] == '/'
+                ? candidate
+                : absl::StrCat(spawn[i].working_directory, "/", candidate);
+        if (access(from_start.c_str(), X_OK) == 0) {
+          spawn[i].command = from_start;
+          break;
+        }
       }
     }
   }

@@ -2,6 +2,7 @@
 
 #include <pmix.h>
 #include <pmix_server.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -215,8 +216,14 @@ struct ServerCallbacks {
     }
     request.reply_function = reinterpret_cast<void*>(cbfunc);
     request.reply_data = cbdata;
-    std::lock_guard<std::mutex> lock(server->mutex_);
-    server->spawn_requests_.push_back(std::move(request));
+    {
+      std::lock_guard<std::mutex> lock(server->mutex_);
+      server->spawn_requests_.push_back(std::move(request));
+    }
+    // Wakes the supervisor, which waits for SIGCHLD (every thread blocks
+    // it, so it stays pending for the supervisor's sigtimedwait); without
+    // this a spawn waited for its next 50 ms look.
+    kill(getpid(), SIGCHLD);
     return PMIX_SUCCESS;
   }
 

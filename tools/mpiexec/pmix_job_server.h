@@ -8,7 +8,8 @@
 // straight back.
 //
 // Dynamic processes (MPI_Comm_spawn): the spawn upcall only queues the
-// request; the supervisor takes it (TakeSpawnRequests) on its own thread,
+// request and wakes the supervisor (a SIGCHLD to this process, which it
+// waits for); the supervisor takes it (TakeSpawnRequests) on its own thread,
 // registers the new namespace (RegisterJob), starts its processes and then
 // answers the parent (AnswerSpawn), so that every child is forked, watched
 // and reaped by the one thread that supervises the job. Names published with
