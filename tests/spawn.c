@@ -12,6 +12,7 @@
  *        spawn iccreate     (rank 0 alone spawns; then MPI_Intercomm_create
  *                            over both worlds through the spawn's
  *                            intercommunicator, as MPICH's spaiccreate)
+ *        spawn nested       (each child spawns a grandchild, all at once)
  *        spawn missing      (a command that does not exist: fatal error)
  *        spawn die          (a spawned process exits with code 3: mpiexec
  *                            reports it and ends the job)
@@ -189,6 +190,50 @@ int main(int argc, char** argv) {
       MPI_Recv(&value, 1, MPI_INT, 0, 0, children, MPI_STATUS_IGNORE);
     }
     CHECK(0, "the job survived a failed spawn");
+  }
+
+  if (argc >= 2 &&
+      (strcmp(argv[1], "nested") == 0 || strcmp(argv[1], "child-nest") == 0 ||
+       strcmp(argv[1], "grandchild") == 0)) {
+    /* Spawned processes spawn too, each on its own and at once (as
+     * MPICH's concurrent_spawns): the launcher serves several requests
+     * and every generation reaches the one before. */
+    if (strcmp(argv[1], "grandchild") == 0) {
+      int value = 1000;
+      MPI_CHECK(MPI_Send(&value, 1, MPI_INT, 0, 7, parent));
+      MPI_CHECK(MPI_Comm_disconnect(&parent));
+    } else if (strcmp(argv[1], "child-nest") == 0) {
+      char* grandchild_argv[] = {"grandchild", NULL};
+      MPI_Comm grandchild;
+      MPI_CHECK(MPI_Comm_spawn(argv[0], grandchild_argv, 1, MPI_INFO_NULL, 0,
+                               MPI_COMM_SELF, &grandchild,
+                               MPI_ERRCODES_IGNORE));
+      int value = 0;
+      MPI_CHECK(
+          MPI_Recv(&value, 1, MPI_INT, 0, 7, grandchild, MPI_STATUS_IGNORE));
+      value += rank;
+      MPI_CHECK(MPI_Send(&value, 1, MPI_INT, 0, 8, parent));
+      MPI_CHECK(MPI_Comm_disconnect(&grandchild));
+      MPI_CHECK(MPI_Comm_disconnect(&parent));
+    } else {
+      const int children = 3;
+      char* child_argv[] = {"child-nest", NULL};
+      MPI_Comm spawned;
+      MPI_CHECK(MPI_Comm_spawn(argv[0], child_argv, children, MPI_INFO_NULL, 0,
+                               MPI_COMM_WORLD, &spawned, MPI_ERRCODES_IGNORE));
+      if (rank == 0) {
+        for (int child = 0; child < children; ++child) {
+          int value = -1;
+          MPI_CHECK(MPI_Recv(&value, 1, MPI_INT, child, 8, spawned,
+                             MPI_STATUS_IGNORE));
+          CHECK(value == 1000 + child, "child %d reported %d", child, value);
+        }
+        printf("spawn: %d children spawned a grandchild each: ok\n", children);
+      }
+      MPI_CHECK(MPI_Comm_disconnect(&spawned));
+    }
+    MPI_CHECK(MPI_Finalize());
+    return 0;
   }
 
   if (argc >= 2 &&
