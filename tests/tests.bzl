@@ -399,6 +399,8 @@ MPI_TEST_CASES = [
     {"name": "spawn", "program": "spawn", "ranks": [2, 1, 3]},
     {"name": "spawn_four", "program": "spawn", "ranks": [2], "args": ["4"]},
     {"name": "spawn_multiple", "program": "spawn", "ranks": [1, 2], "args": ["multiple"]},
+    {"name": "spawn_intercomm_create", "program": "spawn", "ranks": [2, 3], "args": ["iccreate"]},
+    {"name": "spawn_nested", "program": "spawn", "ranks": [1, 2], "args": ["nested"]},
     {
         "name": "fatal_spawn_missing_command",
         "program": "spawn",
@@ -414,6 +416,14 @@ MPI_TEST_CASES = [
         "args": ["die"],
         "expect": "failure",
         "stderr": "(rank 0 of spawned job [^ ]+ \\(pid [0-9]+\\) exited with code 3|MPI_Comm_spawn\\(rank 0\\): cannot spawn processes: the launcher)",
+    },
+    {
+        "name": "fatal_spawned_program_without_mpi",
+        "program": "spawn",
+        "ranks": [2],
+        "args": ["not-mpi"],
+        "expect": "failure",
+        "stderr": "(of spawned job [^ ]+ \\(pid [0-9]+\\) exited without calling MPI_Init|MPI_Comm_spawn\\(rank 0\\): cannot spawn processes: the launcher)",
     },
     {"name": "ports", "program": "ports", "ranks": [2, 3, 4]},
     {"name": "join", "program": "join", "ranks": [2, 3, 4]},
