@@ -256,6 +256,9 @@ enum {
 #define MPI_MAX_INFO_VAL 1024
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
 #define MPI_MAX_OBJECT_NAME 128
+/* Sessions (MPI-4.1 chapter 11); the standard ABI's values. */
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
 #define MPI_MAX_PORT_NAME 1024
 #define MPI_MAX_PROCESSOR_NAME 256
 
@@ -323,6 +326,9 @@ enum {
 /* A user reduction: inoutvec[i] = invec[i] (op) inoutvec[i], i < *len. */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len,
                                MPI_Datatype* datatype);
+/* The same with a large count (MPI_Op_create_c). */
+typedef void MPI_User_function_c(void* invec, void* inoutvec, MPI_Count* len,
+                                 MPI_Datatype* datatype);
 
 /* A user error handler: called with the communicator and the error code. */
 typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
@@ -873,6 +879,396 @@ MINIMPI_DECLARE(int, Ineighbor_alltoallw,
                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                  MPI_Comm comm, MPI_Request* request))
 
+/* Persistent collectives (MPI-4.0 section 6.13): started with MPI_Start. */
+MINIMPI_DECLARE(int, Barrier_init,
+                (MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Bcast_init,
+                (void* buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallw_init,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[],
+                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Gather_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Gatherv_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scatter_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Scatterv_init,
+                (const void* sendbuf, const int sendcounts[],
+                 const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Allgather_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Allgatherv_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoall_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallv_init,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_init,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Allreduce_init,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_init,
+                (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_block_init,
+                (const void* sendbuf, void* recvbuf, int recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scan_init,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Exscan_init,
+                (const void* sendbuf, void* recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgather_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgatherv_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoall_init,
+                (const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallv_init,
+                (const void* sendbuf, const int sendcounts[],
+                 const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallw_init,
+                (const void* sendbuf, const int sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+
+/* Large-count collectives (MPI-4.0): MPI_Count counts, MPI_Aint displacements.
+ */
+MINIMPI_DECLARE(int, Bcast_c,
+                (void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Ibcast_c,
+                (void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Bcast_init_c,
+                (void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallw_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Ialltoallw_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Gather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Igather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Gatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Igatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scatter_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iscatter_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scatterv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint displs[], MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Iscatterv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint displs[], MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Allgather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iallgather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Allgatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iallgatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoall_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ialltoall_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ialltoallv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallw_init_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Gather_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Gatherv_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scatter_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scatterv_init_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint displs[], MPI_Datatype sendtype, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Allgather_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Allgatherv_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoall_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Alltoallv_init_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ireduce_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Allreduce_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iallreduce_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_c,
+                (const void* sendbuf, void* recvbuf,
+                 const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Ireduce_scatter_c,
+                (const void* sendbuf, void* recvbuf,
+                 const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_block_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ireduce_scatter_block_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scan_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iscan_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Exscan_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+MINIMPI_DECLARE(int, Iexscan_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_init_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Allreduce_init_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_init_c,
+                (const void* sendbuf, void* recvbuf,
+                 const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Reduce_scatter_block_init_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Scan_init_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Exscan_init_c,
+                (const void* sendbuf, void* recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_allgather_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_allgatherv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoall_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_alltoall_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_alltoallv_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallw_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm))
+MINIMPI_DECLARE(int, Ineighbor_alltoallw_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgather_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_allgatherv_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint displs[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoall_init_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallv_init_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Neighbor_alltoallw_init_c,
+                (const void* sendbuf, const MPI_Count sendcounts[],
+                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const MPI_Count recvcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Info info, MPI_Request* request))
+
 /* Attributes on communicators, and the MPI-1 names. */
 MINIMPI_DECLARE(int, Comm_create_keyval,
                 (MPI_Comm_copy_attr_function * comm_copy_attr_fn,
@@ -1130,6 +1526,37 @@ MINIMPI_DECLARE(int, Intercomm_create,
 MINIMPI_DECLARE(int, Intercomm_merge,
                 (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
 
+/* Dynamic processes (MPI-4.1 11.8-11.10): spawning through the launcher's
+ * PMIx server, ports, joining over a socket, name publishing. */
+MINIMPI_DECLARE(int, Comm_spawn,
+                (const char* command, char* argv[], int maxprocs,
+                 MPI_Info info, int root, MPI_Comm comm, MPI_Comm* intercomm,
+                 int array_of_errcodes[]))
+MINIMPI_DECLARE(int, Comm_spawn_multiple,
+                (int count, char* array_of_commands[], char** array_of_argv[],
+                 const int array_of_maxprocs[], const MPI_Info array_of_info[],
+                 int root, MPI_Comm comm, MPI_Comm* intercomm,
+                 int array_of_errcodes[]))
+MINIMPI_DECLARE(int, Comm_get_parent, (MPI_Comm * parent))
+MINIMPI_DECLARE(int, Open_port, (MPI_Info info, char* port_name))
+MINIMPI_DECLARE(int, Close_port, (const char* port_name))
+MINIMPI_DECLARE(int, Comm_accept,
+                (const char* port_name, MPI_Info info, int root, MPI_Comm comm,
+                 MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_connect,
+                (const char* port_name, MPI_Info info, int root, MPI_Comm comm,
+                 MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Comm_join, (int fd, MPI_Comm* intercomm))
+MINIMPI_DECLARE(int, Comm_disconnect, (MPI_Comm * comm))
+MINIMPI_DECLARE(int, Publish_name,
+                (const char* service_name, MPI_Info info,
+                 const char* port_name))
+MINIMPI_DECLARE(int, Lookup_name,
+                (const char* service_name, MPI_Info info, char* port_name))
+MINIMPI_DECLARE(int, Unpublish_name,
+                (const char* service_name, MPI_Info info,
+                 const char* port_name))
+
 /* ---- compat: what real programs and MPICH's test suite need beyond the
  * blocks above: attributes on datatypes, windows (declared and checked;
  * one-sided communication itself is later work), the MPI-1 calls MPI-3.0
@@ -1186,6 +1613,46 @@ typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval,
                                          void* attribute_val,
                                          void* extra_state);
 typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+/* A session's error handler: called with the session and the error code. */
+typedef void MPI_Session_errhandler_function(MPI_Session* session,
+                                             int* error_code, ...);
+
+/* Sessions (MPI-4.1 chapter 11): process sets "mpi://WORLD", "mpi://SELF"
+   and one "mpix://node/<node name>" per node, names compared without regard
+   to case. */
+MINIMPI_DECLARE(int, Session_init,
+                (MPI_Info info, MPI_Errhandler errhandler,
+                 MPI_Session* session))
+MINIMPI_DECLARE(int, Session_finalize, (MPI_Session * session))
+MINIMPI_DECLARE(int, Session_get_num_psets,
+                (MPI_Session session, MPI_Info info, int* npset_names))
+MINIMPI_DECLARE(int, Session_get_nth_pset,
+                (MPI_Session session, MPI_Info info, int n, int* pset_len,
+                 char* pset_name))
+MINIMPI_DECLARE(int, Session_get_pset_info,
+                (MPI_Session session, const char* pset_name, MPI_Info* info))
+MINIMPI_DECLARE(int, Session_get_info,
+                (MPI_Session session, MPI_Info* info_used))
+MINIMPI_DECLARE(int, Group_from_session_pset,
+                (MPI_Session session, const char* pset_name,
+                 MPI_Group* newgroup))
+MINIMPI_DECLARE(int, Comm_create_from_group,
+                (MPI_Group group, const char* stringtag, MPI_Info info,
+                 MPI_Errhandler errhandler, MPI_Comm* newcomm))
+MINIMPI_DECLARE(int, Intercomm_create_from_groups,
+                (MPI_Group local_group, int local_leader,
+                 MPI_Group remote_group, int remote_leader,
+                 const char* stringtag, MPI_Info info,
+                 MPI_Errhandler errhandler, MPI_Comm* newintercomm))
+MINIMPI_DECLARE(int, Session_create_errhandler,
+                (MPI_Session_errhandler_function * session_errhandler_fn,
+                 MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Session_set_errhandler,
+                (MPI_Session session, MPI_Errhandler errhandler))
+MINIMPI_DECLARE(int, Session_get_errhandler,
+                (MPI_Session session, MPI_Errhandler* errhandler))
+MINIMPI_DECLARE(int, Session_call_errhandler,
+                (MPI_Session session, int errorcode))
 #define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0x0)
 #define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function*)0x1)
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0x0)
@@ -1426,6 +1893,122 @@ MINIMPI_DECLARE(int, Isendrecv_replace,
                  int sendtag, int source, int recvtag, MPI_Comm comm,
                  MPI_Request* request))
 
+/* Large-count forms (MPI-4.0) of point-to-point, buffered sends and local
+ * reductions: each is its int twin with MPI_Count counts. */
+MINIMPI_DECLARE(int, Send_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Bsend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Ssend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Rsend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm))
+MINIMPI_DECLARE(int, Recv_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Isend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ibsend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Issend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irsend_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Irecv_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Imrecv_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Message* message, MPI_Request* request))
+MINIMPI_DECLARE(int, Mrecv_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Message* message, MPI_Status* status))
+MINIMPI_DECLARE(int, Send_init_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Bsend_init_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Ssend_init_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Rsend_init_c,
+                (const void* buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Recv_init_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                 int tag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Sendrecv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status* status))
+MINIMPI_DECLARE(int, Sendrecv_replace_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                 MPI_Status* status))
+MINIMPI_DECLARE(int, Isendrecv_c,
+                (const void* sendbuf, MPI_Count sendcount,
+                 MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Isendrecv_replace_c,
+                (void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Buffer_attach_c, (void* buffer, MPI_Count size))
+MINIMPI_DECLARE(int, Buffer_detach_c, (void* buffer_addr, MPI_Count* size))
+MINIMPI_DECLARE(int, Op_create_c,
+                (MPI_User_function_c * user_fn, int commute, MPI_Op* op))
+MINIMPI_DECLARE(int, Reduce_local_c,
+                (const void* inbuf, void* inoutbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op))
+MINIMPI_DECLARE(int, Status_set_elements_c,
+                (MPI_Status * status, MPI_Datatype datatype, MPI_Count count))
+
+/* MPI-4.1: buffers for buffered sends per communicator and per session
+ * (a buffered send uses its communicator's, else its session's, else the
+ * process's), and the status of requests without freeing them. */
+MINIMPI_DECLARE(int, Comm_attach_buffer,
+                (MPI_Comm comm, void* buffer, int size))
+MINIMPI_DECLARE(int, Comm_attach_buffer_c,
+                (MPI_Comm comm, void* buffer, MPI_Count size))
+MINIMPI_DECLARE(int, Comm_detach_buffer,
+                (MPI_Comm comm, void* buffer_addr, int* size))
+MINIMPI_DECLARE(int, Comm_detach_buffer_c,
+                (MPI_Comm comm, void* buffer_addr, MPI_Count* size))
+MINIMPI_DECLARE(int, Comm_flush_buffer, (MPI_Comm comm))
+MINIMPI_DECLARE(int, Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request))
+MINIMPI_DECLARE(int, Session_attach_buffer,
+                (MPI_Session session, void* buffer, int size))
+MINIMPI_DECLARE(int, Session_attach_buffer_c,
+                (MPI_Session session, void* buffer, MPI_Count size))
+MINIMPI_DECLARE(int, Session_detach_buffer,
+                (MPI_Session session, void* buffer_addr, int* size))
+MINIMPI_DECLARE(int, Session_detach_buffer_c,
+                (MPI_Session session, void* buffer_addr, MPI_Count* size))
+MINIMPI_DECLARE(int, Session_flush_buffer, (MPI_Session session))
+MINIMPI_DECLARE(int, Session_iflush_buffer,
+                (MPI_Session session, MPI_Request* request))
+MINIMPI_DECLARE(int, Request_get_status_any,
+                (int count, MPI_Request array_of_requests[], int* index,
+                 int* flag, MPI_Status* status))
+MINIMPI_DECLARE(int, Request_get_status_all,
+                (int count, MPI_Request array_of_requests[], int* flag,
+                 MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Request_get_status_some,
+                (int incount, MPI_Request array_of_requests[], int* outcount,
+                 int array_of_indices[], MPI_Status array_of_statuses[]))
+MINIMPI_DECLARE(int, Get_hw_resource_info, (MPI_Info * hw_info))
+
 /* Handle conversions (MPI_Fint is int). A predefined handle converts to
  * its own ABI value; any other handle to an integer naming its slot (see
  * mpi/bindings/handle_conversion.cc). Converting back the integer of a
@@ -1448,6 +2031,8 @@ MINIMPI_DECLARE(MPI_Fint, Message_c2f, (MPI_Message message))
 MINIMPI_DECLARE(MPI_Message, Message_f2c, (MPI_Fint message))
 MINIMPI_DECLARE(MPI_Fint, Win_c2f, (MPI_Win win))
 MINIMPI_DECLARE(MPI_Win, Win_f2c, (MPI_Fint win))
+MINIMPI_DECLARE(MPI_Fint, Session_c2f, (MPI_Session session))
+MINIMPI_DECLARE(MPI_Session, Session_f2c, (MPI_Fint session))
 MINIMPI_DECLARE(int, Status_c2f,
                 (const MPI_Status* c_status, MPI_Fint* f_status))
 MINIMPI_DECLARE(int, Status_f2c,

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/comm_util.h"
+#include "runtime/dynamic_processes.h"
 
 using minimpi::AttributeObjectKind;
 using minimpi::Communicator;
@@ -38,9 +39,12 @@ int* PredefinedValue(int keyval) {
     // Every rank can do I/O, so each names itself.
     storage[MPI_IO - MPI_TAG_UB] = instance.world_rank();
     storage[MPI_WTIME_IS_GLOBAL - MPI_TAG_UB] = 0;
-    storage[MPI_APPNUM - MPI_TAG_UB] = 0;  // one application per job
+    // Which command of MPI_Comm_spawn_multiple started this process.
+    storage[MPI_APPNUM - MPI_TAG_UB] =
+        minimpi::runtime::AppNumber(instance.bootstrap());
     storage[MPI_LASTUSEDCODE - MPI_TAG_UB] = minimpi::LastUsedCode();
-    storage[MPI_UNIVERSE_SIZE - MPI_TAG_UB] = instance.world()->size;
+    storage[MPI_UNIVERSE_SIZE - MPI_TAG_UB] =
+        minimpi::runtime::UniverseSize(instance.bootstrap());
     return storage;
   }();
   int* slot = &values[keyval - MPI_TAG_UB];

@@ -52,8 +52,14 @@ inline uintptr_t HandleValue(const void* handle) {
 // garbage).
 inline Communicator* ToCommunicator(MPI_Comm handle) {
   Instance& instance = Instance::Get();
-  if (handle == MPI_COMM_WORLD) return instance.world();
-  if (handle == MPI_COMM_SELF) return instance.self();
+  // The predefined communicators exist only in the world model: with only
+  // sessions live (or after MPI_Finalize) they name nothing.
+  if (handle == MPI_COMM_WORLD) {
+    return Instance::world_active() ? instance.world() : nullptr;
+  }
+  if (handle == MPI_COMM_SELF) {
+    return Instance::world_active() ? instance.self() : nullptr;
+  }
   return instance.communicators().Lookup(HandleValue(handle));
 }
 
@@ -204,7 +210,7 @@ inline const void* BlockAddress(const void* buffer, int64_t displacement) {
 }
 
 [[gnu::always_inline]] inline int CheckSend(
-    const char* call, const void* buffer, int count, MPI_Datatype datatype,
+    const char* call, const void* buffer, int64_t count, MPI_Datatype datatype,
     int destination, int tag, MPI_Comm handle, Communicator** comm,
     const Datatype** type) {
   if (int error = CheckCommunicator(call, handle, comm)) return error;
@@ -234,7 +240,7 @@ inline const void* BlockAddress(const void* buffer, int64_t displacement) {
 }
 
 [[gnu::always_inline]] inline int CheckReceive(
-    const char* call, const void* buffer, int count, MPI_Datatype datatype,
+    const char* call, const void* buffer, int64_t count, MPI_Datatype datatype,
     int source, int tag, MPI_Comm handle, Communicator** comm,
     const Datatype** type) {
   if (int error = CheckProbe(call, source, tag, handle, comm)) return error;

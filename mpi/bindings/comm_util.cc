@@ -35,6 +35,9 @@ std::unique_ptr<Communicator> BuildCommunicator(
   }
   comm->SetErrhandler(const_cast<Communicator&>(parent).AcquireErrhandler());
   comm->set_hints(DefaultHints());
+  // A communicator derived from a session's belongs to that session, and
+  // its buffered sends fall back on the session's buffer too.
+  comm->session_buffered_sends = parent.session_buffered_sends;
   return comm;
 }
 
@@ -163,9 +166,10 @@ int CheckGroup(const char* call, Communicator* comm, MPI_Group handle,
                         : "invalid group (freed or never created)");
 }
 
-MPI_Group NewGroupHandle(std::vector<int> members) {
+MPI_Group NewGroupHandle(std::vector<int> members, MPI_Session session) {
   if (members.empty()) return MPI_GROUP_EMPTY;
   auto* group = new Group(std::move(members));
+  group->session = session;
   const uintptr_t handle = Instance::Get().groups().Insert(group);
   if (handle == 0) {
     delete group;

@@ -8,10 +8,12 @@
 #ifndef MINIMPI_MPI_BINDINGS_COMM_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_COMM_UTIL_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/group.h"
 #include "mpi/info.h"
@@ -51,6 +53,26 @@ std::unique_ptr<Communicator> IntercommSplit(Communicator& parent, int color,
                                              int key);
 std::unique_ptr<Communicator> IntercommCreate(Communicator& parent,
                                               int position);
+// MPI_Intercomm_create's construction (collective over `local`): its rank
+// `local_leader` swaps tables with rank `remote_leader` of `bridge` under
+// `tag`. nullptr when a process is in both groups (*shared_world_rank then
+// names one). The error handler comes from `local`. Not yet published.
+std::unique_ptr<Communicator> IntercommFromBridge(
+    Communicator& local, int local_leader, Communicator* bridge,
+    int remote_leader, int32_t tag, int* shared_world_rank);
+
+// Dynamic processes (dynamic_processes.cc): an intercommunicator between
+// `local` (collective over it) and a group of another job whose leader
+// rank `leader` reaches only through `swap` (sends our table, returns
+// theirs; called at the leader alone). `remote_world_ranks` are the peer
+// indices this process reaches the remote group's ranks by, in their rank
+// order. nullptr when the remote group's size differs from it. The error
+// handler comes from `local`. Not yet published.
+std::unique_ptr<Communicator> IntercommThroughLeaders(
+    Communicator& local, int leader,
+    absl::FunctionRef<std::vector<std::byte>(const void* table, size_t bytes)>
+        swap,
+    const std::vector<int>& remote_world_ranks);
 
 // MPI_Comm_idup of an intercommunicator, in two halves: the duplicate with
 // everything but the other processes' ids (to publish at once), then the
@@ -91,9 +113,10 @@ Group* ToGroup(MPI_Group handle);
 // MPI_ERR_GROUP unless `handle` names a group.
 int CheckGroup(const char* call, Communicator* comm, MPI_Group handle,
                Group** group);
-// A handle for a new group with `members`: MPI_GROUP_EMPTY when empty.
-// MPI_GROUP_NULL if the table is full.
-MPI_Group NewGroupHandle(std::vector<int> members);
+// A handle for a new group with `members`, derived from `session`:
+// MPI_GROUP_EMPTY when empty. MPI_GROUP_NULL if the table is full.
+MPI_Group NewGroupHandle(std::vector<int> members,
+                         MPI_Session session = MPI_SESSION_NULL);
 
 }  // namespace minimpi
 

@@ -21,6 +21,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"  // compat
 #include "mpi/bindings/generalized_requests.h"
+#include "mpi/coll/persistent.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;
@@ -279,6 +280,22 @@ int CollectSome(const char* call, const RequestList& requests,
   return MPI_SUCCESS;
 }
 
+// MPI-4.1's MPI_Request_get_status_{any,all,some}: the status of a finished
+// active request, which stays as it is (never freed, never made inactive).
+// MPI_ERROR is set when `with_error` (the calls with arrays of statuses);
+// returns the error class the request carries, MPI_SUCCESS if none.
+int PeekStatus(vci::Request* r, MPI_Status* status, bool with_error) {
+  int error = MPI_SUCCESS;
+  if (minimpi::IsGeneralized(r)) {
+    error = minimpi::QueryGeneralized(r, status);
+  } else {
+    minimpi::ToMpiStatus(r->status, status);
+    if (r->status.error != vci::Error::kNone) error = MPI_ERR_TRUNCATE;
+  }
+  if (with_error && status != MPI_STATUS_IGNORE) status->MPI_ERROR = error;
+  return error;
+}
+
 }  // namespace
 
 extern "C" {
@@ -484,6 +501,100 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
   return MPI_SUCCESS;
 }
 
+// The three calls below test like Testany/Testall/Testsome but leave every
+// request as it is: a finished nonblocking request stays allocated and a
+// persistent one active, so a later Wait or Test still completes it.
+// Null and inactive requests count as Testany and friends count them.
+int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[],
+                                int* index, int* flag, MPI_Status* status) {
+  constexpr const char* kCall = "MPI_Request_get_status_any";
+  MINIMPI_REQUIRE_INIT(kCall);
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
+    return error;
+  }
+  ProgressFor(requests);
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (!IsActive(requests[i])) continue;
+    any_active = true;
+    if (IsDone(requests[i])) {
+      *flag = 1;
+      *index = i;
+      const int error = PeekStatus(requests[i], status, /*with_error=*/false);
+      if (error == MPI_SUCCESS) return MPI_SUCCESS;
+      return minimpi::RaiseErrorCode(OwnerOf(requests[i]), kCall, error,
+                                     "the finished request carries an error");
+    }
+  }
+  *index = MPI_UNDEFINED;
+  *flag = any_active ? 0 : 1;
+  if (!any_active) minimpi::SetEmptyStatus(status);
+  return MPI_SUCCESS;
+}
+
+int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[],
+                                int* flag, MPI_Status array_of_statuses[]) {
+  constexpr const char* kCall = "MPI_Request_get_status_all";
+  MINIMPI_REQUIRE_INIT(kCall);
+  RequestList requests;
+  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
+    return error;
+  }
+  ProgressFor(requests);
+  for (const vci::Request* r : requests) {
+    if (IsActive(r) && !IsDone(r)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  int failed_index = -1;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status* status = StatusAt(array_of_statuses, i);
+    if (!IsActive(requests[i])) {
+      minimpi::SetEmptyStatus(status);
+      continue;
+    }
+    if (PeekStatus(requests[i], status, /*with_error=*/true) != MPI_SUCCESS &&
+        failed_index < 0) {
+      failed_index = i;
+    }
+  }
+  if (failed_index < 0) return MPI_SUCCESS;
+  return RaiseInStatus(kCall, OwnerOf(requests[failed_index]), failed_index);
+}
+
+int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[],
+                                 int* outcount, int array_of_indices[],
+                                 MPI_Status array_of_statuses[]) {
+  constexpr const char* kCall = "MPI_Request_get_status_some";
+  MINIMPI_REQUIRE_INIT(kCall);
+  RequestList requests;
+  if (int error =
+          TranslateArray(kCall, incount, array_of_requests, &requests)) {
+    return error;
+  }
+  if (!AnyActive(requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  ProgressFor(requests);
+  int failed_index = -1;
+  *outcount = 0;
+  for (int i = 0; i < incount; ++i) {
+    if (!IsActive(requests[i]) || !IsDone(requests[i])) continue;
+    MPI_Status* status = StatusAt(array_of_statuses, *outcount);
+    array_of_indices[(*outcount)++] = i;
+    if (PeekStatus(requests[i], status, /*with_error=*/true) != MPI_SUCCESS &&
+        failed_index < 0) {
+      failed_index = i;
+    }
+  }
+  if (failed_index < 0) return MPI_SUCCESS;
+  return RaiseInStatus(kCall, OwnerOf(requests[failed_index]), failed_index);
+}
+
 int PMPI_Request_free(MPI_Request* request) {
   constexpr const char* kCall = "MPI_Request_free";
   MINIMPI_REQUIRE_INIT(kCall);
@@ -588,6 +699,10 @@ int PMPI_Start(MPI_Request* request) {
     Instance::Get().partitioned().Start(r);
     return MPI_SUCCESS;
   }
+  if (minimpi::coll::PersistentCollective::Is(r)) {
+    minimpi::coll::PersistentCollective::Start(r);
+    return MPI_SUCCESS;
+  }
   Instance::Get().p2p().Start(r);
   return MPI_SUCCESS;
 }
@@ -615,6 +730,9 @@ MINIMPI_EXPORT(Testany)
 MINIMPI_EXPORT(Waitany)
 MINIMPI_EXPORT(Waitsome)
 MINIMPI_EXPORT(Testsome)
+MINIMPI_EXPORT(Request_get_status_any)
+MINIMPI_EXPORT(Request_get_status_all)
+MINIMPI_EXPORT(Request_get_status_some)
 MINIMPI_EXPORT(Request_get_status)
 MINIMPI_EXPORT(Request_free)
 MINIMPI_EXPORT(Cancel)

@@ -13,6 +13,8 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"  // compat
 #include "mpi/bindings/comm_util.h"
+#include "mpi/bindings/dynamic_util.h"
+#include "mpi/bindings/session_util.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
 
@@ -41,24 +43,25 @@ int GrantedThreadLevel(int required) {
 }
 
 int InitializeOrDie(const char* call, int thread_level) {
-  if (Instance::state() != LibraryState::kNotInitialized) {
+  if (Instance::world_state() != LibraryState::kNotInitialized) {
     // Calling MPI_Init twice, or after MPI_Finalize, is erroneous; there may
-    // be no handler to raise on, so say it and stop.
+    // be no handler to raise on, so say it and stop. (Sessions do not count:
+    // the world model starts beside them.)
     std::fprintf(stderr, "%s: MPI is already %s\n", call,
-                 Instance::state() == LibraryState::kInitialized ? "initialized"
-                                                                 : "finalized");
+                 Instance::world_state() == LibraryState::kInitialized
+                     ? "initialized"
+                     : "finalized");
     std::exit(1);
   }
-  absl::Status status = Instance::Initialize(thread_level);
-  if (status.ok()) {
-    status = minimpi::coll::ConfigureAlgorithms(
-        Instance::Get().settings().collective_algorithms);
-  }
+  absl::Status status = minimpi::AddRuntimeUser(thread_level);
   if (!status.ok()) {
     std::fprintf(stderr, "%s: cannot start minimpi: %s\n", call,
                  std::string(status.message()).c_str());
     std::exit(1);
   }
+  Instance::set_world_state(LibraryState::kInitialized);
+  // A spawned job meets its parents before MPI_Init returns.
+  minimpi::ConnectToParents();
   return MPI_SUCCESS;
 }
 
@@ -90,6 +93,16 @@ int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required,
 
 int PMPI_Finalize(void) {
   MINIMPI_REQUIRE_INIT("MPI_Finalize");
+  if (!Instance::world_active()) {
+    // Only sessions are live (the error goes to the newest one's handler):
+    // there is no world model to end.
+    return RaiseError(nullptr, "MPI_Finalize", MPI_ERR_OTHER,
+                      Instance::world_state() == LibraryState::kFinalized
+                          ? "MPI_Finalize was called already"
+                          : "MPI_Init was not called (only sessions are "
+                            "initialized; end them with "
+                            "MPI_Session_finalize)");
+  }
   Instance& instance = Instance::Get();
   // First of all, MPI_COMM_SELF's attributes are deleted, most recently set
   // first, as if it were freed (MPI-4.1 11.2.4): programs use that as a
@@ -109,17 +122,22 @@ int PMPI_Finalize(void) {
   minimpi::FlushBufferedSends();
   // No rank leaves while another may still read its memory or send to it.
   minimpi::coll::Barrier(instance.p2p(), *instance.world());
-  Instance::Finalize();
+  Instance::set_world_state(LibraryState::kFinalized);
+  // The barrier above is the last user's synchronization when no session
+  // is live.
+  Instance::RemoveUser([](Instance&) {});
   return result;
 }
 
+// Both report the world model only (MPI-4.1 11.2.1): sessions begun or
+// ended do not change them.
 int PMPI_Initialized(int* flag) {
-  *flag = Instance::state() != LibraryState::kNotInitialized;
+  *flag = Instance::world_state() != LibraryState::kNotInitialized;
   return MPI_SUCCESS;
 }
 
 int PMPI_Finalized(int* flag) {
-  *flag = Instance::state() == LibraryState::kFinalized;
+  *flag = Instance::world_state() == LibraryState::kFinalized;
   return MPI_SUCCESS;
 }
 

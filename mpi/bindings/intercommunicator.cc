@@ -16,12 +16,19 @@
 // arrives on the VCI it was sent on), so it is derived from a value both
 // groups see: the sum of the two leaders' ids.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/comm_util.h"
+#include "mpi/bindings/dynamic_util.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
 
@@ -40,27 +47,117 @@ struct Member {
   int32_t color = 0;      // split: the color (MPI_UNDEFINED: none)
   int32_t key = 0;        // split: the key; create: position in the group
   int32_t high = 0;       // merge: the `high` argument
+  // Who the process is across jobs (dynamic processes: world ranks differ
+  // from job to job): a hash of its job's name and its rank there. Merge
+  // orders two groups that passed the same `high` by their leaders' ones,
+  // which both groups see alike.
+  int32_t job_rank = 0;
+  uint64_t job_hash = 0;
 };
+
+// This process's job_hash and job_rank.
+void SetJobIdentity(Member& member) {
+  member.job_rank = Instance::Get().bootstrap().rank();
+  member.job_hash = MyJobHash();
+}
 
 struct Tables {
   std::vector<Member> local;   // by local rank
   std::vector<Member> remote;  // by remote rank
 };
 
+// How the leaders swap tables where no communicator joins them (two jobs
+// meeting through a port): sends ours, returns theirs.
+using LeaderSwap =
+    absl::FunctionRef<std::vector<std::byte>(const void* table, size_t bytes)>;
+
+// Each member contributes its world rank in its own job's numbering, which
+// is ours only when both groups are one job. So: the local table's come
+// from `local` by position; a remote member of our job is its job rank; one
+// of another job is the index this process reaches it by (dynamic
+// processes), and when the tables span jobs, a second round through the
+// leaders brings every member's address, so a process never met before (a
+// rank of the parents' job outside the spawn's communicator, say) becomes
+// reachable. Whether the tables span jobs both groups see alike, so both
+// make the second round or neither does.
+void TranslateWorldRanks(Communicator& local, int leader, Communicator* bridge,
+                         int remote_leader, int32_t tag, const LeaderSwap* swap,
+                         Tables& tables) {
+  for (size_t r = 0; r < tables.local.size(); ++r) {
+    tables.local[r].world_rank = local.world_ranks[r];
+  }
+  const uint64_t first_job = tables.local[0].job_hash;
+  bool spans_jobs = false;
+  for (const auto* table : {&tables.local, &tables.remote}) {
+    for (const Member& member : *table) {
+      spans_jobs |= member.job_hash != first_job;
+    }
+  }
+  if (!spans_jobs) {
+    for (Member& member : tables.remote) member.world_rank = member.job_rank;
+    return;
+  }
+  struct Address {
+    char text[48] = {};
+  };
+  Address mine;
+  std::snprintf(mine.text, sizeof(mine.text), "%s", MyDynamicAddress().c_str());
+  p2p::PointToPoint& p2p = Instance::Get().p2p();
+  std::vector<Address> ours(local.size);
+  coll::AllgatherBytes(p2p, local, &mine, sizeof(Address), ours.data());
+  std::vector<std::byte> theirs;
+  if (local.rank == leader) {
+    theirs =
+        bridge != nullptr
+            ? coll::ExchangeBytes(p2p, *bridge, remote_leader, tag, ours.data(),
+                                  ours.size() * sizeof(Address))
+            : (*swap)(ours.data(), ours.size() * sizeof(Address));
+  }
+  uint64_t bytes = theirs.size();
+  coll::BcastBytes(p2p, local, &bytes, sizeof(bytes), leader);
+  theirs.resize(bytes);
+  coll::BcastBytes(p2p, local, theirs.data(), bytes, leader);
+  for (size_t r = 0; r < tables.remote.size(); ++r) {
+    Member& member = tables.remote[r];
+    std::string address;
+    if ((r + 1) * sizeof(Address) <= theirs.size()) {
+      const char* text =
+          reinterpret_cast<const char*>(theirs.data() + r * sizeof(Address));
+      address.assign(text, strnlen(text, sizeof(Address::text)));
+    }
+    absl::StatusOr<int> index =
+        ReachProcess(member.job_hash, member.job_rank, address);
+    if (!index.ok()) {
+      // Nothing to agree on with a group half of which cannot reach the
+      // other: the job ends, saying why.
+      Instance::Get().bootstrap().Abort(
+          1, absl::StrCat("minimpi: an intercommunicator spanning jobs: ",
+                          index.status().message()));
+    }
+    member.world_rank = *index;
+  }
+}
+
 // The exchange (see the file comment). `local` is an intracommunicator over
 // the local group; its rank `leader` swaps tables with rank `remote_leader`
-// of `bridge` under `tag` (only the leader uses `bridge`).
+// of `bridge` under `tag` (only the leader uses `bridge`), or through `swap`
+// when there is no bridge. World ranks in the tables are the ones this
+// process reaches the members by (TranslateWorldRanks).
 Tables ExchangeAcross(Communicator& local, int leader, Communicator* bridge,
-                      int remote_leader, int32_t tag, const Member& mine) {
+                      int remote_leader, int32_t tag, const Member& mine,
+                      const LeaderSwap* swap = nullptr) {
   p2p::PointToPoint& p2p = Instance::Get().p2p();
   Tables tables;
   tables.local.resize(local.size);
   coll::AllgatherBytes(p2p, local, &mine, sizeof(Member), tables.local.data());
   std::vector<std::byte> remote;
   if (local.rank == leader) {
-    remote = coll::ExchangeBytes(p2p, *bridge, remote_leader, tag,
-                                 tables.local.data(),
-                                 tables.local.size() * sizeof(Member));
+    remote = bridge != nullptr
+                 ? coll::ExchangeBytes(p2p, *bridge, remote_leader, tag,
+                                       tables.local.data(),
+                                       tables.local.size() * sizeof(Member))
+                 : (*swap)(tables.local.data(),
+                           tables.local.size() * sizeof(Member));
   }
   uint64_t length = remote.size();
   coll::BcastBytes(p2p, local, &length, sizeof(length), leader);
@@ -68,6 +165,7 @@ Tables ExchangeAcross(Communicator& local, int leader, Communicator* bridge,
   coll::BcastBytes(p2p, local, remote.data(), length, leader);
   tables.remote.resize(length / sizeof(Member));
   std::memcpy(tables.remote.data(), remote.data(), length);
+  TranslateWorldRanks(local, leader, bridge, remote_leader, tag, swap, tables);
   return tables;
 }
 
@@ -130,6 +228,7 @@ Member NewMember() {
   mine.world_rank = instance.world_rank();
   mine.inter_id = instance.AllocateLocalId();
   mine.group_id = instance.AllocateLocalId();
+  SetJobIdentity(mine);
   return mine;
 }
 
@@ -154,6 +253,37 @@ int IndexOf(const std::vector<Member>& members, int world_rank) {
 }
 
 }  // namespace
+
+std::unique_ptr<Communicator> IntercommFromBridge(
+    Communicator& local, int local_leader, Communicator* bridge,
+    int remote_leader, int32_t tag, int* shared_world_rank) {
+  Member mine = NewMember();
+  Tables tables =
+      ExchangeAcross(local, local_leader, bridge, remote_leader, tag, mine);
+  for (const Member& member : tables.remote) {
+    if (IndexOf(tables.local, member.world_rank) >= 0) {
+      ReleaseIds(mine);
+      *shared_world_rank = member.world_rank;
+      return nullptr;
+    }
+  }
+  return BuildIntercommunicator(local, tables.local, tables.remote, local.rank);
+}
+
+std::unique_ptr<Communicator> IntercommThroughLeaders(
+    Communicator& local, int leader, LeaderSwap swap,
+    const std::vector<int>& remote_world_ranks) {
+  Member mine = NewMember();
+  Tables tables = ExchangeAcross(local, leader, nullptr, -1, 0, mine, &swap);
+  if (tables.remote.size() != remote_world_ranks.size()) {
+    ReleaseIds(mine);
+    return nullptr;
+  }
+  for (size_t r = 0; r < tables.remote.size(); ++r) {
+    tables.remote[r].world_rank = remote_world_ranks[r];
+  }
+  return BuildIntercommunicator(local, tables.local, tables.remote, local.rank);
+}
 
 std::unique_ptr<Communicator> IntercommDuplicate(Communicator& parent) {
   Member mine = NewMember();
@@ -189,6 +319,7 @@ vci::Request* StartIntercommIds(Communicator& parent, Communicator* duplicate) {
   exchange->mine.world_rank = Instance::Get().world_rank();
   exchange->mine.inter_id = duplicate->local_id;
   exchange->mine.group_id = duplicate->local_group->local_id;
+  SetJobIdentity(exchange->mine);
   exchange->local.resize(parent.size);
   exchange->remote.resize(parent.peer_count());
   const size_t local_bytes = exchange->local.size() * sizeof(Member);
@@ -325,24 +456,18 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
                         "two groups must be disjoint");
     }
   }
-  minimpi::Member mine = minimpi::NewMember();
-  minimpi::Tables tables =
-      minimpi::ExchangeAcross(*local, local_leader, peer, remote_leader,
-                              minimpi::coll::GroupExchangeTag(tag), mine);
-  for (const minimpi::Member& member : tables.remote) {
-    if (minimpi::IndexOf(tables.local, member.world_rank) >= 0) {
-      minimpi::ReleaseIds(mine);
-      return RaiseError(local, kCall, MPI_ERR_COMM,
-                        absl::StrFormat("world rank %d is in both groups: the "
-                                        "groups of an intercommunicator must "
-                                        "be disjoint",
-                                        member.world_rank));
-    }
+  int shared_world_rank = -1;
+  std::unique_ptr<Communicator> inter = minimpi::IntercommFromBridge(
+      *local, local_leader, peer, remote_leader,
+      minimpi::coll::GroupExchangeTag(tag), &shared_world_rank);
+  if (inter == nullptr) {
+    return RaiseError(local, kCall, MPI_ERR_COMM,
+                      absl::StrFormat("world rank %d is in both groups: the "
+                                      "groups of an intercommunicator must "
+                                      "be disjoint",
+                                      shared_world_rank));
   }
-  *newintercomm =
-      minimpi::Publish(minimpi::BuildIntercommunicator(
-                           *local, tables.local, tables.remote, local->rank))
-          ->handle;
+  *newintercomm = minimpi::Publish(std::move(inter))->handle;
   return MPI_SUCCESS;
 }
 
@@ -364,6 +489,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   mine.world_rank = instance.world_rank();
   mine.inter_id = instance.AllocateLocalId();
   mine.high = high ? 1 : 0;
+  minimpi::SetJobIdentity(mine);
   const int32_t tag = inter->NextCollectiveTag();
   minimpi::Tables tables =
       minimpi::ExchangeAcross(*inter->local_group, 0, inter, 0, tag, mine);
@@ -372,10 +498,13 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   // groups evaluate this the same way).
   const bool local_high = tables.local[0].high != 0;
   const bool remote_high = tables.remote[0].high != 0;
+  const minimpi::Member& local_leader = tables.local[0];
+  const minimpi::Member& remote_leader = tables.remote[0];
   const bool local_first =
       local_high != remote_high
           ? !local_high
-          : tables.local[0].world_rank < tables.remote[0].world_rank;
+          : std::pair(local_leader.job_hash, local_leader.job_rank) <
+                std::pair(remote_leader.job_hash, remote_leader.job_rank);
   const std::vector<minimpi::Member>& first =
       local_first ? tables.local : tables.remote;
   const std::vector<minimpi::Member>& second =
