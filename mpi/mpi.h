@@ -627,8 +627,7 @@ MINIMPI_DECLARE(int, Pready_range,
 MINIMPI_DECLARE(int, Pready_list,
                 (int length, const int array_of_partitions[],
                  MPI_Request request))
-MINIMPI_DECLARE(int, Parrived,
-                (MPI_Request request, int partition, int* flag))
+MINIMPI_DECLARE(int, Parrived, (MPI_Request request, int partition, int* flag))
 MINIMPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
 
 /* Requests and completion. */
@@ -1529,8 +1528,8 @@ MINIMPI_DECLARE(int, Intercomm_merge,
 /* Dynamic processes (MPI-4.1 11.8-11.10): spawning through the launcher's
  * PMIx server, ports, joining over a socket, name publishing. */
 MINIMPI_DECLARE(int, Comm_spawn,
-                (const char* command, char* argv[], int maxprocs,
-                 MPI_Info info, int root, MPI_Comm comm, MPI_Comm* intercomm,
+                (const char* command, char* argv[], int maxprocs, MPI_Info info,
+                 int root, MPI_Comm comm, MPI_Comm* intercomm,
                  int array_of_errcodes[]))
 MINIMPI_DECLARE(int, Comm_spawn_multiple,
                 (int count, char* array_of_commands[], char** array_of_argv[],

@@ -14,39 +14,47 @@
 #include "test_util.h"
 
 enum { kMaxRanks = 16, kModes = 3 };
-static const char* const kModeNames[kModes] = {"blocking", "nonblocking", "persistent"};
+static const char* const kModeNames[kModes] = {"blocking", "nonblocking",
+                                               "persistent"};
 
 static int g_rank, g_size;
 
 /* Runs one collective in `mode`: the blocking call, the nonblocking call
  * (which sets r_) and a wait, or the persistent call (which sets r_), a
  * start, a wait and a free. */
-#define RUN(mode, blocking, nonblocking, persistent)           \
-  do {                                                         \
-    MPI_Request r_ = MPI_REQUEST_NULL;                         \
-    if ((mode) == 0) {                                         \
-      MPI_CHECK(blocking);                                     \
-    } else if ((mode) == 1) {                                  \
-      MPI_CHECK(nonblocking);                                  \
-      MPI_CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE));             \
-    } else {                                                   \
-      MPI_CHECK(persistent);                                   \
-      MPI_CHECK(MPI_Start(&r_));                               \
-      MPI_CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE));             \
-      MPI_CHECK(MPI_Request_free(&r_));                        \
-    }                                                          \
+#define RUN(mode, blocking, nonblocking, persistent) \
+  do {                                               \
+    MPI_Request r_ = MPI_REQUEST_NULL;               \
+    if ((mode) == 0) {                               \
+      MPI_CHECK(blocking);                           \
+    } else if ((mode) == 1) {                        \
+      MPI_CHECK(nonblocking);                        \
+      MPI_CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE));   \
+    } else {                                         \
+      MPI_CHECK(persistent);                         \
+      MPI_CHECK(MPI_Start(&r_));                     \
+      MPI_CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE));   \
+      MPI_CHECK(MPI_Request_free(&r_));              \
+    }                                                \
   } while (0)
 
-static int value(int rank, int item, int mode) { return 1000 * mode + 10 * rank + item; }
+static int value(int rank, int item, int mode) {
+  return 1000 * mode + 10 * rank + item;
+}
 
 static void test_rooted(MPI_Comm comm, int mode) {
   const char* m = kModeNames[mode];
   const int root = g_size - 1;
   int buffer[4];
-  for (int i = 0; i < 4; ++i) buffer[i] = g_rank == root ? value(root, i, mode) : -1;
-  RUN(mode, MPI_Bcast_c(buffer, (MPI_Count)4, MPI_INT, root, comm), MPI_Ibcast_c(buffer, (MPI_Count)4, MPI_INT, root, comm, &r_),
-      MPI_Bcast_init_c(buffer, (MPI_Count)4, MPI_INT, root, comm, MPI_INFO_NULL, &r_));
-  for (int i = 0; i < 4; ++i) CHECK(buffer[i] == value(root, i, mode), "%s bcast_c item %d is %d", m, i, buffer[i]);
+  for (int i = 0; i < 4; ++i)
+    buffer[i] = g_rank == root ? value(root, i, mode) : -1;
+  RUN(mode, MPI_Bcast_c(buffer, (MPI_Count)4, MPI_INT, root, comm),
+      MPI_Ibcast_c(buffer, (MPI_Count)4, MPI_INT, root, comm, &r_),
+      MPI_Bcast_init_c(buffer, (MPI_Count)4, MPI_INT, root, comm, MPI_INFO_NULL,
+                       &r_));
+  for (int i = 0; i < 4; ++i)
+    CHECK(buffer[i] == value(root, i, mode), "%s bcast_c item %d is %d", m, i,
+          buffer[i]);
 
   int send[kMaxRanks * 4], receive[kMaxRanks * 8];
   MPI_Count counts[kMaxRanks];
@@ -58,42 +66,74 @@ static void test_rooted(MPI_Comm comm, int mode) {
     total = displs[r] + counts[r];
   }
   for (int i = 0; i < 4; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Gather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm),
-      MPI_Igather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm, &r_),
-      MPI_Gather_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Gather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT,
+                   root, comm),
+      MPI_Igather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT,
+                    root, comm, &r_),
+      MPI_Gather_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                        MPI_INT, root, comm, MPI_INFO_NULL, &r_));
   for (int r = 0; r < g_size && g_rank == root; ++r) {
-    for (int i = 0; i < 2; ++i) CHECK(receive[2 * r + i] == value(r, i, mode), "%s gather_c block %d item %d is %d", m, r, i, receive[2 * r + i]);
+    for (int i = 0; i < 2; ++i)
+      CHECK(receive[2 * r + i] == value(r, i, mode),
+            "%s gather_c block %d item %d is %d", m, r, i, receive[2 * r + i]);
   }
-  RUN(mode, MPI_Gatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, root, comm),
-      MPI_Igatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, root, comm, &r_),
-      MPI_Gatherv_init_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, root, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Gatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts,
+                    displs, MPI_INT, root, comm),
+      MPI_Igatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts,
+                     displs, MPI_INT, root, comm, &r_),
+      MPI_Gatherv_init_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive,
+                         counts, displs, MPI_INT, root, comm, MPI_INFO_NULL,
+                         &r_));
   for (int r = 0; r < g_size && g_rank == root; ++r) {
-    for (int i = 0; i < r + 1; ++i) CHECK(receive[displs[r] + i] == value(r, i, mode), "%s gatherv_c block %d item %d is %d", m, r, i, receive[displs[r] + i]);
+    for (int i = 0; i < r + 1; ++i)
+      CHECK(receive[displs[r] + i] == value(r, i, mode),
+            "%s gatherv_c block %d item %d is %d", m, r, i,
+            receive[displs[r] + i]);
   }
   for (int r = 0; r < g_size; ++r) {
     for (int i = 0; i < 2; ++i) send[2 * r + i] = value(r, i, mode) + 1;
   }
-  RUN(mode, MPI_Scatter_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm),
-      MPI_Iscatter_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm, &r_),
-      MPI_Scatter_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, root, comm, MPI_INFO_NULL, &r_));
-  for (int i = 0; i < 2; ++i) CHECK(receive[i] == value(g_rank, i, mode) + 1, "%s scatter_c item %d is %d", m, i, receive[i]);
+  RUN(mode,
+      MPI_Scatter_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT,
+                    root, comm),
+      MPI_Iscatter_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                     MPI_INT, root, comm, &r_),
+      MPI_Scatter_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                         MPI_INT, root, comm, MPI_INFO_NULL, &r_));
+  for (int i = 0; i < 2; ++i)
+    CHECK(receive[i] == value(g_rank, i, mode) + 1,
+          "%s scatter_c item %d is %d", m, i, receive[i]);
   int scatter_source[kMaxRanks * 8];
   for (int r = 0; r < g_size; ++r) {
-    for (int i = 0; i < counts[r]; ++i) scatter_source[displs[r] + i] = value(r, i, mode) + 2;
+    for (int i = 0; i < counts[r]; ++i)
+      scatter_source[displs[r] + i] = value(r, i, mode) + 2;
   }
-  RUN(mode, MPI_Scatterv_c(scatter_source, counts, displs, MPI_INT, receive, (MPI_Count)(g_rank + 1), MPI_INT, root, comm),
-      MPI_Iscatterv_c(scatter_source, counts, displs, MPI_INT, receive, (MPI_Count)(g_rank + 1), MPI_INT, root, comm, &r_),
-      MPI_Scatterv_init_c(scatter_source, counts, displs, MPI_INT, receive, (MPI_Count)(g_rank + 1), MPI_INT, root, comm, MPI_INFO_NULL, &r_));
-  for (int i = 0; i < g_rank + 1; ++i) CHECK(receive[i] == value(g_rank, i, mode) + 2, "%s scatterv_c item %d is %d", m, i, receive[i]);
+  RUN(mode,
+      MPI_Scatterv_c(scatter_source, counts, displs, MPI_INT, receive,
+                     (MPI_Count)(g_rank + 1), MPI_INT, root, comm),
+      MPI_Iscatterv_c(scatter_source, counts, displs, MPI_INT, receive,
+                      (MPI_Count)(g_rank + 1), MPI_INT, root, comm, &r_),
+      MPI_Scatterv_init_c(scatter_source, counts, displs, MPI_INT, receive,
+                          (MPI_Count)(g_rank + 1), MPI_INT, root, comm,
+                          MPI_INFO_NULL, &r_));
+  for (int i = 0; i < g_rank + 1; ++i)
+    CHECK(receive[i] == value(g_rank, i, mode) + 2,
+          "%s scatterv_c item %d is %d", m, i, receive[i]);
 
   for (int i = 0; i < 3; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Reduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root, comm),
-      MPI_Ireduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root, comm, &r_),
-      MPI_Reduce_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Reduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root, comm),
+      MPI_Ireduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root, comm,
+                    &r_),
+      MPI_Reduce_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, root,
+                        comm, MPI_INFO_NULL, &r_));
   for (int i = 0; i < 3 && g_rank == root; ++i) {
     int expected = 0;
     for (int r = 0; r < g_size; ++r) expected += value(r, i, mode);
-    CHECK(receive[i] == expected, "%s reduce_c item %d is %d, expected %d", m, i, receive[i], expected);
+    CHECK(receive[i] == expected, "%s reduce_c item %d is %d, expected %d", m,
+          i, receive[i], expected);
   }
 }
 
@@ -101,7 +141,8 @@ static void test_everywhere(MPI_Comm comm, int mode) {
   const char* m = kModeNames[mode];
   int send[kMaxRanks * 8], receive[kMaxRanks * 8];
   MPI_Count counts[kMaxRanks], send_counts[kMaxRanks];
-  MPI_Aint displs[kMaxRanks], send_displs[kMaxRanks], byte_displs[kMaxRanks], send_byte_displs[kMaxRanks];
+  MPI_Aint displs[kMaxRanks], send_displs[kMaxRanks], byte_displs[kMaxRanks],
+      send_byte_displs[kMaxRanks];
   MPI_Datatype types[kMaxRanks];
   MPI_Aint total = 0, send_total = 0;
   for (int r = 0; r < g_size; ++r) {
@@ -112,30 +153,51 @@ static void test_everywhere(MPI_Comm comm, int mode) {
     types[r] = MPI_INT;
   }
   for (int i = 0; i < 2; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Allgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, comm),
-      MPI_Iallgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, comm, &r_),
-      MPI_Allgather_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Allgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                      MPI_INT, comm),
+      MPI_Iallgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                       MPI_INT, comm, &r_),
+      MPI_Allgather_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2,
+                           MPI_INT, comm, MPI_INFO_NULL, &r_));
   for (int r = 0; r < g_size; ++r) {
-    for (int i = 0; i < 2; ++i) CHECK(receive[2 * r + i] == value(r, i, mode), "%s allgather_c block %d item %d is %d", m, r, i, receive[2 * r + i]);
+    for (int i = 0; i < 2; ++i)
+      CHECK(receive[2 * r + i] == value(r, i, mode),
+            "%s allgather_c block %d item %d is %d", m, r, i,
+            receive[2 * r + i]);
   }
   for (int i = 0; i < g_rank + 1; ++i) send[i] = value(g_rank, i, mode) + 3;
-  RUN(mode, MPI_Allgatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, comm),
-      MPI_Iallgatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, comm, &r_),
-      MPI_Allgatherv_init_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts, displs, MPI_INT, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Allgatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts,
+                       displs, MPI_INT, comm),
+      MPI_Iallgatherv_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive, counts,
+                        displs, MPI_INT, comm, &r_),
+      MPI_Allgatherv_init_c(send, (MPI_Count)(g_rank + 1), MPI_INT, receive,
+                            counts, displs, MPI_INT, comm, MPI_INFO_NULL, &r_));
   for (int r = 0; r < g_size; ++r) {
-    for (int i = 0; i < counts[r]; ++i) CHECK(receive[displs[r] + i] == value(r, i, mode) + 3, "%s allgatherv_c block %d item %d is %d", m, r, i, receive[displs[r] + i]);
+    for (int i = 0; i < counts[r]; ++i)
+      CHECK(receive[displs[r] + i] == value(r, i, mode) + 3,
+            "%s allgatherv_c block %d item %d is %d", m, r, i,
+            receive[displs[r] + i]);
   }
   for (int d = 0; d < g_size; ++d) send[d] = value(g_rank, d, mode);
-  RUN(mode, MPI_Alltoall_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1, MPI_INT, comm),
-      MPI_Ialltoall_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1, MPI_INT, comm, &r_),
-      MPI_Alltoall_init_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1, MPI_INT, comm, MPI_INFO_NULL, &r_));
-  for (int s = 0; s < g_size; ++s) CHECK(receive[s] == value(s, g_rank, mode), "%s alltoall_c block %d is %d", m, s, receive[s]);
+  RUN(mode,
+      MPI_Alltoall_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1,
+                     MPI_INT, comm),
+      MPI_Ialltoall_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1,
+                      MPI_INT, comm, &r_),
+      MPI_Alltoall_init_c(send, (MPI_Count)1, MPI_INT, receive, (MPI_Count)1,
+                          MPI_INT, comm, MPI_INFO_NULL, &r_));
+  for (int s = 0; s < g_size; ++s)
+    CHECK(receive[s] == value(s, g_rank, mode), "%s alltoall_c block %d is %d",
+          m, s, receive[s]);
   /* Alltoallv: rank s sends s + d + 1 items to rank d. */
   for (int d = 0; d < g_size; ++d) {
     send_counts[d] = g_rank + d + 1;
     send_displs[d] = send_total;
     send_byte_displs[d] = send_total * (MPI_Aint)sizeof(int);
-    for (int i = 0; i < send_counts[d]; ++i) send[send_total + i] = value(g_rank, 10 * d + i, mode);
+    for (int i = 0; i < send_counts[d]; ++i)
+      send[send_total + i] = value(g_rank, 10 * d + i, mode);
     send_total += send_counts[d];
   }
   MPI_Count receive_counts[kMaxRanks];
@@ -150,64 +212,96 @@ static void test_everywhere(MPI_Comm comm, int mode) {
   for (int w = 0; w < 2; ++w) {
     memset(receive, 0, sizeof receive);
     if (w == 0) {
-      RUN(mode, MPI_Alltoallv_c(send, send_counts, send_displs, MPI_INT, receive, receive_counts, receive_displs, MPI_INT, comm),
-          MPI_Ialltoallv_c(send, send_counts, send_displs, MPI_INT, receive, receive_counts, receive_displs, MPI_INT, comm, &r_),
-          MPI_Alltoallv_init_c(send, send_counts, send_displs, MPI_INT, receive, receive_counts, receive_displs, MPI_INT, comm, MPI_INFO_NULL, &r_));
+      RUN(mode,
+          MPI_Alltoallv_c(send, send_counts, send_displs, MPI_INT, receive,
+                          receive_counts, receive_displs, MPI_INT, comm),
+          MPI_Ialltoallv_c(send, send_counts, send_displs, MPI_INT, receive,
+                           receive_counts, receive_displs, MPI_INT, comm, &r_),
+          MPI_Alltoallv_init_c(send, send_counts, send_displs, MPI_INT, receive,
+                               receive_counts, receive_displs, MPI_INT, comm,
+                               MPI_INFO_NULL, &r_));
     } else {
-      RUN(mode, MPI_Alltoallw_c(send, send_counts, send_byte_displs, types, receive, receive_counts, receive_byte_displs, types, comm),
-          MPI_Ialltoallw_c(send, send_counts, send_byte_displs, types, receive, receive_counts, receive_byte_displs, types, comm, &r_),
-          MPI_Alltoallw_init_c(send, send_counts, send_byte_displs, types, receive, receive_counts, receive_byte_displs, types, comm, MPI_INFO_NULL, &r_));
+      RUN(mode,
+          MPI_Alltoallw_c(send, send_counts, send_byte_displs, types, receive,
+                          receive_counts, receive_byte_displs, types, comm),
+          MPI_Ialltoallw_c(send, send_counts, send_byte_displs, types, receive,
+                           receive_counts, receive_byte_displs, types, comm,
+                           &r_),
+          MPI_Alltoallw_init_c(send, send_counts, send_byte_displs, types,
+                               receive, receive_counts, receive_byte_displs,
+                               types, comm, MPI_INFO_NULL, &r_));
     }
     for (int s = 0; s < g_size; ++s) {
-      for (int i = 0; i < receive_counts[s]; ++i) CHECK(receive[receive_displs[s] + i] == value(s, 10 * g_rank + i, mode), "%s alltoall%c_c block %d item %d is %d", m, w ? 'w' : 'v', s, i, receive[receive_displs[s] + i]);
+      for (int i = 0; i < receive_counts[s]; ++i)
+        CHECK(receive[receive_displs[s] + i] == value(s, 10 * g_rank + i, mode),
+              "%s alltoall%c_c block %d item %d is %d", m, w ? 'w' : 'v', s, i,
+              receive[receive_displs[s] + i]);
     }
   }
 
   /* Reductions. */
   for (int i = 0; i < 3; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Allreduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm),
-      MPI_Iallreduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, &r_),
-      MPI_Allreduce_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Allreduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm),
+      MPI_Iallreduce_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm,
+                       &r_),
+      MPI_Allreduce_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm,
+                           MPI_INFO_NULL, &r_));
   for (int i = 0; i < 3; ++i) {
     int expected = 0;
     for (int r = 0; r < g_size; ++r) expected += value(r, i, mode);
-    CHECK(receive[i] == expected, "%s allreduce_c item %d is %d, expected %d", m, i, receive[i], expected);
+    CHECK(receive[i] == expected, "%s allreduce_c item %d is %d, expected %d",
+          m, i, receive[i], expected);
   }
   RUN(mode, MPI_Scan_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm),
       MPI_Iscan_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, &r_),
-      MPI_Scan_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r_));
+      MPI_Scan_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm,
+                      MPI_INFO_NULL, &r_));
   for (int i = 0; i < 3; ++i) {
     int expected = 0;
     for (int r = 0; r <= g_rank; ++r) expected += value(r, i, mode);
-    CHECK(receive[i] == expected, "%s scan_c item %d is %d, expected %d", m, i, receive[i], expected);
+    CHECK(receive[i] == expected, "%s scan_c item %d is %d, expected %d", m, i,
+          receive[i], expected);
   }
   RUN(mode, MPI_Exscan_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm),
       MPI_Iexscan_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, &r_),
-      MPI_Exscan_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r_));
+      MPI_Exscan_init_c(send, receive, (MPI_Count)3, MPI_INT, MPI_SUM, comm,
+                        MPI_INFO_NULL, &r_));
   for (int i = 0; i < 3 && g_rank > 0; ++i) {
     int expected = 0;
     for (int r = 0; r < g_rank; ++r) expected += value(r, i, mode);
-    CHECK(receive[i] == expected, "%s exscan_c item %d is %d, expected %d", m, i, receive[i], expected);
+    CHECK(receive[i] == expected, "%s exscan_c item %d is %d, expected %d", m,
+          i, receive[i], expected);
   }
   MPI_Aint items = 0;
   for (int r = 0; r < g_size; ++r) items += counts[r];
   for (int i = 0; i < items; ++i) send[i] = value(g_rank, i, mode);
   RUN(mode, MPI_Reduce_scatter_c(send, receive, counts, MPI_INT, MPI_SUM, comm),
       MPI_Ireduce_scatter_c(send, receive, counts, MPI_INT, MPI_SUM, comm, &r_),
-      MPI_Reduce_scatter_init_c(send, receive, counts, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r_));
+      MPI_Reduce_scatter_init_c(send, receive, counts, MPI_INT, MPI_SUM, comm,
+                                MPI_INFO_NULL, &r_));
   for (int i = 0; i < counts[g_rank]; ++i) {
     int expected = 0;
-    for (int r = 0; r < g_size; ++r) expected += value(r, (int)displs[g_rank] + i, mode);
-    CHECK(receive[i] == expected, "%s reduce_scatter_c item %d is %d, expected %d", m, i, receive[i], expected);
+    for (int r = 0; r < g_size; ++r)
+      expected += value(r, (int)displs[g_rank] + i, mode);
+    CHECK(receive[i] == expected,
+          "%s reduce_scatter_c item %d is %d, expected %d", m, i, receive[i],
+          expected);
   }
   for (int i = 0; i < 2 * g_size; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Reduce_scatter_block_c(send, receive, (MPI_Count)2, MPI_INT, MPI_SUM, comm),
-      MPI_Ireduce_scatter_block_c(send, receive, (MPI_Count)2, MPI_INT, MPI_SUM, comm, &r_),
-      MPI_Reduce_scatter_block_init_c(send, receive, (MPI_Count)2, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Reduce_scatter_block_c(send, receive, (MPI_Count)2, MPI_INT, MPI_SUM,
+                                 comm),
+      MPI_Ireduce_scatter_block_c(send, receive, (MPI_Count)2, MPI_INT, MPI_SUM,
+                                  comm, &r_),
+      MPI_Reduce_scatter_block_init_c(send, receive, (MPI_Count)2, MPI_INT,
+                                      MPI_SUM, comm, MPI_INFO_NULL, &r_));
   for (int i = 0; i < 2; ++i) {
     int expected = 0;
     for (int r = 0; r < g_size; ++r) expected += value(r, 2 * g_rank + i, mode);
-    CHECK(receive[i] == expected, "%s reduce_scatter_block_c item %d is %d, expected %d", m, i, receive[i], expected);
+    CHECK(receive[i] == expected,
+          "%s reduce_scatter_block_c item %d is %d, expected %d", m, i,
+          receive[i], expected);
   }
 }
 
@@ -225,41 +319,82 @@ static void test_neighbors(MPI_Comm comm, int mode) {
   MPI_Aint displs[2] = {0, 4}, byte_displs[2] = {0, 4 * sizeof(int)};
   MPI_Datatype types[2] = {MPI_INT, MPI_INT};
   for (int i = 0; i < 8; ++i) send[i] = value(g_rank, i, mode);
-  RUN(mode, MPI_Neighbor_allgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring),
-      MPI_Ineighbor_allgather_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring, &r_),
-      MPI_Neighbor_allgather_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Neighbor_allgather_c(send, (MPI_Count)2, MPI_INT, receive,
+                               (MPI_Count)2, MPI_INT, ring),
+      MPI_Ineighbor_allgather_c(send, (MPI_Count)2, MPI_INT, receive,
+                                (MPI_Count)2, MPI_INT, ring, &r_),
+      MPI_Neighbor_allgather_init_c(send, (MPI_Count)2, MPI_INT, receive,
+                                    (MPI_Count)2, MPI_INT, ring, MPI_INFO_NULL,
+                                    &r_));
   for (int i = 0; i < 2; ++i) {
-    CHECK(receive[i] == value(left, i, mode), "%s neighbor_allgather_c item %d from the left is %d", m, i, receive[i]);
-    CHECK(receive[2 + i] == value(right, i, mode), "%s neighbor_allgather_c item %d from the right is %d", m, i, receive[2 + i]);
+    CHECK(receive[i] == value(left, i, mode),
+          "%s neighbor_allgather_c item %d from the left is %d", m, i,
+          receive[i]);
+    CHECK(receive[2 + i] == value(right, i, mode),
+          "%s neighbor_allgather_c item %d from the right is %d", m, i,
+          receive[2 + i]);
   }
-  RUN(mode, MPI_Neighbor_allgatherv_c(send, (MPI_Count)2, MPI_INT, receive, counts, displs, MPI_INT, ring),
-      MPI_Ineighbor_allgatherv_c(send, (MPI_Count)2, MPI_INT, receive, counts, displs, MPI_INT, ring, &r_),
-      MPI_Neighbor_allgatherv_init_c(send, (MPI_Count)2, MPI_INT, receive, counts, displs, MPI_INT, ring, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Neighbor_allgatherv_c(send, (MPI_Count)2, MPI_INT, receive, counts,
+                                displs, MPI_INT, ring),
+      MPI_Ineighbor_allgatherv_c(send, (MPI_Count)2, MPI_INT, receive, counts,
+                                 displs, MPI_INT, ring, &r_),
+      MPI_Neighbor_allgatherv_init_c(send, (MPI_Count)2, MPI_INT, receive,
+                                     counts, displs, MPI_INT, ring,
+                                     MPI_INFO_NULL, &r_));
   for (int i = 0; i < 2; ++i) {
-    CHECK(receive[i] == value(left, i, mode), "%s neighbor_allgatherv_c item %d from the left is %d", m, i, receive[i]);
-    CHECK(receive[4 + i] == value(right, i, mode), "%s neighbor_allgatherv_c item %d from the right is %d", m, i, receive[4 + i]);
+    CHECK(receive[i] == value(left, i, mode),
+          "%s neighbor_allgatherv_c item %d from the left is %d", m, i,
+          receive[i]);
+    CHECK(receive[4 + i] == value(right, i, mode),
+          "%s neighbor_allgatherv_c item %d from the right is %d", m, i,
+          receive[4 + i]);
   }
-  RUN(mode, MPI_Neighbor_alltoall_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring),
-      MPI_Ineighbor_alltoall_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring, &r_),
-      MPI_Neighbor_alltoall_init_c(send, (MPI_Count)2, MPI_INT, receive, (MPI_Count)2, MPI_INT, ring, MPI_INFO_NULL, &r_));
+  RUN(mode,
+      MPI_Neighbor_alltoall_c(send, (MPI_Count)2, MPI_INT, receive,
+                              (MPI_Count)2, MPI_INT, ring),
+      MPI_Ineighbor_alltoall_c(send, (MPI_Count)2, MPI_INT, receive,
+                               (MPI_Count)2, MPI_INT, ring, &r_),
+      MPI_Neighbor_alltoall_init_c(send, (MPI_Count)2, MPI_INT, receive,
+                                   (MPI_Count)2, MPI_INT, ring, MPI_INFO_NULL,
+                                   &r_));
   for (int i = 0; i < 2; ++i) {
-    CHECK(receive[i] == value(left, 2 + i, mode), "%s neighbor_alltoall_c item %d from the left is %d", m, i, receive[i]);
-    CHECK(receive[2 + i] == value(right, i, mode), "%s neighbor_alltoall_c item %d from the right is %d", m, i, receive[2 + i]);
+    CHECK(receive[i] == value(left, 2 + i, mode),
+          "%s neighbor_alltoall_c item %d from the left is %d", m, i,
+          receive[i]);
+    CHECK(receive[2 + i] == value(right, i, mode),
+          "%s neighbor_alltoall_c item %d from the right is %d", m, i,
+          receive[2 + i]);
   }
   for (int w = 0; w < 2; ++w) {
     memset(receive, 0, sizeof receive);
     if (w == 0) {
-      RUN(mode, MPI_Neighbor_alltoallv_c(send, counts, displs, MPI_INT, receive, counts, displs, MPI_INT, ring),
-          MPI_Ineighbor_alltoallv_c(send, counts, displs, MPI_INT, receive, counts, displs, MPI_INT, ring, &r_),
-          MPI_Neighbor_alltoallv_init_c(send, counts, displs, MPI_INT, receive, counts, displs, MPI_INT, ring, MPI_INFO_NULL, &r_));
+      RUN(mode,
+          MPI_Neighbor_alltoallv_c(send, counts, displs, MPI_INT, receive,
+                                   counts, displs, MPI_INT, ring),
+          MPI_Ineighbor_alltoallv_c(send, counts, displs, MPI_INT, receive,
+                                    counts, displs, MPI_INT, ring, &r_),
+          MPI_Neighbor_alltoallv_init_c(send, counts, displs, MPI_INT, receive,
+                                        counts, displs, MPI_INT, ring,
+                                        MPI_INFO_NULL, &r_));
     } else {
-      RUN(mode, MPI_Neighbor_alltoallw_c(send, counts, byte_displs, types, receive, counts, byte_displs, types, ring),
-          MPI_Ineighbor_alltoallw_c(send, counts, byte_displs, types, receive, counts, byte_displs, types, ring, &r_),
-          MPI_Neighbor_alltoallw_init_c(send, counts, byte_displs, types, receive, counts, byte_displs, types, ring, MPI_INFO_NULL, &r_));
+      RUN(mode,
+          MPI_Neighbor_alltoallw_c(send, counts, byte_displs, types, receive,
+                                   counts, byte_displs, types, ring),
+          MPI_Ineighbor_alltoallw_c(send, counts, byte_displs, types, receive,
+                                    counts, byte_displs, types, ring, &r_),
+          MPI_Neighbor_alltoallw_init_c(send, counts, byte_displs, types,
+                                        receive, counts, byte_displs, types,
+                                        ring, MPI_INFO_NULL, &r_));
     }
     for (int i = 0; i < 2; ++i) {
-      CHECK(receive[i] == value(left, 4 + i, mode), "%s neighbor_alltoall%c_c item %d from the left is %d", m, w ? 'w' : 'v', i, receive[i]);
-      CHECK(receive[4 + i] == value(right, i, mode), "%s neighbor_alltoall%c_c item %d from the right is %d", m, w ? 'w' : 'v', i, receive[4 + i]);
+      CHECK(receive[i] == value(left, 4 + i, mode),
+            "%s neighbor_alltoall%c_c item %d from the left is %d", m,
+            w ? 'w' : 'v', i, receive[i]);
+      CHECK(receive[4 + i] == value(right, i, mode),
+            "%s neighbor_alltoall%c_c item %d from the right is %d", m,
+            w ? 'w' : 'v', i, receive[4 + i]);
     }
   }
   MPI_CHECK(MPI_Comm_free(&ring));
@@ -271,22 +406,33 @@ static void test_past_int_max(MPI_Comm comm) {
   uint8_t* buffer = malloc((size_t)count);
   CHECK(buffer != NULL, "cannot allocate %lld bytes", (long long)count);
   /* Bcast from rank 0: byte i holds (i * 7 + i / 4096) mod 251. */
-  for (MPI_Count i = 0; i < count; ++i) buffer[i] = g_rank == 0 ? (uint8_t)((i * 7 + i / 4096) % 251) : 0;
+  for (MPI_Count i = 0; i < count; ++i)
+    buffer[i] = g_rank == 0 ? (uint8_t)((i * 7 + i / 4096) % 251) : 0;
   MPI_CHECK(MPI_Bcast_c(buffer, count, MPI_BYTE, 0, comm));
   for (MPI_Count i = 0; i < count; ++i) {
-    if (buffer[i] != (uint8_t)((i * 7 + i / 4096) % 251)) CHECK(0, "bcast_c byte %lld is %d", (long long)i, buffer[i]);
+    if (buffer[i] != (uint8_t)((i * 7 + i / 4096) % 251))
+      CHECK(0, "bcast_c byte %lld is %d", (long long)i, buffer[i]);
   }
   /* Allreduce in place: rank r holds (i + r) mod 100 at byte i; the sum of
    * both ranks fits a byte. */
-  for (MPI_Count i = 0; i < count; ++i) buffer[i] = (uint8_t)((i + g_rank) % 100);
-  MPI_CHECK(MPI_Allreduce_c(MPI_IN_PLACE, buffer, count, MPI_UINT8_T, MPI_SUM, comm));
+  for (MPI_Count i = 0; i < count; ++i)
+    buffer[i] = (uint8_t)((i + g_rank) % 100);
+  MPI_CHECK(
+      MPI_Allreduce_c(MPI_IN_PLACE, buffer, count, MPI_UINT8_T, MPI_SUM, comm));
   for (MPI_Count i = 0; i < count; ++i) {
     uint8_t expected = 0;
-    for (int r = 0; r < g_size; ++r) expected = (uint8_t)(expected + (i + r) % 100);
-    if (buffer[i] != expected) CHECK(0, "allreduce_c byte %lld is %d, expected %d", (long long)i, buffer[i], expected);
+    for (int r = 0; r < g_size; ++r)
+      expected = (uint8_t)(expected + (i + r) % 100);
+    if (buffer[i] != expected)
+      CHECK(0, "allreduce_c byte %lld is %d, expected %d", (long long)i,
+            buffer[i], expected);
   }
   free(buffer);
-  if (g_rank == 0) printf("collectives_large_count: bcast_c and allreduce_c of %lld items passed\n", (long long)count);
+  if (g_rank == 0)
+    printf(
+        "collectives_large_count: bcast_c and allreduce_c of %lld items "
+        "passed\n",
+        (long long)count);
 }
 
 int main(int argc, char** argv) {
@@ -302,7 +448,10 @@ int main(int argc, char** argv) {
       test_everywhere(MPI_COMM_WORLD, mode);
       test_neighbors(MPI_COMM_WORLD, mode);
     }
-    if (g_rank == 0) printf("collectives_large_count: every _c collective passed on %d ranks\n", g_size);
+    if (g_rank == 0)
+      printf(
+          "collectives_large_count: every _c collective passed on %d ranks\n",
+          g_size);
   }
   MPI_Finalize();
   return 0;

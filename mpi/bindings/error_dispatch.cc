@@ -442,8 +442,8 @@ int DispatchOnWindow(Errhandler* handler, MPI_Win window, int code,
       return code;
     case Errhandler::Action::kUser: {
       // Stored as the communicator kind; both take (handle*, int*, ...).
-      auto* function = reinterpret_cast<MPI_Win_errhandler_function*>(
-          handler->function());
+      auto* function =
+          reinterpret_cast<MPI_Win_errhandler_function*>(handler->function());
       MPI_Win handle = window;
       function(&handle, &code);
       return code;

@@ -189,8 +189,8 @@ MPI_Fint PMPI_Win_c2f(MPI_Win win) {
 }
 
 MPI_Win PMPI_Win_f2c(MPI_Fint win) {
-  return ToHandleType<MPI_Win>(IntToTableHandle(
-      win, Initialized() ? &minimpi::WindowTable() : nullptr));
+  return ToHandleType<MPI_Win>(
+      IntToTableHandle(win, Initialized() ? &minimpi::WindowTable() : nullptr));
 }
 
 // Sessions have a table of their own that outlives every session (a stale

@@ -95,8 +95,7 @@ Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
   return request;
 }
 
-Request* PointToPoint::NewPersistentSchedule(Progressable* schedule,
-                                             int vci) {
+Request* PointToPoint::NewPersistentSchedule(Progressable* schedule, int vci) {
   Lane& v = LaneAt(vci);
   std::lock_guard lock(v.mutex);
   Request* request = v.requests.Allocate();
