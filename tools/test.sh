@@ -427,7 +427,8 @@ fi
 # Not the whole suite: a representative part, each case spread over 2 nodes
 # in even blocks (4 ranks: 0,1 on one node, 2,3 on the other), so pairs
 # cross nodes and share them: point-to-point basics, probes, collectives,
-# partitioned, endpoints, Dslash, fatal errors and dying ranks. On 2 cores
+# partitioned, endpoints, Dslash, fatal errors and dying ranks, sessions,
+# persistent and large-count collectives, MPI-4.1 calls. On 2 cores
 # these cases run in 25 s on one node over shared memory (mpiexec); across
 # nodes they go over TCP (net/tcp), so allow 10x that and cap each engine's
 # run at 600 s (the whole step is meant to stay under 8 minutes).
@@ -436,7 +437,8 @@ cluster_cases+='|collectives_4|collectives_5|collectives_shm_5|collectives_nonbl
 cluster_cases+='|partitioned_persist_2|partitioned_rma_2|partitioned_2|partitioned_quick_3|partitioned_errors_3|partitioned_threads_one_vci_2'
 cluster_cases+='|endpoints_4|endpoints_collectives_4|endpoints_comms_3|endpoints_varying_3|dslash_4|dslash_three_threads_2'
 cluster_cases+='|rma_fence_4|rma_passive_4|rma_shared_4|rma_dynamic_2|rma_errors_2|rma_epochs_4|rma_self_4|rma_threads_4'
-cluster_cases+='|abort_4|rank_killed_4|rank_exits_4|rank_killed_late_4|rank_aborts_late_4|fatal_send_bad_rank_4|fatal_bcast_bad_root_3|collectives_errors_mismatch_4)$'
+cluster_cases+='|abort_4|rank_killed_4|rank_exits_4|rank_killed_late_4|rank_aborts_late_4|fatal_send_bad_rank_4|fatal_bcast_bad_root_3|collectives_errors_mismatch_4'
+cluster_cases+='|sessions_4|persistent_collectives_4|collectives_large_count_4|mpi41_calls_3|large_count_small_2)$'
 # On all 3 nodes: 6 ranks 2+2+2, 4 ranks 2+1+1, 5 ranks 2+2+1.
 cluster_cases_3='^(collectives_5|collectives_allgather_recursive_doubling_6|topology_6|endpoints_4|endpoints_collectives_4|ring_8|rank_killed_late_4)$'
 cluster_conf=/run/minimpi-cluster/slurm.conf
