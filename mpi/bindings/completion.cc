@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"  // compat
@@ -47,6 +48,62 @@ bool IsDone(const vci::Request* r) { return p2p::PointToPoint::IsComplete(r); }
 
 constexpr const char kStaleRequest[] =
     "invalid request handle (already completed, freed, or never a request)";
+
+// The request behind a handle given to MPI_Start or MPI_Startall (at
+// `index`, or -1 for MPI_Start): a persistent request that is not active.
+int CheckStartable(const char* call, MPI_Request handle, int index,
+                   vci::Request** r) {
+  const std::string where =
+      index < 0 ? std::string() : absl::StrFormat(" at index %d", index);
+  if (handle == MPI_REQUEST_NULL) {
+    return InvalidRequest(
+        call,
+        absl::StrCat("invalid request", where, " (MPI_REQUEST_NULL)").c_str());
+  }
+  *r = minimpi::ToRequest(handle);
+  if (*r == nullptr) {
+    return InvalidRequest(
+        call, absl::StrCat("invalid request handle", where,
+                           " (already completed, freed, or never a request)")
+                  .c_str());
+  }
+  if (!(*r)->persistent) {
+    return RaiseError(OwnerOf(*r), call, MPI_ERR_REQUEST,
+                      absl::StrCat("request", where, " is not persistent"));
+  }
+  if (IsActive(*r)) {
+    return RaiseError(OwnerOf(*r), call, MPI_ERR_REQUEST,
+                      absl::StrCat("request", where, " is already active"));
+  }
+  return MPI_SUCCESS;
+}
+
+// Starts a request CheckStartable accepted.
+int StartChecked(const char* call, vci::Request* r) {
+  // compat: a persistent buffered send (MPI_Bsend_init) copies its data into
+  // the attached buffer at each start; p2p then just completes it.
+  if (r->kind == vci::RequestKind::kSend &&
+      r->send.mode == vci::SendMode::kBuffered) {
+    if (int error = minimpi::BufferedSend(call, OwnerOf(r), r->send)) {
+      return error;
+    }
+  }
+  if (minimpi::part::Partitioned::IsPartitioned(r)) {
+    Instance::Get().partitioned().Start(r);
+    return MPI_SUCCESS;
+  }
+  if (minimpi::coll::PersistentCollective::Is(r)) {
+    minimpi::coll::PersistentCollective::Start(r);
+    return MPI_SUCCESS;
+  }
+  Instance::Get().p2p().Start(r);
+  return MPI_SUCCESS;
+}
+
+// A null output argument (flag, index, outcount, array_of_indices).
+[[gnu::cold]] int NullOutput(const char* call, const char* what) {
+  return RaiseError(nullptr, call, MPI_ERR_ARG, absl::StrCat("null ", what));
+}
 
 // Translates one handle; MPI_REQUEST_NULL gives nullptr and success.
 int Translate(const char* call, MPI_Request handle, vci::Request** r) {
@@ -477,6 +534,7 @@ int PMPI_Request_get_status(MPI_Request request, int* flag,
                             MPI_Status* status) {
   constexpr const char* kCall = "MPI_Request_get_status";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (flag == nullptr) return NullOutput(kCall, "flag");
   vci::Request* r;
   if (int error = Translate(kCall, request, &r)) return error;
   if (!IsActive(r)) {
@@ -509,6 +567,8 @@ int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[],
                                 int* index, int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Request_get_status_any";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (index == nullptr) return NullOutput(kCall, "index");
+  if (flag == nullptr) return NullOutput(kCall, "flag");
   RequestList requests;
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
@@ -537,6 +597,7 @@ int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[],
                                 int* flag, MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Request_get_status_all";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (flag == nullptr) return NullOutput(kCall, "flag");
   RequestList requests;
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
@@ -570,6 +631,10 @@ int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[],
                                  MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Request_get_status_some";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (outcount == nullptr) return NullOutput(kCall, "outcount");
+  if (incount > 0 && array_of_indices == nullptr) {
+    return NullOutput(kCall, "array_of_indices");
+  }
   RequestList requests;
   if (int error =
           TranslateArray(kCall, incount, array_of_requests, &requests)) {
@@ -674,48 +739,33 @@ int PMPI_Start(MPI_Request* request) {
   constexpr const char* kCall = "MPI_Start";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
-  if (*request == MPI_REQUEST_NULL) {
-    return InvalidRequest(kCall, "invalid request (MPI_REQUEST_NULL)");
-  }
-  vci::Request* r = minimpi::ToRequest(*request);
-  if (r == nullptr) return InvalidRequest(kCall, kStaleRequest);
-  if (!r->persistent) {
-    return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
-                      "request is not persistent");
-  }
-  if (IsActive(r)) {
-    return RaiseError(OwnerOf(r), kCall, MPI_ERR_REQUEST,
-                      "request is already active");
-  }
-  // compat: a persistent buffered send (MPI_Bsend_init) copies its data into
-  // the attached buffer at each start; p2p then just completes it.
-  if (r->kind == vci::RequestKind::kSend &&
-      r->send.mode == vci::SendMode::kBuffered) {
-    if (int error = minimpi::BufferedSend(kCall, OwnerOf(r), r->send)) {
-      return error;
-    }
-  }
-  if (minimpi::part::Partitioned::IsPartitioned(r)) {
-    Instance::Get().partitioned().Start(r);
-    return MPI_SUCCESS;
-  }
-  if (minimpi::coll::PersistentCollective::Is(r)) {
-    minimpi::coll::PersistentCollective::Start(r);
-    return MPI_SUCCESS;
-  }
-  Instance::Get().p2p().Start(r);
-  return MPI_SUCCESS;
+  vci::Request* r;
+  if (int error = CheckStartable(kCall, *request, -1, &r)) return error;
+  return StartChecked(kCall, r);
 }
 
+// Every request is checked before any starts: a bad one at index k must not
+// leave the ones before it active behind an error the program sees as
+// "nothing started".
 int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
   constexpr const char* kCall = "MPI_Startall";
   MINIMPI_REQUIRE_INIT(kCall);
-  RequestList requests;
-  if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
-    return error;
+  if (count < 0) {
+    return RaiseError(nullptr, kCall, MPI_ERR_COUNT,
+                      absl::StrFormat("invalid count %d", count));
+  }
+  if (count > 0 && array_of_requests == nullptr) {
+    return InvalidRequest(kCall, "null array of requests");
+  }
+  RequestList requests(count);
+  for (int i = 0; i < count; ++i) {
+    if (int error =
+            CheckStartable(kCall, array_of_requests[i], i, &requests[i])) {
+      return error;
+    }
   }
   for (int i = 0; i < count; ++i) {
-    if (int error = PMPI_Start(&array_of_requests[i])) return error;
+    if (int error = StartChecked(kCall, requests[i])) return error;
   }
   return MPI_SUCCESS;
 }
