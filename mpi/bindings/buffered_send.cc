@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -51,27 +52,26 @@ p2p::BufferedSends::SendResult SendThroughAttachedBuffer(
 
 // MPI_Buffer_attach, MPI_Comm_attach_buffer, MPI_Session_attach_buffer and
 // their _c forms: `size` is the call's count, int or MPI_Count.
-int AttachBuffer(const char* call, Communicator* comm,
-                 p2p::BufferedSends& sends, void* buffer, MPI_Count size) {
+int AttachBuffer(minimpi::RaiseBufferError raise, p2p::BufferedSends& sends,
+                 void* buffer, MPI_Count size) {
   if (buffer == MPI_BUFFER_AUTOMATIC) {
     if (!sends.AttachAutomatic()) {
-      return RaiseError(comm, call, MPI_ERR_BUFFER,
-                        "a buffer is attached already (detach it first)");
+      return raise(MPI_ERR_BUFFER,
+                   "a buffer is attached already (detach it first)");
     }
     return MPI_SUCCESS;
   }
   if (size < 0) {
-    return RaiseError(comm, call, MPI_ERR_ARG,
-                      absl::StrFormat("invalid size %d", size));
+    return raise(MPI_ERR_ARG, absl::StrFormat("invalid size %d", size));
   }
   if (buffer == nullptr && size > 0) {
-    return RaiseError(comm, call, MPI_ERR_BUFFER,
-                      absl::StrFormat("null buffer with size %d", size));
+    return raise(MPI_ERR_BUFFER,
+                 absl::StrFormat("null buffer with size %d", size));
   }
   if (!sends.Attach(static_cast<std::byte*>(buffer),
                     static_cast<size_t>(size))) {
-    return RaiseError(comm, call, MPI_ERR_BUFFER,
-                      "a buffer is attached already (detach it first)");
+    return raise(MPI_ERR_BUFFER,
+                 "a buffer is attached already (detach it first)");
   }
   return MPI_SUCCESS;
 }
@@ -80,13 +80,13 @@ int AttachBuffer(const char* call, Communicator* comm,
 // the buffer back. SizeType is the call's int or MPI_Count; a size the int
 // form cannot hold comes back as MPI_UNDEFINED.
 template <typename SizeType>
-int DetachBuffer(const char* call, Communicator* comm,
-                 p2p::BufferedSends* sends, void* buffer_addr, SizeType* size) {
+int DetachBuffer(minimpi::RaiseBufferError raise, p2p::BufferedSends* sends,
+                 void* buffer_addr, SizeType* size) {
   if (buffer_addr == nullptr) {
-    return RaiseError(comm, call, MPI_ERR_ARG, "null buffer_addr pointer");
+    return raise(MPI_ERR_ARG, "null buffer_addr pointer");
   }
   if (size == nullptr) {
-    return RaiseError(comm, call, MPI_ERR_ARG, "null size pointer");
+    return raise(MPI_ERR_ARG, "null size pointer");
   }
   // buffer_addr is really the address of a void*. With no buffer attached
   // the answer is a null buffer of size 0, as MPICH gives.
@@ -107,6 +107,26 @@ int DetachBuffer(const char* call, Communicator* comm,
                 : static_cast<SizeType>(detached->size);
   }
   return MPI_SUCCESS;
+}
+
+// The same bodies, raising on `comm` (nullptr: no communicator).
+int AttachBuffer(const char* call, Communicator* comm,
+                 p2p::BufferedSends& sends, void* buffer, MPI_Count size) {
+  return AttachBuffer(
+      [&](int error_class, const std::string& problem) {
+        return RaiseError(comm, call, error_class, problem);
+      },
+      sends, buffer, size);
+}
+
+template <typename SizeType>
+int DetachBuffer(const char* call, Communicator* comm,
+                 p2p::BufferedSends* sends, void* buffer_addr, SizeType* size) {
+  return DetachBuffer(
+      [&](int error_class, const std::string& problem) {
+        return RaiseError(comm, call, error_class, problem);
+      },
+      sends, buffer_addr, size);
 }
 
 // A communicator's own buffered sends, made on first use.
@@ -227,22 +247,19 @@ void FlushBufferedSends() {
   p2p::ProcessBufferedSends().Flush(Instance::Get().p2p());
 }
 
-int AttachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends& sends, void* buffer,
-                              MPI_Count size) {
-  return AttachBuffer(call, comm, sends, buffer, size);
+int AttachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends& sends,
+                              void* buffer, MPI_Count size) {
+  return AttachBuffer(raise, sends, buffer, size);
 }
 
-int DetachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends* sends, void* buffer_addr,
-                              int* size) {
-  return DetachBuffer(call, comm, sends, buffer_addr, size);
+int DetachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends* sends,
+                              void* buffer_addr, int* size) {
+  return DetachBuffer(raise, sends, buffer_addr, size);
 }
 
-int DetachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends* sends, void* buffer_addr,
-                              MPI_Count* size) {
-  return DetachBuffer(call, comm, sends, buffer_addr, size);
+int DetachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends* sends,
+                              void* buffer_addr, MPI_Count* size) {
+  return DetachBuffer(raise, sends, buffer_addr, size);
 }
 
 }  // namespace minimpi

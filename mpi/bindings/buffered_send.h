@@ -10,7 +10,9 @@
 #define MINIMPI_MPI_BINDINGS_BUFFERED_SEND_H_
 
 #include <memory>
+#include <string>
 
+#include "absl/functional/function_ref.h"
 #include "mpi/comm.h"
 #include "mpi/mpi.h"
 #include "mpi/p2p/buffered_sends.h"
@@ -40,19 +42,20 @@ p2p::BufferedSends* SessionBufferedSendsOf(Communicator* comm);
 std::shared_ptr<p2p::BufferedSends> SessionBufferedSends(MPI_Session session);
 void ForgetSessionBufferedSends(MPI_Session session);
 
-// The bodies of every attach and detach call (MPI_Buffer_*,
-// MPI_Comm_*_buffer, MPI_Session_*_buffer, int and _c forms). Errors are
-// raised on `comm` (nullptr: no communicator). Detaching from nullptr
-// `sends` answers a null buffer of size 0.
-int AttachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends& sends, void* buffer,
-                              MPI_Count size);
-int DetachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends* sends, void* buffer_addr,
-                              int* size);
-int DetachBufferedSendsBuffer(const char* call, Communicator* comm,
-                              p2p::BufferedSends* sends, void* buffer_addr,
-                              MPI_Count* size);
+// Raises an error class with a one-line problem where the calling binding's
+// errors go (a communicator's handler, a session's), returning the code.
+using RaiseBufferError =
+    absl::FunctionRef<int(int error_class, const std::string& problem)>;
+
+// The bodies of the attach and detach calls the session calls share
+// (MPI_Session_*_buffer, int and _c forms); errors go to `raise`. Detaching
+// from nullptr `sends` answers a null buffer of size 0.
+int AttachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends& sends,
+                              void* buffer, MPI_Count size);
+int DetachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends* sends,
+                              void* buffer_addr, int* size);
+int DetachBufferedSendsBuffer(RaiseBufferError raise, p2p::BufferedSends* sends,
+                              void* buffer_addr, MPI_Count* size);
 
 }  // namespace minimpi
 

@@ -10,11 +10,13 @@
 // ends. A communicator holds a reference to its session's, so its messages
 // in flight outlive both.
 #include <memory>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"
+#include "mpi/bindings/session_util.h"
 #include "mpi/session.h"
 
 using minimpi::Communicator;
@@ -49,6 +51,15 @@ int CheckSession(const char* call, MPI_Session handle) {
                         : "invalid session (finalized, or never a session)");
 }
 
+// Errors about a valid session's arguments go to the session's handler,
+// not to MPI_COMM_WORLD's (MPI-4.1 section 9.3: a session call raises on
+// its session).
+auto OnSession(const char* call, MPI_Session session) {
+  return [call, session](int error_class, const std::string& problem) {
+    return minimpi::RaiseOnSessionHandle(session, call, error_class, problem);
+  };
+}
+
 // The session's buffered sends, or nullptr when nothing was attached yet.
 p2p::BufferedSends* Find(MPI_Session handle) {
   SessionBufferTable& table = Table();
@@ -62,8 +73,8 @@ int Detach(const char* call, MPI_Session session, void* buffer_addr,
            SizeType* size) {
   MINIMPI_REQUIRE_INIT(call);
   if (int error = CheckSession(call, session)) return error;
-  return minimpi::DetachBufferedSendsBuffer(call, nullptr, Find(session),
-                                            buffer_addr, size);
+  return minimpi::DetachBufferedSendsBuffer(OnSession(call, session),
+                                            Find(session), buffer_addr, size);
 }
 
 }  // namespace
@@ -98,7 +109,8 @@ int PMPI_Session_attach_buffer(MPI_Session session, void* buffer, int size) {
   MINIMPI_REQUIRE_INIT(kCall);
   if (int error = CheckSession(kCall, session)) return error;
   return minimpi::AttachBufferedSendsBuffer(
-      kCall, nullptr, *minimpi::SessionBufferedSends(session), buffer, size);
+      OnSession(kCall, session), *minimpi::SessionBufferedSends(session),
+      buffer, size);
 }
 
 int PMPI_Session_attach_buffer_c(MPI_Session session, void* buffer,
@@ -107,7 +119,8 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void* buffer,
   MINIMPI_REQUIRE_INIT(kCall);
   if (int error = CheckSession(kCall, session)) return error;
   return minimpi::AttachBufferedSendsBuffer(
-      kCall, nullptr, *minimpi::SessionBufferedSends(session), buffer, size);
+      OnSession(kCall, session), *minimpi::SessionBufferedSends(session),
+      buffer, size);
 }
 
 int PMPI_Session_detach_buffer(MPI_Session session, void* buffer_addr,
@@ -134,7 +147,10 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request* request) {
   constexpr const char* kCall = "MPI_Session_iflush_buffer";
   MINIMPI_REQUIRE_INIT(kCall);
   if (int error = CheckSession(kCall, session)) return error;
-  if (request == nullptr) return minimpi::NullRequestPointer(kCall, nullptr);
+  if (request == nullptr) {
+    return minimpi::RaiseOnSessionHandle(session, kCall, MPI_ERR_REQUEST,
+                                         "null request pointer");
+  }
   Instance& instance = Instance::Get();
   // The request lives on VCI 0 and belongs to no communicator of the
   // program's (as MPI_Buffer_iflush's): the hidden world's handle owns it.

@@ -7,6 +7,8 @@
 #ifndef MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "mpi/errhandler.h"
 #include "mpi/mpi.h"
@@ -22,6 +24,12 @@ absl::Status AddRuntimeUser(int thread_level);
 // MPI_ERRORS_ARE_FATAL (and MPI_SESSION_NULL) when none is. Errors tied to
 // no object, raised while the world model is not initialized, go there.
 Errhandler* AcquireLatestSessionErrhandler(MPI_Session* session);
+
+// Raises `error_class` on the handler of the session `session` names (the
+// handler of errors tied to no object when it names none), for session
+// calls made outside sessions.cc (session_buffers.cc).
+int RaiseOnSessionHandle(MPI_Session session, const char* call, int error_class,
+                         const std::string& problem);
 
 }  // namespace minimpi
 

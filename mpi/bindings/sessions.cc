@@ -372,6 +372,14 @@ std::unique_ptr<Communicator> CommunicatorFromGroup(const Group& group,
 }
 
 }  // namespace
+
+int RaiseOnSessionHandle(MPI_Session session, const char* call, int error_class,
+                         const std::string& problem) {
+  Session* s = Sessions().Lookup(HandleValue(session));
+  if (s == nullptr) return RaiseUnattached(call, error_class, problem);
+  return RaiseOnSession(s, call, error_class, problem);
+}
+
 }  // namespace minimpi
 
 using minimpi::RaiseOnSession;
