@@ -13,6 +13,7 @@
 // Every handle is translated once, up front: a handle that names no request
 // (freed, already completed and collected, or garbage) is MPI_ERR_REQUEST
 // before anything waits.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -762,6 +763,16 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
     if (int error =
             CheckStartable(kCall, array_of_requests[i], i, &requests[i])) {
       return error;
+    }
+  }
+  // The same request twice would start it twice, two runs of one
+  // operation sharing its buffers and its schedule.
+  if (count > 1) {
+    RequestList sorted = requests;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      return InvalidRequest(kCall,
+                            "the same request appears twice in the array");
     }
   }
   for (int i = 0; i < count; ++i) {
