@@ -129,6 +129,8 @@ MPI_TEST_PROGRAMS = {
     # window part completed in the call.
     "rma_epochs": {"srcs": ["rma_epochs.c"], "threaded": False},
     "rma_self": {"srcs": ["rma_self.c"], "threaded": False},
+    # Issue 42's calls given hostile input: error classes, no hang, no crash.
+    "mpi42_errors": {"srcs": ["mpi42_errors.c"], "threaded": False},
 }
 
 # net/ib over the software verbs device (paths resolved by run_mpi_test.sh).
@@ -187,6 +189,25 @@ MPI_TEST_CASES = [
     {"name": "env_multiple", "program": "env", "ranks": [1, 2], "args": ["multiple"]},
     {"name": "env_above", "program": "env", "ranks": [1], "args": ["above"]},
     {"name": "errors_return", "program": "errors_return", "ranks": [1, 2, 4]},
+    {"name": "mpi42_errors", "program": "mpi42_errors", "ranks": [1, 2, 4]},
+    {
+        "name": "fatal_startall_duplicate",
+        "program": "mpi42_errors",
+        "ranks": [2],
+        "args": ["startall_duplicate"],
+        "expect": "failure",
+        "stderr": "MPI_Startall\\(rank 1\\): the same request appears twice",
+        "timeout": 30,
+    },
+    {
+        "name": "fatal_session_attach_twice",
+        "program": "mpi42_errors",
+        "ranks": [2],
+        "args": ["session_attach_twice"],
+        "expect": "failure",
+        "stderr": "MPI_Session_attach_buffer\\(rank 1\\): a buffer is attached already",
+        "timeout": 30,
+    },
     {
         "name": "fatal_send_bad_rank",
         "program": "fatal_errors",
