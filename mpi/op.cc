@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <array>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace minimpi {
@@ -455,6 +457,9 @@ class PredefinedOp final : public Op {
   OpKind kind_;
 };
 
+// Installed by the bindings (SetUserOpExtentResolver).
+std::atomic<DatatypeExtentResolver> extent_resolver{nullptr};
+
 class UserOp final : public Op {
  public:
   UserOp(MPI_User_function* function, bool commutative)
@@ -465,9 +470,6 @@ class UserOp final : public Op {
   const char* name() const override { return "user-defined operation"; }
   bool commutative() const override { return commutative_; }
   bool predefined() const override { return false; }
-  bool takes_large_counts() const override {
-    return large_count_function_ != nullptr;
-  }
   // The user function decides what it accepts; MPI checks nothing.
   bool Supports(MPI_Datatype) const override { return true; }
   void Apply(const void* in, void* inout, int64_t count,
@@ -481,13 +483,37 @@ class UserOp final : public Op {
                             &type_argument);
       return;
     }
-    // Callers refuse counts past INT_MAX for an int function
-    // (takes_large_counts); the cast cannot lose anything here.
-    int length = static_cast<int>(count);
-    function_(const_cast<void*>(in), inout, &length, &type_argument);
+    if (count <= kMaxIntLength) [[likely]] {
+      int length = static_cast<int>(count);
+      function_(const_cast<void*>(in), inout, &length, &type_argument);
+      return;
+    }
+    // An int length cannot say more than INT_MAX items: the operation is
+    // item by item, so the items go over in pieces (as a _c collective or
+    // MPI_Reduce_local_c may ask of an MPI_Op_create function).
+    const int64_t extent = ExtentOf(type);
+    auto* in_bytes = static_cast<std::byte*>(const_cast<void*>(in));
+    auto* inout_bytes = static_cast<std::byte*>(inout);
+    for (int64_t done = 0; done < count;) {
+      int length = static_cast<int>(std::min(count - done, kMaxIntLength));
+      function_(in_bytes + done * extent, inout_bytes + done * extent, &length,
+                &type_argument);
+      done += length;
+    }
   }
 
  private:
+  static constexpr int64_t kMaxIntLength = std::numeric_limits<int>::max();
+
+  static int64_t ExtentOf(MPI_Datatype type) {
+    if (const Datatype* predefined = Datatype::FindPredefined(type)) {
+      return predefined->extent();
+    }
+    DatatypeExtentResolver resolver =
+        extent_resolver.load(std::memory_order_acquire);
+    return resolver != nullptr ? resolver(type) : 0;
+  }
+
   MPI_User_function* function_ = nullptr;
   MPI_User_function_c* large_count_function_ = nullptr;
   bool commutative_;
@@ -547,6 +573,10 @@ const Op* LookupPredefinedOp(MPI_Op handle) {
 
 bool MayNameUserOp(MPI_Op handle) {
   return reinterpret_cast<uintptr_t>(handle) > kLargestPredefinedHandle;
+}
+
+void SetUserOpExtentResolver(DatatypeExtentResolver resolver) {
+  extent_resolver.store(resolver, std::memory_order_release);
 }
 
 Op* NewUserOp(MPI_User_function* function, bool commutative) {

@@ -29,13 +29,10 @@ class Op {
   // Whether this operation is defined on `type` (MPI_ERR_OP otherwise).
   virtual bool Supports(MPI_Datatype type) const = 0;
   // inout[i] = in[i] (op) inout[i] for `count` items of `type`. Only called
-  // when Supports(type).
+  // when Supports(type). Any count: a user function from MPI_Op_create,
+  // whose length is an int, is called once per INT_MAX items.
   virtual void Apply(const void* in, void* inout, int64_t count,
                      MPI_Datatype type) const = 0;
-  // Whether Apply takes any count: false only for a user operation made
-  // by MPI_Op_create, whose function's length is an int, so a caller must
-  // refuse (MPI_ERR_COUNT) a count past INT_MAX for it.
-  virtual bool takes_large_counts() const { return true; }
 
   // User operations are reference counted: the handle holds one reference
   // and every schedule that will apply the operation holds another, because
@@ -60,6 +57,14 @@ bool MayNameUserOp(MPI_Op handle);
 Op* NewUserOp(MPI_User_function* function, bool commutative);
 // MPI_Op_create_c: the function's length is an MPI_Count.
 Op* NewUserOp(MPI_User_function_c* function, bool commutative);
+
+// The extent of the derived datatype a handle names (0 for none). A user
+// operation from MPI_Op_create steps through a count past INT_MAX in
+// pieces, and a piece of a derived type starts a whole number of extents
+// in. The handle tables are the bindings', so they install the resolver;
+// predefined types need none.
+using DatatypeExtentResolver = int64_t (*)(MPI_Datatype handle);
+void SetUserOpExtentResolver(DatatypeExtentResolver resolver);
 
 }  // namespace minimpi
 

@@ -6,12 +6,15 @@
 #include "mpi/op.h"
 
 #include <algorithm>
+#include <climits>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -544,6 +547,57 @@ TEST_F(ReductionBindingsTest, UserOpThroughTheBindings) {
 
   ASSERT_EQ(MPI_Op_commutative(MPI_SUM, &commute), MPI_SUCCESS);
   EXPECT_EQ(commute, 1);
+}
+
+// Each call an MPI_Op_create function gets: where its vectors start and how
+// many items it is handed. It reads no item, so the buffers need not be as
+// big as the count says.
+struct RecordedCall {
+  uintptr_t in;
+  uintptr_t inout;
+  int length;
+};
+std::vector<RecordedCall> recorded_calls;
+void RecordCall(void* in, void* inout, int* length, MPI_Datatype*) {
+  recorded_calls.push_back({reinterpret_cast<uintptr_t>(in),
+                            reinterpret_cast<uintptr_t>(inout), *length});
+}
+
+// An int length cannot say more than INT_MAX items: a count past it reaches
+// the function in pieces, each starting a whole number of extents further
+// on (a predefined type and a derived one whose extent is not its size).
+// Before, the count was cast to int and the function got a negative length.
+TEST_F(ReductionBindingsTest, IntFunctionGetsLargeCountsInPieces) {
+  MPI_Op op = MPI_OP_NULL;
+  ASSERT_EQ(MPI_Op_create(RecordCall, 1, &op), MPI_SUCCESS);
+  MPI_Datatype spaced = MPI_DATATYPE_NULL;
+  ASSERT_EQ(MPI_Type_create_resized(MPI_INT, 0, 16, &spaced), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Type_commit(&spaced), MPI_SUCCESS);
+  const int64_t int_max = std::numeric_limits<int>::max();
+  const MPI_Count count = 2 * int_max + 5;
+  int in[4] = {0}, inout[4] = {0};
+  const uintptr_t in_at = reinterpret_cast<uintptr_t>(in);
+  const uintptr_t inout_at = reinterpret_cast<uintptr_t>(inout);
+  for (auto [type, extent] :
+       {std::pair{MPI_INT, int64_t{4}}, std::pair{spaced, int64_t{16}}}) {
+    recorded_calls.clear();
+    ASSERT_EQ(MPI_Reduce_local_c(in, inout, count, type, op), MPI_SUCCESS);
+    ASSERT_EQ(recorded_calls.size(), 3u);
+    const int64_t starts[3] = {0, int_max, 2 * int_max};
+    const int lengths[3] = {INT_MAX, INT_MAX, 5};
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(recorded_calls[i].length, lengths[i]) << i;
+      EXPECT_EQ(recorded_calls[i].in, in_at + starts[i] * extent) << i;
+      EXPECT_EQ(recorded_calls[i].inout, inout_at + starts[i] * extent) << i;
+    }
+  }
+  // A count that fits is one call, as before.
+  recorded_calls.clear();
+  ASSERT_EQ(MPI_Reduce_local_c(in, inout, 4, MPI_INT, op), MPI_SUCCESS);
+  ASSERT_EQ(recorded_calls.size(), 1u);
+  EXPECT_EQ(recorded_calls[0].length, 4);
+  MPI_Type_free(&spaced);
+  MPI_Op_free(&op);
 }
 
 // The class of an error code (codes also name the message).

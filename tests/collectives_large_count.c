@@ -2,8 +2,9 @@
  * nonblocking (MPI_I..._c) and persistent (..._init_c), on small data
  * checked item by item against a reference computed here, with MPI_Count
  * counts and MPI_Aint displacements. With the argument "large" (2 ranks),
- * counts past INT_MAX: an MPI_Bcast_c of 2^31 + 24 bytes and an in-place
- * MPI_Allreduce_c of 2^31 + 24 uint8 items (about 2.1 GiB a buffer). */
+ * counts past INT_MAX: an MPI_Bcast_c of 2^31 + 24 bytes, an in-place
+ * MPI_Allreduce_c of 2^31 + 24 uint8 items and an MPI_Reduce_c of as many by
+ * an MPI_Op_create function (about 2.1 GiB a buffer). */
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -400,6 +401,13 @@ static void test_neighbors(MPI_Comm comm, int mode) {
   MPI_CHECK(MPI_Comm_free(&ring));
 }
 
+/* MPI_Op_create's form of MPI_SUM on bytes. */
+static void ByteSum(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  for (int i = 0; i < *len; ++i)
+    ((uint8_t*)inout)[i] = (uint8_t)(((uint8_t*)inout)[i] + ((uint8_t*)in)[i]);
+}
+
 /* Counts past INT_MAX, on 2 ranks. */
 static void test_past_int_max(MPI_Comm comm) {
   const MPI_Count count = (MPI_Count)INT_MAX + 25; /* 2^31 + 24 */
@@ -427,11 +435,34 @@ static void test_past_int_max(MPI_Comm comm) {
       CHECK(0, "allreduce_c byte %lld is %d, expected %d", (long long)i,
             buffer[i], expected);
   }
+  /* The same sum by an MPI_Op_create function, whose int length cannot take
+   * the count in one call: it must get the items in pieces (it got a
+   * negative length, and the root kept its own bytes, before). */
+  MPI_Op byte_sum;
+  MPI_CHECK(MPI_Op_create(ByteSum, 1, &byte_sum));
+  for (MPI_Count i = 0; i < count; ++i)
+    buffer[i] = (uint8_t)((i + g_rank) % 100);
+  MPI_CHECK(MPI_Reduce_c(g_rank == 0 ? MPI_IN_PLACE : buffer,
+                         g_rank == 0 ? buffer : NULL, count, MPI_UINT8_T,
+                         byte_sum, 0, comm));
+  if (g_rank == 0) {
+    for (MPI_Count i = 0; i < count; ++i) {
+      uint8_t expected = 0;
+      for (int r = 0; r < g_size; ++r)
+        expected = (uint8_t)(expected + (i + r) % 100);
+      if (buffer[i] != expected)
+        CHECK(0,
+              "reduce_c with an int user function: byte %lld is %d, "
+              "expected %d",
+              (long long)i, buffer[i], expected);
+    }
+  }
+  MPI_CHECK(MPI_Op_free(&byte_sum));
   free(buffer);
   if (g_rank == 0)
     printf(
-        "collectives_large_count: bcast_c and allreduce_c of %lld items "
-        "passed\n",
+        "collectives_large_count: bcast_c, allreduce_c and reduce_c (int user "
+        "function) of %lld items passed\n",
         (long long)count);
 }
 

@@ -18,6 +18,22 @@ const Datatype* LookupDerivedDatatype(MPI_Datatype handle) {
       reinterpret_cast<uintptr_t>(handle));
 }
 
+namespace {
+
+// A user operation from MPI_Op_create steps through a count past INT_MAX by
+// the extent of the datatype; derived types are found through our tables.
+int64_t DerivedDatatypeExtent(MPI_Datatype handle) {
+  const Datatype* type = LookupDerivedDatatype(handle);
+  return type != nullptr ? type->extent() : 0;
+}
+
+[[maybe_unused]] const bool kUserOpExtentResolverInstalled = [] {
+  SetUserOpExtentResolver(&DerivedDatatypeExtent);
+  return true;
+}();
+
+}  // namespace
+
 absl::StatusOr<MPI_Datatype> NewDerivedDatatype(Datatype::Envelope envelope) {
   absl::StatusOr<Datatype*> type = BuildDerivedDatatype(std::move(envelope));
   if (!type.ok()) return type.status();

@@ -1,7 +1,6 @@
 // Reduction operations: MPI_Op_create, MPI_Op_free, MPI_Op_commutative and
 // MPI_Reduce_local. None of them names a communicator, so errors go to
 // MPI_COMM_SELF's error handler.
-#include <climits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -62,14 +61,6 @@ int ReduceLocal(const char* call, const void* inbuf, void* inoutbuf,
     return error;
   }
   if (count == 0) return MPI_SUCCESS;
-  // An MPI_Op_create function takes an int length: more items than that
-  // cannot be handed to it in one call (MPI_Op_create_c's can).
-  if (!reduction->takes_large_counts() && count > INT_MAX) {
-    return RaiseError(nullptr, call, MPI_ERR_COUNT,
-                      absl::StrCat("count ", count,
-                                   " exceeds what the operation's int length "
-                                   "takes (create it with MPI_Op_create_c)"));
-  }
   if (!reduction->predefined() || type->predefined()) {
     reduction->Apply(inbuf, inoutbuf, count, datatype);
     return MPI_SUCCESS;
