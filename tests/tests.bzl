@@ -50,6 +50,8 @@ MPI_TEST_PROGRAMS = {
     "collectives_no_allocation": {"srcs": ["collectives_no_allocation.c"], "threaded": False},
     # Issue 42: persistent collectives (MPI_*_init).
     "persistent_collectives": {"srcs": ["persistent_collectives.c"], "threaded": False},
+    # Persistent collectives through the node's shared-memory region.
+    "persistent_node": {"srcs": ["persistent_node.c"], "threaded": False},
     "collectives_large_count": {"srcs": ["collectives_large_count.c"], "threaded": False},
     "miniamr_like": {"srcs": ["miniamr_like.c"], "threaded": False},
     "nodes": {"srcs": ["nodes.c"], "threaded": False},
@@ -363,6 +365,7 @@ MPI_TEST_CASES = [
     {"name": "collectives_no_shm", "program": "collectives", "ranks": [2, 3, 4, 8], "env": ["MINIMPI_COLL_SHM_CELL=0"], "timeout": 300},
     {"name": "collectives_no_allocation", "program": "collectives_no_allocation", "ranks": [2, 4], "timeout": 120},
     {"name": "persistent_collectives", "program": "persistent_collectives", "ranks": [1, 2, 3, 4]},
+    {"name": "persistent_node", "program": "persistent_node", "ranks": [1, 2, 3, 4], "timeout": 300},
     {"name": "collectives_large_count", "program": "collectives_large_count", "ranks": [1, 2, 3, 4]},
     # Counts past INT_MAX: two buffers of 2 GiB (4.3 GiB for the job).
     {"name": "collectives_past_int_max", "program": "collectives_large_count", "ranks": [2], "args": ["large"], "timeout": 300},

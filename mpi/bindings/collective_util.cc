@@ -306,6 +306,19 @@ int RunCollective(const char* call, Communicator* comm,
     }
     return RunCollective(call, comm, collective, arguments, request);
   }
+  // Small barriers, bcasts and reductions on a communicator inside one
+  // node run through the node's region at each start, as their blocking
+  // forms do (dense data only: the region reads the program's buffers).
+  if (!prestage && coll::CollectiveStaging::NothingToStage(arguments)) {
+    if (std::unique_ptr<coll::NodeStartedCall> on_node =
+            coll::NodeStartedCall::For(collective, *comm, arguments)) {
+      vci::Request* made = coll::PersistentCollective::CreateOnNode(
+          Instance::Get().p2p(), *comm, std::move(on_node));
+      made->owner = OwnerValue(comm);
+      *request = ToHandle(made);
+      return MPI_SUCCESS;
+    }
+  }
   // Dense predefined data needs no staging: the schedule built now serves
   // every start. Otherwise find out whether staging copies any data (which
   // would be stale at the next start).

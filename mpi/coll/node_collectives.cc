@@ -73,8 +73,6 @@ bool NeedsStepDone(Step steps) { return steps > 2; }
 
 // --- Barrier ----------------------------------------------------------------
 
-constexpr int kFlatBarrierMax = 16;
-
 NodeOutcome Barrier(NodeRegion& region) {
   region.BeginCall(/*small=*/true);
   region.Signal(0);

@@ -51,6 +51,10 @@ enum class NodeOutcome {
 // The algorithm name of the node path (MINIMPI_COLL_<NAME>=shm).
 inline constexpr char kNodeAlgorithmName[] = "shm";
 
+// Up to this many ranks every rank of a barrier waits for every post;
+// above, rank 0 gathers the posts and releases the others.
+inline constexpr int kFlatBarrierMax = 16;
+
 // Whether the region can run `collective` with these arguments at all (the
 // call fits in NodeRegion::kMaxSteps steps, an item fits in a cell). The
 // answer is the same on every rank of a correct program.
@@ -73,6 +77,12 @@ NodeOutcome RunThroughRegion(NodeRegion& region, Collective collective,
 // much data.
 NodeOutcome RunOnNode(Collective collective, Communicator& comm,
                       const Arguments& arguments);
+
+// The region RunOnNode would run this call through on `comm` when all of
+// comm's ranks are on one node; nullptr when it would not (the call takes
+// point-to-point, or comm spans nodes). Makes the region on first use.
+NodeRegion* SingleNodeRegionFor(Collective collective, Communicator& comm,
+                                const Arguments& arguments);
 
 }  // namespace minimpi::coll
 

@@ -36,6 +36,7 @@
 #include "mpi/coll/basic.h"
 #include "mpi/coll/families.h"
 #include "mpi/coll/node_collectives.h"
+#include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
 #include "mpi/instance.h"
 
@@ -482,25 +483,31 @@ void AddNodeAlgorithm(std::vector<CollectiveAlgorithms>& registry) {
   }
 }
 
-NodeOutcome RunOnNode(Collective collective, Communicator& comm,
-                      const Arguments& arguments) {
+namespace {
+
+// The region a call runs through (nullptr: point-to-point), and comm's
+// state in *state. Inline into RunOnNode, whose every call asks.
+inline NodeRegion* ChooseRegion(Collective collective, Communicator& comm,
+                                const Arguments& arguments,
+                                NodeState** chosen_state) {
   if (comm.inter || comm.size < 2 || !HasNodeAlgorithm(collective)) {
-    return NodeOutcome::kNotRun;
+    return nullptr;
   }
   const char* chosen = ChosenAlgorithm(collective);
   const bool automatic = chosen == nullptr;
   if (!automatic && std::strcmp(chosen, kNodeAlgorithmName) != 0) {
-    return NodeOutcome::kNotRun;
+    return nullptr;
   }
   NodeState& state = StateOf(comm, automatic);
+  *chosen_state = &state;
   // Across nodes the automatic choice stays on point-to-point: on the
   // simulated 2-node cluster (4 ranks, 2 cores) the node-aware barrier and
   // allreduce of 8 B took 120-130 and 130-190 us against 47-64 and 35-44
   // for dissemination and recursive doubling, whose cross-node and
   // in-node messages overlap where the leaders' exchange serializes them.
-  if (automatic && state.layout().spans_nodes()) return NodeOutcome::kNotRun;
+  if (automatic && state.layout().spans_nodes()) return nullptr;
   NodeRegion* region = state.region();
-  if (region == nullptr) return NodeOutcome::kNotRun;
+  if (region == nullptr) return nullptr;
   if (automatic) {
     const uint64_t bytes = DataBytes(collective, comm, arguments);
     int8_t& choice = state.choice(collective, bytes);
@@ -541,11 +548,34 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
           collective == Collective::kReduce && region->size() <= 4;
       choice = smallest <= limit || direct || whole_reduce ? 1 : 0;
     }
-    if (choice == 0) return NodeOutcome::kNotRun;
+    if (choice == 0) return nullptr;
   }
-  if (!RegionServes(*region, collective, arguments)) {
-    return NodeOutcome::kNotRun;
+  if (!RegionServes(*region, collective, arguments)) return nullptr;
+  return region;
+}
+
+}  // namespace
+
+NodeRegion* SingleNodeRegionFor(Collective collective, Communicator& comm,
+                                const Arguments& arguments) {
+  NodeState* state = nullptr;
+  NodeRegion* region = ChooseRegion(collective, comm, arguments, &state);
+  if (region == nullptr || state->layout().spans_nodes()) return nullptr;
+  return region;
+}
+
+NodeOutcome RunOnNode(Collective collective, Communicator& comm,
+                      const Arguments& arguments) {
+  NodeState* chosen_state = nullptr;
+  NodeRegion* region =
+      ChooseRegion(collective, comm, arguments, &chosen_state);
+  if (region == nullptr) return NodeOutcome::kNotRun;
+  // Persistent collectives started on this region end first: this call's
+  // number comes after theirs (node_started.h).
+  if (region->StartedPending()) [[unlikely]] {
+    EndStartedCalls(comm, *region);
   }
+  NodeState& state = *chosen_state;
   const NodeLayout& layout = state.layout();
   if (!layout.spans_nodes()) {
     return RunThroughRegion(*region, collective, arguments);

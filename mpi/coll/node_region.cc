@@ -280,6 +280,39 @@ void NodeRegion::WaitDone(int rank, uint32_t step) {
   WaitFor([&] { return Reached(done.load(std::memory_order_acquire), want); });
 }
 
+bool NodeRegion::SlotFree(uint64_t call) const {
+  if (call <= kSlots) return true;  // slots not used yet
+  const uint64_t want = ((call - kSlots) << kStepBits) | kEndOfCall;
+  for (int r = 0; r < ranks_; ++r) {
+    if (!Reached(done_[r].value.load(std::memory_order_acquire), want)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void NodeRegion::PostSlot(uint64_t call, uint64_t call_bytes) {
+  SlotHeader* slot = SlotOf(rank_, call);
+  slot->bytes.store(call_bytes, std::memory_order_relaxed);
+  slot->call.store(call, std::memory_order_release);
+  WakeSlowRanks();
+}
+
+void NodeRegion::SignalSlot(uint64_t call) {
+  SlotOf(rank_, call)->call.store(call, std::memory_order_release);
+  WakeSlowRanks();
+}
+
+bool NodeRegion::SlotPosted(int writer, uint64_t call,
+                            uint64_t* call_bytes) const {
+  const SlotHeader* slot = SlotOf(writer, call);
+  if (slot->call.load(std::memory_order_acquire) < call) return false;
+  if (call_bytes != nullptr) {
+    *call_bytes = slot->bytes.load(std::memory_order_relaxed);
+  }
+  return true;
+}
+
 void NodeRegion::SetDone(uint64_t value) {
   done_[rank_].value.store(value, std::memory_order_release);
   WakeSlowRanks();

@@ -198,6 +198,52 @@ class NodeRegion {
   // Waits until rank `rank` is done with `step`.
   void WaitDone(int rank, uint32_t step);
 
+  // --- Started calls (persistent collectives, small calls only). Their
+  // steps never wait: the caller holds the call's number and checks the
+  // flags again later, so a started call may still be in progress when the
+  // program starts the next one. Started calls end in the order they
+  // started, and every started call has ended before a blocking call
+  // begins (the caller drains them first), so a rank's done value still
+  // means "every call up to here ended". All of these run under the lock
+  // of the communicator's VCI, except StartedPending.
+  //
+  // Numbers the next call a started one (a small call: it takes a slot)
+  // and returns its number and its place among started calls.
+  uint64_t BeginStartedCall(uint64_t* ordinal) {
+    *ordinal = started_begun_++;
+    return ++call_;
+  }
+  // Whether the started call `ordinal` is the oldest that has not ended
+  // (only it may end).
+  bool OldestStarted(uint64_t ordinal) const {
+    return ordinal == EndedStarted().load(std::memory_order_relaxed);
+  }
+  // Ends the oldest started call, `call`.
+  void EndStartedCall(uint64_t call) {
+    SetDone((call << kStepBits) | kEndOfCall);
+    EndedStarted().store(EndedStarted().load(std::memory_order_relaxed) + 1,
+                         std::memory_order_release);
+  }
+  // Whether started calls have not ended (by the thread that starts them).
+  bool StartedPending() const {
+    return started_begun_ != EndedStarted().load(std::memory_order_acquire);
+  }
+  // Whether this rank may write its slot of `call`: every rank, this one
+  // included, ended the call kSlots before.
+  bool SlotFree(uint64_t call) const;
+  // The data of rank `owner`'s slot in `call`.
+  std::byte* SlotData(int owner, uint64_t call) const {
+    return reinterpret_cast<std::byte*>(SlotOf(owner, call) + 1);
+  }
+  // Posts this rank's slot of `call` (its data, `call_bytes` of it, is in
+  // place), or with no data (a barrier: the count and data stay as they
+  // were for a reader still in the call kSlots back), and wakes sleepers.
+  void PostSlot(uint64_t call, uint64_t call_bytes);
+  void SignalSlot(uint64_t call);
+  // Whether `writer` posted its slot of `call`; then *call_bytes is its
+  // count (a barrier's reader passes nullptr).
+  bool SlotPosted(int writer, uint64_t call, uint64_t* call_bytes) const;
+
  private:
   // `bytes` by call parity: a writer may post in the next call (a barrier
   // waits for no cell) while a slow reader still looks at this call's
@@ -221,11 +267,12 @@ class NodeRegion {
     std::atomic<uint64_t> call;
     std::atomic<uint64_t> bytes;
   };
-  SlotHeader* Slot(int owner) const {
+  SlotHeader* SlotOf(int owner, uint64_t call) const {
     return reinterpret_cast<SlotHeader*>(
         slots_ +
-        (static_cast<size_t>(owner) * kSlots + call_ % kSlots) * slot_stride_);
+        (static_cast<size_t>(owner) * kSlots + call % kSlots) * slot_stride_);
   }
+  SlotHeader* Slot(int owner) const { return SlotOf(owner, call_); }
 
   static bool Reached(uint64_t have, uint64_t want) { return have >= want; }
   uint64_t Value(uint32_t step) const { return (call_ << kStepBits) | step; }
@@ -261,6 +308,13 @@ class NodeRegion {
   // touching the line the other rank writes (in a run of small calls a
   // writer reads each reader's line about once per kSlots calls).
   std::vector<uint64_t> seen_done_;
+  // Started calls so far, and those ended (see BeginStartedCall).
+  // (Plain, read through atomic_ref: the region stays movable.)
+  uint64_t started_begun_ = 0;
+  alignas(8) uint64_t started_ended_ = 0;
+  std::atomic_ref<uint64_t> EndedStarted() const {
+    return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(started_ended_));
+  }
 };
 
 }  // namespace minimpi::coll

@@ -30,11 +30,31 @@ int PersistentCollective::Create(p2p::PointToPoint& p2p, Communicator& comm,
   return 0;
 }
 
+vci::Request* PersistentCollective::CreateOnNode(
+    p2p::PointToPoint& p2p, Communicator& comm,
+    std::unique_ptr<NodeStartedCall> call) {
+  std::unique_ptr<PersistentCollective> persistent(
+      new PersistentCollective(p2p, comm, Builder()));
+  persistent->node_ = std::move(call);
+  // Room among the VCI's polled work now, so that a start allocates none.
+  p2p.ReservePolled(comm.vci);
+  return p2p.NewPersistentSchedule(persistent.release(), comm.vci);
+}
+
+PersistentCollective::~PersistentCollective() {
+  if (node_ != nullptr) p2p_.ReleasePolled(comm_.vci);
+}
+
 void PersistentCollective::Start(vci::Request* request) {
   static_cast<PersistentCollective*>(request->schedule)->StartRun();
 }
 
 void PersistentCollective::StartRun() {
+  if (node_ != nullptr) {
+    node_begun_ = false;
+    p2p_.RestartSchedule(request);  // begins it in Advance, under the lock
+    return;
+  }
   if (rebuild_) {
     // The same tags as the first schedule: build with the communicators'
     // sequences wound back to where they were then.
@@ -64,6 +84,26 @@ void PersistentCollective::StartRun() {
 }
 
 void PersistentCollective::Advance(int vci) {
+  if (node_ != nullptr) {
+    in_advance = false;
+    if (!node_begun_) {
+      node_begun_ = true;
+      node_->Begin();
+      if (!node_->Advance()) {
+        p2p_.StartPollingLocked(this, vci);
+        return;
+      }
+    } else {
+      if (!node_->Advance()) return;
+      p2p_.StopPollingLocked(this, vci);
+    }
+    if (node_->outcome() == NodeOutcome::kTruncated) {
+      request->status.error = vci::Error::kTruncated;
+    }
+    // May delete this (a request freed while active): nothing after.
+    p2p_.CompleteCollectiveLocked(request);
+    return;
+  }
   Schedule* run = run_.get();
   in_advance = false;
   run->in_advance = true;

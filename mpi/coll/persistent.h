@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
 #include "mpi/comm.h"
 #include "mpi/p2p/point_to_point.h"
@@ -52,6 +53,12 @@ class PersistentCollective final : public vci::Progressable {
                     bool rebuild_each_start, vci::Request** request,
                     std::string* error_message);
 
+  // The same for a call that runs through the node's shared-memory region
+  // at each start (node_started.h) instead of a schedule.
+  static vci::Request* CreateOnNode(p2p::PointToPoint& p2p, Communicator& comm,
+                                    std::unique_ptr<NodeStartedCall> call);
+  ~PersistentCollective() override;
+
   // Whether `request` is a persistent collective's.
   static bool Is(const vci::Request* request) {
     return request->kind == vci::RequestKind::kCollective &&
@@ -61,7 +68,9 @@ class PersistentCollective final : public vci::Progressable {
   static void Start(vci::Request* request);
 
   // Runs the first round of the schedule (the engine advances the schedule
-  // itself from then on: its steps name it as their parent).
+  // itself from then on: its steps name it as their parent). A call on the
+  // node's region: begins it at a start, and advances it at every progress
+  // round of the VCI until it ends.
   void Advance(int vci) override;
 
  private:
@@ -75,6 +84,9 @@ class PersistentCollective final : public vci::Progressable {
   std::unique_ptr<Schedule> run_;
   // Empty unless each start builds afresh.
   Builder rebuild_;
+  // Set (and run_ empty) for a call through the node's region.
+  std::unique_ptr<NodeStartedCall> node_;
+  bool node_begun_ = false;  // under the VCI's lock
   // The collective sequences of the communicator (and of an
   // intercommunicator's local group) when the first schedule was built:
   // a rebuilt schedule takes its tags from there again.

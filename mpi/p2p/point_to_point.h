@@ -92,6 +92,13 @@ struct alignas(64) Lane {
   std::vector<UnexpectedRecord*> spare_records;
   // Schedules whose requests completed, to advance. Guarded by `mutex`.
   std::vector<vci::Progressable*> ready;
+  // Work that no message advances, advanced at every progress round until
+  // it stops itself (persistent collectives on a node's shared memory),
+  // and how many may be there at once: its room is reserved when such
+  // work is made, so that starting it allocates nothing. Guarded by
+  // `mutex` (polled_room: atomic, dropped by whoever frees the work).
+  std::vector<vci::Progressable*> polled;
+  std::atomic<size_t> polled_room{0};
   bool advancing = false;  // guarded by `mutex`
 };
 
@@ -171,6 +178,19 @@ class PointToPoint final : public vci::TrafficHandler,
   vci::Request* StartNestedLocked(vci::Progressable* schedule, int vci,
                                   vci::Progressable* parent);
   void CompleteCollectiveLocked(vci::Request* request);
+  // Work advanced at every progress round of `vci` (whose waiters then
+  // poll rather than sleep) from StartPollingLocked until it calls
+  // StopPollingLocked inside its Advance. ReservePolled, once per such
+  // work when it is made (any thread, no lock held), makes the room;
+  // ReleasePolled when it is freed.
+  void ReservePolled(int vci);
+  void ReleasePolled(int vci) {
+    LaneAt(vci).polled_room.fetch_sub(1, std::memory_order_relaxed);
+  }
+  void StartPollingLocked(vci::Progressable* work, int vci) {
+    LaneAt(vci).polled.push_back(work);
+  }
+  void StopPollingLocked(vci::Progressable* work, int vci);
   // Completes a schedule's request from any thread, holding any VCI's lock
   // or none. Only for a request that is no step of another schedule (its
   // completion then touches no VCI state): a buffer flush, which the
@@ -252,6 +272,7 @@ class PointToPoint final : public vci::TrafficHandler,
                        size_t length) override;
   void OnLocalDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
+  bool MaySleepLocked(int vci) override { return LaneAt(vci).polled.empty(); }
   // vci::Outbox::Sender: a queued message of ours left.
   void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
 

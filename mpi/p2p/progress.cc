@@ -43,6 +43,23 @@ void PointToPoint::Complete(Request* request) {
   }
 }
 
+void PointToPoint::ReservePolled(int vci) {
+  Lane& v = LaneAt(vci);
+  std::lock_guard lock(v.mutex);
+  v.polled.reserve(v.polled_room.fetch_add(1, std::memory_order_relaxed) + 1);
+}
+
+void PointToPoint::StopPollingLocked(Progressable* work, int vci) {
+  std::vector<Progressable*>& polled = LaneAt(vci).polled;
+  for (size_t i = 0; i < polled.size(); ++i) {
+    if (polled[i] == work) {
+      polled[i] = polled.back();
+      polled.pop_back();
+      return;
+    }
+  }
+}
+
 void PointToPoint::Wait(Request* request) {
   vcis_.WaitUntil(request->vci, [request] { return IsComplete(request); });
 }
@@ -97,6 +114,14 @@ bool PointToPoint::ProgressLocked(int vci) {
     }
     v.pending_copies.pop_front();
     progressed = true;
+  }
+  // Polled work, newest first: work that stops polling swaps the last
+  // entry (already visited) into its place.
+  // Progress only when some finished: work that merely looked is idle.
+  if (!v.polled.empty()) {
+    const size_t polled = v.polled.size();
+    for (size_t i = polled; i-- > 0;) RunAdvance(v.polled[i], vci);
+    if (v.polled.size() != polled) progressed = true;
   }
   // Advance schedules whose steps completed. Advancing may complete more
   // steps at once (eager sends), which queues them again: loop until quiet.
