@@ -376,6 +376,8 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Test";
   MINIMPI_REQUIRE_INIT(kCall);
   if (request == nullptr) return InvalidRequest(kCall, "null request pointer");
+  if (flag == nullptr) [[unlikely]]
+    return NullOutput(kCall, "flag");
   vci::Request* r;
   if (int error = Translate(kCall, *request, &r)) return error;
   if (!IsActive(r)) {
@@ -423,6 +425,8 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,
                  MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Testall";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (flag == nullptr) [[unlikely]]
+    return NullOutput(kCall, "flag");
   RequestList requests;
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
@@ -442,6 +446,8 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int* index,
                  int* flag, MPI_Status* status) {
   constexpr const char* kCall = "MPI_Testany";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (index == nullptr || flag == nullptr) [[unlikely]]
+    return NullOutput(kCall, index == nullptr ? "index" : "flag");
   RequestList requests;
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
@@ -467,6 +473,8 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
                  MPI_Status* status) {
   constexpr const char* kCall = "MPI_Waitany";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (index == nullptr) [[unlikely]]
+    return NullOutput(kCall, "index");
   RequestList requests;
   if (int error = TranslateArray(kCall, count, array_of_requests, &requests)) {
     return error;
@@ -494,6 +502,10 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Waitsome";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (outcount == nullptr) [[unlikely]]
+    return NullOutput(kCall, "outcount");
+  if (incount > 0 && array_of_indices == nullptr) [[unlikely]]
+    return NullOutput(kCall, "array_of_indices");
   RequestList requests;
   if (int error =
           TranslateArray(kCall, incount, array_of_requests, &requests)) {
@@ -517,6 +529,10 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
   constexpr const char* kCall = "MPI_Testsome";
   MINIMPI_REQUIRE_INIT(kCall);
+  if (outcount == nullptr) [[unlikely]]
+    return NullOutput(kCall, "outcount");
+  if (incount > 0 && array_of_indices == nullptr) [[unlikely]]
+    return NullOutput(kCall, "array_of_indices");
   RequestList requests;
   if (int error =
           TranslateArray(kCall, incount, array_of_requests, &requests)) {
