@@ -195,6 +195,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadChoice("MINIMPI_RMA_PROGRESS", {"thread", "none"}, s.rma_progress));
   status.Update(
       ReadInt("MINIMPI_RMA_PROGRESS_US", 1, 10'000'000, s.rma_progress_us));
+  status.Update(
+      ReadInt("MINIMPI_CONNECT_TIMEOUT", 0, 1'000'000, s.connect_timeout_s));
   for (const char* collective : kCollectiveNames) {
     std::string variable =
         absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
@@ -424,6 +426,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.rma_progress_us),
        "one-sided: microseconds between the helper thread's looks at the "
        "VCIs that carry windows (16x that while it finds nothing)"},
+      {"MINIMPI_CONNECT_TIMEOUT", absl::StrCat(s.connect_timeout_s),
+       absl::StrCat(d.connect_timeout_s),
+       "dynamic processes: seconds MPI_Comm_connect waits for an "
+       "MPI_Comm_accept on an open port before MPI_ERR_PORT (0: for ever)"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

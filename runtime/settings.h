@@ -236,6 +236,11 @@ struct Settings {
   std::string rma_progress = "thread";
   int rma_progress_us = 200;
 
+  // Dynamic processes: seconds MPI_Comm_connect waits for an
+  // MPI_Comm_accept on a port that exists (MPI-4.1 11.8.2 lets it time out;
+  // MPICH waits 180 s too); 0 waits for ever.
+  int connect_timeout_s = 180;
+
   // Reads the MINIMPI_* environment; an unknown value is an error that names
   // the variable and lists the accepted values.
   static absl::StatusOr<Settings> FromEnvironment();

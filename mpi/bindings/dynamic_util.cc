@@ -188,6 +188,29 @@ absl::StatusOr<int> OpenConnection(MeetRole role,
   return fd;
 }
 
+// MPI_Comm_connect's root, connected to a port whose listener exists: the
+// kernel took the connection, but no MPI_Comm_accept may ever take it. The
+// accepting root writes its table as soon as it accepts, so a readable
+// socket means accepted; none within MINIMPI_CONNECT_TIMEOUT seconds is an
+// error (MPI-4.1 section 11.8.2 allows the timeout), never a wait for ever.
+absl::Status WaitForAccept(int fd, const std::string& port_name) {
+  const int timeout_s = Instance::Get().settings().connect_timeout_s;
+  if (timeout_s == 0) return absl::OkStatus();
+  pollfd readable{fd, POLLIN, 0};
+  int ready;
+  do {
+    ready = poll(&readable, 1, timeout_s * 1000);
+  } while (ready < 0 && errno == EINTR);
+  if (ready > 0) return absl::OkStatus();
+  if (ready < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("waiting on port '", port_name, "': ", ErrnoText()));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("nobody accepted on port '", port_name, "' within ",
+                   timeout_s, " s (MINIMPI_CONNECT_TIMEOUT)"));
+}
+
 // The peer index this process reaches `remote` by (ReachProcess).
 absl::StatusOr<int> PeerIndexOf(const Identity& remote) {
   const std::string job(remote.job, strnlen(remote.job, sizeof(remote.job)));
@@ -344,6 +367,9 @@ absl::StatusOr<std::unique_ptr<Communicator>> MeetOtherGroup(
       } else {
         status = opened.status();
       }
+    }
+    if (status.ok() && role == MeetRole::kConnect) {
+      status = WaitForAccept(socket_fd, port_name);
     }
     if (status.ok()) {
       absl::StatusOr<std::vector<std::byte>> swapped =
