@@ -191,7 +191,7 @@ MPI_TEST_CASES = [
     {"name": "env_multiple", "program": "env", "ranks": [1, 2], "args": ["multiple"]},
     {"name": "env_above", "program": "env", "ranks": [1], "args": ["above"]},
     {"name": "errors_return", "program": "errors_return", "ranks": [1, 2, 4]},
-    {"name": "mpi42_errors", "program": "mpi42_errors", "ranks": [1, 2, 4]},
+    {"name": "mpi42_errors", "program": "mpi42_errors", "ranks": [1, 2, 4], "env": ["MINIMPI_CONNECT_TIMEOUT=1"]},
     {
         "name": "fatal_startall_duplicate",
         "program": "mpi42_errors",
