@@ -359,7 +359,11 @@ absl::StatusOr<std::unique_ptr<Communicator>> MeetOtherGroup(
   if (role == MeetRole::kJoin && local.rank == root) SetNoDelay(fd);
   std::vector<std::byte> theirs;
   absl::Status status;
-  if (local.rank == root) {
+  // The accepting root takes the next connection when one fails before the
+  // tables are swapped: its connector gave up (MINIMPI_CONNECT_TIMEOUT) or
+  // was no minimpi process, and an accept waits for a connector.
+  for (bool retry = true; local.rank == root && retry;) {
+    retry = false;
     if (role != MeetRole::kJoin) {
       absl::StatusOr<int> opened = OpenConnection(role, port_name);
       if (opened.ok()) {
@@ -380,6 +384,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> MeetOtherGroup(
       }
       if (swapped.ok()) {
         theirs = *std::move(swapped);
+      } else if (role == MeetRole::kAccept) {
+        close(socket_fd);
+        socket_fd = -1;
+        retry = true;
       } else {
         status = swapped.status();
       }
