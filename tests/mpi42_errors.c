@@ -563,6 +563,34 @@ static void check_dynamic_errors(void) {
   }
 }
 
+/* A connect that timed out leaves a dead connection in the port's queue: a
+ * later accept must skip it and meet the next connector. Ranks 0 and 1. */
+static void check_accept_after_timed_out_connect(int rank, int size) {
+  if (size < 2 || getenv("MINIMPI_CONNECT_TIMEOUT") == NULL) return;
+  char port[MPI_MAX_PORT_NAME] = "";
+  MPI_Comm inter = MPI_COMM_NULL;
+  if (rank == 0) MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port));
+  MPI_CHECK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
+  if (rank == 1) {
+    CHECK_ERROR_CLASS(
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter),
+        MPI_ERR_PORT);
+  }
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  int value = 0;
+  if (rank == 0) {
+    MPI_CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter));
+    value = 4711;
+    MPI_CHECK(MPI_Send(&value, 1, MPI_INT, 0, 0, inter));
+  } else if (rank == 1) {
+    MPI_CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter));
+    MPI_CHECK(MPI_Recv(&value, 1, MPI_INT, 0, 0, inter, MPI_STATUS_IGNORE));
+    CHECK(value == 4711, "received %d over the new intercommunicator", value);
+  }
+  if (rank <= 1) MPI_CHECK(MPI_Comm_disconnect(&inter));
+  if (rank == 0) MPI_CHECK(MPI_Close_port(port));
+}
+
 /* --- One fatal error per run ------------------------------------------ */
 
 static void run_fatal_case(const char* name, int rank, int size) {
@@ -616,6 +644,7 @@ int main(int argc, char** argv) {
   check_start_errors(rank, size);
   check_large_count_and_buffers(rank);
   check_dynamic_errors();
+  check_accept_after_timed_out_connect(rank, size);
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   if (rank == 0) printf("mpi42_errors: all checks passed on %d ranks\n", size);
   MPI_CHECK(MPI_Finalize());
