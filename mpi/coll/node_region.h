@@ -230,7 +230,7 @@ class NodeRegion {
   }
   // Whether this rank may write its slot of `call`: every rank, this one
   // included, ended the call kSlots before.
-  bool SlotFree(uint64_t call) const;
+  bool SlotFree(uint64_t call);
   // The data of rank `owner`'s slot in `call`.
   std::byte* SlotData(int owner, uint64_t call) const {
     return reinterpret_cast<std::byte*>(SlotOf(owner, call) + 1);
