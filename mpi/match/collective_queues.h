@@ -108,6 +108,7 @@ class CollectiveQueues {
   }
   size_t size() const { return size_; }
 
+  uint64_t promotions() const { return 0; }  // no partners here
   void AddStructureStats(KindStats& stats) const {
     stats.levels = std::max(stats.levels, levels_.size());
     for (const auto& level : levels_) {

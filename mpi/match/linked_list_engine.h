@@ -1,7 +1,7 @@
 // "ll": one posted-receive list and one unexpected-message list for all
 // traffic, collective and point-to-point alike, searched front to back, as
 // MPICH and MVAPICH do. Simple, and the baseline every other engine is
-// measured against. Statistics go to the kind of the element searched for.
+// measured against. Counters go to the context of the element searched for.
 #ifndef MINIMPI_MPI_MATCH_LINKED_LIST_ENGINE_H_
 #define MINIMPI_MPI_MATCH_LINKED_LIST_ENGINE_H_
 
@@ -13,7 +13,7 @@ namespace minimpi::match {
 class LinkedListEngine final : public MatchEngine {
  public:
   explicit LinkedListEngine(const MatchEngineOptions& options)
-      : timed_(options.time_searches) {}
+      : MatchEngine(options) {}
 
   std::string_view name() const override { return "ll"; }
   PostedReceive* MatchArrival(const Envelope& arrived,
@@ -30,14 +30,10 @@ class LinkedListEngine final : public MatchEngine {
   MatchStats stats() const override;
 
  private:
-  KindStats& StatsFor(const TrafficKind& kind) {
-    return kind.is_collective() ? stats_.collective : stats_.point_to_point;
-  }
+  UnexpectedMessage* ProbeIn(ContextCounters& counters, const Envelope& wanted);
 
-  const bool timed_;
   Queue<PostedReceive> posted_;
   Queue<UnexpectedMessage> unexpected_;
-  MatchStats stats_;
 };
 
 }  // namespace minimpi::match

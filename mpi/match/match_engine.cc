@@ -1,5 +1,6 @@
 #include "mpi/match/match_engine.h"
 
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -87,6 +88,19 @@ double NanosecondsPerTick() {
   return nanoseconds_per_tick;
 }
 
+namespace {
+std::atomic<bool> search_timing_requested{false};
+}  // namespace
+
+void SetSearchTiming(bool on) {
+  if (on) NanosecondsPerTick();
+  search_timing_requested.store(on, std::memory_order_relaxed);
+}
+
+bool SearchTimingRequested() {
+  return search_timing_requested.load(std::memory_order_relaxed);
+}
+
 void TicksToNanoseconds(MatchStats& stats) {
   const double scale = NanosecondsPerTick();
   for (KindStats* kind : {&stats.point_to_point, &stats.collective}) {
@@ -98,6 +112,14 @@ void TicksToNanoseconds(MatchStats& stats) {
 }
 
 namespace {
+
+void AddQueue(const QueueCounters& counters, QueueStats& stats) {
+  stats.searches += counters.searches.Read();
+  stats.traversals += counters.traversals.Read();
+  stats.matches += counters.matches.Read();
+  stats.search_ns += counters.search_ticks.Read();
+  stats.inserted += counters.inserted.Read();
+}
 
 std::string FormatQueue(const char* label, const QueueStats& queue) {
   const double per_search = queue.searches == 0
@@ -113,6 +135,31 @@ std::string FormatQueue(const char* label, const QueueStats& queue) {
 }
 
 }  // namespace
+
+MatchStats MatchEngine::CountedStats() const {
+  MatchStats stats;
+  contexts_.ForEach([&](int32_t /*context*/, const ContextCounters& counters) {
+    KindStats& kind = counters.collective.load(std::memory_order_relaxed)
+                          ? stats.collective
+                          : stats.point_to_point;
+    AddQueue(counters.posted, kind.posted);
+    AddQueue(counters.unexpected, kind.unexpected);
+  });
+  for (const bool collective : {false, true}) {
+    KindStats& kind = collective ? stats.collective : stats.point_to_point;
+    kind.posted.longest = longest(collective, /*posted=*/true);
+    kind.unexpected.longest = longest(collective, /*posted=*/false);
+  }
+  // Calibrating costs 2 ms: only when something was timed.
+  const auto timed_anything = [](const KindStats& kind) {
+    return kind.posted.search_ns + kind.unexpected.search_ns != 0;
+  };
+  if (timed_anything(stats.point_to_point) ||
+      timed_anything(stats.collective)) {
+    TicksToNanoseconds(stats);
+  }
+  return stats;
+}
 
 std::string FormatMatchStats(std::string_view engine_name,
                              const MatchStats& stats) {

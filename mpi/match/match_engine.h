@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "mpi/match/context_counters.h"
 
 namespace minimpi::match {
 
@@ -115,9 +116,10 @@ struct UnexpectedMessage {
 };
 
 // What an engine has done so far, for MINIMPI_MATCH_STATS, tests and
-// benchmarks. Point-to-point and collective elements are counted apart, and
-// so are the posted-receive queue (PRQ: searched by arrivals) and the
-// unexpected-message queue (UMQ: searched by posted receives and probes).
+// benchmarks: the sum of its contexts' counters (ContextCounters) by kind.
+// Point-to-point and collective elements are counted apart, and so are the
+// posted-receive queue (PRQ: searched by arrivals) and the unexpected-message
+// queue (UMQ: searched by posted receives and probes).
 struct QueueStats {
   uint64_t searches = 0;    // searches of this queue structure
   uint64_t traversals = 0;  // elements inspected by those searches
@@ -153,11 +155,20 @@ struct MatchEngineOptions {
   // The number of ranks whose messages the engine may see (the job size).
   int ranks = 1;
   // Time every search (MINIMPI_MATCH_STATS): two clock reads per search.
+  // SetSearchTiming turns it on for every engine while a tool asks.
   bool time_searches = false;
 };
 
+// Times every engine's searches while on (an MPI_T timer is started),
+// whatever MatchEngineOptions::time_searches says. Calibrates the clock
+// when turned on, so that no search pays for it. Any thread.
+void SetSearchTiming(bool on);
+bool SearchTimingRequested();
+
 class MatchEngine {
  public:
+  explicit MatchEngine(const MatchEngineOptions& options)
+      : time_searches_(options.time_searches) {}
   virtual ~MatchEngine() = default;
 
   virtual std::string_view name() const = 0;
@@ -197,6 +208,38 @@ class MatchEngine {
   virtual size_t unexpected_count() const = 0;
 
   virtual MatchStats stats() const = 0;
+
+  // What each context did (see ContextCounters): any thread, no lock.
+  const ContextCounterTable& contexts() const { return contexts_; }
+  ContextCounterTable& contexts() { return contexts_; }
+  // The most elements one kind of traffic held at once in the posted or
+  // unexpected structure (all its contexts together): any thread.
+  uint64_t longest(bool collective, bool posted) const {
+    return longest_[collective][posted].Read();
+  }
+  // PNP: senders promoted to partners so far (posted and unexpected
+  // structures together); 0 for engines without PNP. Any thread.
+  virtual uint64_t partner_promotions() const { return 0; }
+
+ protected:
+  bool timed() const { return time_searches_ || SearchTimingRequested(); }
+  ContextCounters& CountersFor(int32_t context, const TrafficKind& kind) {
+    return contexts_.FindOrMake(context, kind.is_collective());
+  }
+  // An element of `kind` was queued; the structure now holds `queued_now`.
+  void RecordQueued(QueueCounters& counters, const TrafficKind& kind,
+                    bool posted, size_t queued_now) {
+    counters.Queued();
+    longest_[kind.is_collective()][posted].RaiseTo(queued_now);
+  }
+  // The counters summed by kind, times in nanoseconds; the structures'
+  // shapes are for the engine to add.
+  MatchStats CountedStats() const;
+
+ private:
+  const bool time_searches_;
+  ContextCounterTable contexts_;
+  OwnedCount longest_[2][2];  // [collective][posted]
 };
 
 // Names accepted by CreateMatchEngine (MINIMPI_MATCH).

@@ -190,6 +190,18 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
   };
   // Sources 0..15; source 0 and 1 send a third of everything.
   auto source = [&] { return pick(3) == 0 ? pick(2) : pick(16); };
+  // Per-context counts kept beside the reference, compared with the
+  // engine's ContextCounters: what MPI_T shows per communicator.
+  constexpr int kContexts = 4;
+  struct ReferenceCounts {
+    uint64_t posted = 0, posted_high = 0, unexpected = 0, unexpected_high = 0;
+    uint64_t posted_searches = 0, unexpected_searches = 0;
+    uint64_t arrivals_by_kind[kNumTrafficKinds] = {};
+  };
+  ReferenceCounts counts[kContexts];
+  auto queued = [](uint64_t& length, uint64_t& high) {
+    high = std::max(high, ++length);
+  };
   const int arrive_weight = test_case.mode == Mode::kExpected     ? 3
                             : test_case.mode == Mode::kUnexpected ? 6
                                                                   : 4;
@@ -206,6 +218,14 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
       PostedReceive* got = engine->MatchArrival(m.arrived, m.traffic);
       if (got == nullptr) engine->AddUnexpected(&m);
       int expected = reference.Arrive(m.id, e);
+      ReferenceCounts& count = counts[e.context];
+      ++count.posted_searches;
+      ++count.arrivals_by_kind[static_cast<int>(m.traffic.collective)];
+      if (expected < 0) {
+        queued(count.unexpected, count.unexpected_high);
+      } else {
+        --count.posted;
+      }
       ASSERT_EQ(got ? static_cast<Receive*>(got)->id : -1, expected)
           << "step " << step;
     } else if (post && engine->posted_count() < kLongest) {
@@ -217,6 +237,13 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
       r.traffic = kind_for(e.context);
       UnexpectedMessage* got = engine->MatchPosted(&r);
       int expected = reference.Post(r.id, e);
+      ReferenceCounts& count = counts[e.context];
+      ++count.unexpected_searches;
+      if (expected < 0) {
+        queued(count.posted, count.posted_high);
+      } else {
+        --count.unexpected;
+      }
       ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
           << "step " << step;
       if (expected < 0) queued_receives.push_back(r.id);
@@ -227,20 +254,32 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
       int expected = reference.Probe(e);
       ASSERT_EQ(got ? static_cast<Message*>(got)->id : -1, expected)
           << "step " << step;
+      ++counts[e.context].unexpected_searches;
       if (got != nullptr && pick(2) == 0) {
         engine->RemoveUnexpected(got);
         reference.Remove(expected);
+        --counts[e.context].unexpected;
       }
     } else if (op == 9 && !queued_receives.empty()) {  // cancel
       size_t index = pick(static_cast<int>(queued_receives.size()));
       int id = queued_receives[index];
       queued_receives[index] = queued_receives.back();
       queued_receives.pop_back();
-      ASSERT_EQ(engine->CancelPosted(&receives[id]), reference.Cancel(id))
+      const bool cancelled = reference.Cancel(id);
+      ASSERT_EQ(engine->CancelPosted(&receives[id]), cancelled)
           << "step " << step;
+      if (cancelled) --counts[receives[id].wanted.context].posted;
     }
     ASSERT_EQ(engine->posted_count(), reference.posted());
     ASSERT_EQ(engine->unexpected_count(), reference.unexpected());
+    for (int c = 0; c < kContexts; ++c) {
+      const ContextCounters* counters = engine->contexts().Find(c);
+      ASSERT_EQ(counters ? counters->posted.length.Read() : 0, counts[c].posted)
+          << "context " << c << " step " << step;
+      ASSERT_EQ(counters ? counters->unexpected.length.Read() : 0,
+                counts[c].unexpected)
+          << "context " << c << " step " << step;
+    }
     // Free memory now and then, once nothing is queued; long-lived entries
     // still exist in between.
     if (messages.size() > 50000 && engine->unexpected_count() == 0 &&
@@ -250,7 +289,39 @@ TEST_P(RandomTrafficTest, AgreesWithReference) {
       queued_receives.clear();
     }
   }
+  uint64_t point_to_point_searches = 0;
+  for (int c = 0; c < kContexts; ++c) {
+    const ContextCounters* counters = engine->contexts().Find(c);
+    ASSERT_NE(counters, nullptr);
+    EXPECT_EQ(counters->collective.load(), c % 2 == 1) << "context " << c;
+    EXPECT_EQ(counters->posted.high_watermark.Read(), counts[c].posted_high)
+        << "context " << c;
+    EXPECT_EQ(counters->unexpected.high_watermark.Read(),
+              counts[c].unexpected_high)
+        << "context " << c;
+    EXPECT_EQ(counters->posted.searches.Read(), counts[c].posted_searches)
+        << "context " << c;
+    EXPECT_EQ(counters->unexpected.searches.Read(),
+              counts[c].unexpected_searches)
+        << "context " << c;
+    for (int k = 0; k < kNumTrafficKinds; ++k) {
+      EXPECT_EQ(counters->arrivals_by_kind[k].Read(),
+                counts[c].arrivals_by_kind[k])
+          << "context " << c << " kind " << k;
+    }
+    if (c % 2 == 0) {
+      point_to_point_searches +=
+          counts[c].posted_searches + counts[c].unexpected_searches;
+    }
+  }
   const MatchStats stats = engine->stats();
+  EXPECT_EQ(stats.point_to_point.posted.searches +
+                stats.point_to_point.unexpected.searches,
+            point_to_point_searches);
+  if (test_case.churn &&
+      (test_case.engine == "colpnp" || test_case.engine == "ll+pnp")) {
+    EXPECT_EQ(engine->partner_promotions(), stats.point_to_point.partners);
+  }
   const size_t cap_pnp = QueueBudget(options.kp, options.ranks).limit();
   const size_t cap_col = QueueBudget(options.kc, options.ranks).limit();
   if (test_case.engine == "colpnp" || test_case.engine == "ll+pnp") {

@@ -103,6 +103,8 @@ class PartnerQueues {
   }
   size_t size() const { return size_; }
 
+  // Senders ever promoted to partners; read by tools on any thread.
+  uint64_t promotions() const { return promotions_.Read(); }
   void AddStructureStats(KindStats& stats) const {
     stats.partners += partners_.size();
     stats.levels = std::max(stats.levels, shared_.size() - 1);
@@ -148,6 +150,7 @@ class PartnerQueues {
     std::sort(heavy.begin(), heavy.end(), std::greater<>());
     heavy.resize(std::min(heavy.size(), budget_->available()));
     budget_->Take(heavy.size());
+    promotions_.Add(heavy.size());
     const size_t level = shared_.size();
     for (const auto& [count, sender] : heavy) {
       partner_queues_.push_back(std::make_unique<IndexedQueue<T>>(theta_));
@@ -167,6 +170,7 @@ class PartnerQueues {
   Queue<T> wildcards_;  // posted with MPI_ANY_SOURCE
   ArrivalIndex<T> arrival_;
   size_t size_ = 0;
+  OwnedCount promotions_;
 };
 
 }  // namespace minimpi::match

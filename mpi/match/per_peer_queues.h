@@ -58,6 +58,7 @@ class PerPeerQueues {
   }
   size_t size() const { return size_; }
 
+  uint64_t promotions() const { return 0; }  // no partners here
   void AddStructureStats(KindStats& stats) const {
     stats.dedicated_queues += peers_.size();
     stats.dedicated_queue_bytes +=

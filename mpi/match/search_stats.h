@@ -3,7 +3,7 @@
 // Timing reads the time-stamp counter where there is one (two reads cost a
 // few nanoseconds; a clock call would cost tens and drown the short
 // searches that the adaptive engines are meant to produce). Engines keep
-// ticks in QueueStats::search_ns while they run and convert when they
+// ticks in QueueCounters::search_ticks while they run and convert when they
 // report (TicksToNanoseconds).
 #ifndef MINIMPI_MPI_MATCH_SEARCH_STATS_H_
 #define MINIMPI_MPI_MATCH_SEARCH_STATS_H_
@@ -40,31 +40,26 @@ double NanosecondsPerTick();
 // Turns the ticks an engine accumulated into nanoseconds.
 void TicksToNanoseconds(MatchStats& stats);
 
-// Runs `search(traversals)` and records it in `stats`.
+// Runs `search(traversals)` and records it in `counters`.
 template <typename Search>
-ABSL_ATTRIBUTE_ALWAYS_INLINE inline auto RecordSearch(QueueStats& stats,
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline auto RecordSearch(QueueCounters& counters,
                                                       bool timed,
                                                       Search&& search) {
   uint64_t traversals = 0;
   const uint64_t start = timed ? ReadTicks() : 0;
   auto* found = search(traversals);
-  if (timed) stats.search_ns += ReadTicks() - start;
-  ++stats.searches;
-  stats.traversals += traversals;
-  stats.matches += found != nullptr;
+  if (timed) counters.search_ticks.Add(ReadTicks() - start);
+  counters.searches.Add();
+  counters.traversals.Add(traversals);
+  counters.matches.Add(found != nullptr);
   return found;
 }
 
 // A search of an empty structure: nothing to time or inspect.
 template <typename T = PostedReceive>
-T* RecordEmptySearch(QueueStats& stats) {
-  ++stats.searches;
+T* RecordEmptySearch(QueueCounters& counters) {
+  counters.searches.Add();
   return nullptr;
-}
-
-inline void RecordInsert(QueueStats& stats, size_t queued_now) {
-  ++stats.inserted;
-  stats.longest = std::max(stats.longest, queued_now);
 }
 
 }  // namespace minimpi::match

@@ -29,6 +29,7 @@ class SingleQueue {
     return element;
   }
   size_t size() const { return queue_.size(); }
+  uint64_t promotions() const { return 0; }  // no partners here
   void AddStructureStats(KindStats& /*stats*/) const {}
 
  private:

@@ -26,8 +26,8 @@ template <template <typename> class CollectiveStructure,
 class SplitEngine final : public MatchEngine {
  public:
   SplitEngine(std::string name, const MatchEngineOptions& options)
-      : name_(std::move(name)),
-        timed_(options.time_searches),
+      : MatchEngine(options),
+        name_(std::move(name)),
         collective_(options, options.kc),
         point_to_point_(options, options.kp) {}
 
@@ -54,8 +54,10 @@ class SplitEngine final : public MatchEngine {
   }
   UnexpectedMessage* Probe(const Envelope& wanted,
                            const TrafficKind& kind) override {
-    return kind.is_collective() ? ProbeIn(collective_, wanted, kind)
-                                : ProbeIn(point_to_point_, wanted, kind);
+    ContextCounters& counters = CountersFor(wanted.context, kind);
+    return kind.is_collective()
+               ? ProbeIn(collective_, counters, wanted, kind)
+               : ProbeIn(point_to_point_, counters, wanted, kind);
   }
   void RemoveUnexpected(UnexpectedMessage* message) override {
     if (!message->links.queued) return;
@@ -64,10 +66,17 @@ class SplitEngine final : public MatchEngine {
     } else {
       point_to_point_.unexpected.Remove(message);
     }
+    CountersFor(message->arrived.context, message->traffic)
+        .unexpected.Dequeued();
   }
   UnexpectedMessage* PopAnyUnexpected() override {
     UnexpectedMessage* message = point_to_point_.unexpected.PopAny();
-    return message != nullptr ? message : collective_.unexpected.PopAny();
+    if (message == nullptr) message = collective_.unexpected.PopAny();
+    if (message != nullptr) {
+      CountersFor(message->arrived.context, message->traffic)
+          .unexpected.Dequeued();
+    }
+    return message;
   }
   bool CancelPosted(PostedReceive* receive) override {
     if (!receive->links.queued) return false;
@@ -76,6 +85,7 @@ class SplitEngine final : public MatchEngine {
     } else {
       point_to_point_.posted.Remove(receive);
     }
+    CountersFor(receive->wanted.context, receive->traffic).posted.Dequeued();
     return true;
   }
   size_t posted_count() const override {
@@ -85,11 +95,13 @@ class SplitEngine final : public MatchEngine {
     return collective_.unexpected.size() + point_to_point_.unexpected.size();
   }
   MatchStats stats() const override {
-    MatchStats stats;
+    MatchStats stats = CountedStats();
     collective_.Report(stats.collective);
     point_to_point_.Report(stats.point_to_point);
-    if (timed_) TicksToNanoseconds(stats);
     return stats;
+  }
+  uint64_t partner_promotions() const override {
+    return collective_.promotions() + point_to_point_.promotions();
   }
 
  private:
@@ -102,62 +114,71 @@ class SplitEngine final : public MatchEngine {
           posted(options, &posted_budget),
           unexpected(options, &unexpected_budget) {}
     void Report(KindStats& stats) const {
-      stats.posted = posted_stats;
-      stats.unexpected = unexpected_stats;
       posted.AddStructureStats(stats);
       unexpected.AddStructureStats(stats);
+    }
+    uint64_t promotions() const {
+      return posted.promotions() + unexpected.promotions();
     }
     QueueBudget posted_budget;
     QueueBudget unexpected_budget;
     Structure<PostedReceive> posted;
     Structure<UnexpectedMessage> unexpected;
-    QueueStats posted_stats;
-    QueueStats unexpected_stats;
   };
 
   template <typename S>
   PostedReceive* MatchArrivalIn(S& side, const Envelope& arrived,
                                 const TrafficKind& kind) {
-    if (side.posted.size() == 0) return RecordEmptySearch(side.posted_stats);
+    ContextCounters& counters = CountersFor(arrived.context, kind);
+    counters.arrivals_by_kind[static_cast<int>(kind.collective)].Add();
+    if (side.posted.size() == 0) return RecordEmptySearch(counters.posted);
     PostedReceive* receive =
-        RecordSearch(side.posted_stats, timed_, [&](uint64_t& traversals) {
+        RecordSearch(counters.posted, timed(), [&](uint64_t& traversals) {
           return side.posted.Find(arrived, kind, traversals);
         });
-    if (receive != nullptr) side.posted.Remove(receive);
+    if (receive != nullptr) {
+      side.posted.Remove(receive);
+      counters.posted.Dequeued();
+    }
     return receive;
   }
   template <typename S>
   void AddUnexpectedIn(S& side, UnexpectedMessage* message) {
     side.unexpected.Insert(message);
-    RecordInsert(side.unexpected_stats, side.unexpected.size());
+    RecordQueued(
+        CountersFor(message->arrived.context, message->traffic).unexpected,
+        message->traffic, /*posted=*/false, side.unexpected.size());
   }
   template <typename S>
   UnexpectedMessage* MatchPostedIn(S& side, PostedReceive* receive) {
+    ContextCounters& counters =
+        CountersFor(receive->wanted.context, receive->traffic);
     UnexpectedMessage* message =
-        ProbeIn(side, receive->wanted, receive->traffic);
+        ProbeIn(side, counters, receive->wanted, receive->traffic);
     if (message != nullptr) {
       side.unexpected.Remove(message);
+      counters.unexpected.Dequeued();
       return message;
     }
     receive->links.sequence = ++posts_;
     side.posted.Insert(receive);
-    RecordInsert(side.posted_stats, side.posted.size());
+    RecordQueued(counters.posted, receive->traffic, /*posted=*/true,
+                 side.posted.size());
     return nullptr;
   }
   template <typename S>
-  UnexpectedMessage* ProbeIn(S& side, const Envelope& wanted,
-                             const TrafficKind& kind) {
+  UnexpectedMessage* ProbeIn(S& side, ContextCounters& counters,
+                             const Envelope& wanted, const TrafficKind& kind) {
     if (side.unexpected.size() == 0) {
-      return RecordEmptySearch<UnexpectedMessage>(side.unexpected_stats);
+      return RecordEmptySearch<UnexpectedMessage>(counters.unexpected);
     }
-    return RecordSearch(side.unexpected_stats, timed_,
+    return RecordSearch(counters.unexpected, timed(),
                         [&](uint64_t& traversals) {
                           return side.unexpected.Find(wanted, kind, traversals);
                         });
   }
 
   const std::string name_;
-  const bool timed_;
   uint64_t posts_ = 0;     // stamps posted receives in posting order
   uint64_t arrivals_ = 0;  // stamps unexpected messages in arrival order
   Side<CollectiveStructure> collective_;
