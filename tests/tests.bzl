@@ -77,6 +77,8 @@ MPI_TEST_PROGRAMS = {
     # Issue 9: partitioned communication.
     "partitioned_random": {"srcs": ["partitioned_random.c"], "threaded": True},
     "partitioned": {"srcs": ["partitioned.c"], "threaded": False},
+    # Issue 43: queues of known depth, watched by apps/mpit_trace.
+    "mpit_queue_depth": {"srcs": ["mpit_queue_depth.c"], "threaded": False},
     "partitioned_threads": {"srcs": ["partitioned_threads.c"], "threaded": True},
     "partitioned_errors": {"srcs": ["partitioned_errors.c"], "threaded": False},
     "handles": {"srcs": ["handles.c"], "threaded": False},
@@ -1006,4 +1008,7 @@ MPI_TEST_CASES = [
     {"name": "rma_self", "program": "rma_self", "ranks": [1, 2, 4], "timeout": 60},
     {"name": "rma_self_split_nodes", "program": "rma_self", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"], "timeout": 120},
     {"name": "rma_self_ib", "program": "rma_self", "ranks": [2], "env": _IB, "timeout": 120},
+    # 25 unexpected messages received in reverse order, then 3 partitioned
+    # rounds (apps/mpit_trace:trace_end_to_end_test runs it under the tool).
+    {"name": "mpit_queue_depth", "program": "mpit_queue_depth", "ranks": [2, 4]},
 ]
