@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,7 +15,22 @@
 namespace minimpi::runtime {
 namespace {
 
+// Values MPI_T_cvar_write gave before MPI_Init (SetSettingOverride); they
+// win over the environment, which is never changed.
+std::mutex override_mutex;
+std::map<std::string, std::string>& Overrides() {
+  static auto* overrides = new std::map<std::string, std::string>;
+  return *overrides;
+}
+
 const char* Env(const char* name) {
+  {
+    std::lock_guard<std::mutex> lock(override_mutex);
+    auto it = Overrides().find(name);
+    // A node of the map stays put: the pointer lives until the next
+    // override of the same name, which only a tool makes before MPI_Init.
+    if (it != Overrides().end()) return it->second.c_str();
+  }
   const char* value = std::getenv(name);
   return (value != nullptr && value[0] != '\0') ? value : nullptr;
 }
@@ -443,6 +460,16 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
                       " and its nonblocking form; minimpi_info lists them")});
   }
   return described;
+}
+
+void SetSettingOverride(const std::string& name, const std::string& value) {
+  std::lock_guard<std::mutex> lock(override_mutex);
+  Overrides()[name] = value;
+}
+
+void ClearSettingOverride(const std::string& name) {
+  std::lock_guard<std::mutex> lock(override_mutex);
+  Overrides().erase(name);
 }
 
 }  // namespace minimpi::runtime

@@ -268,6 +268,12 @@ struct SettingInfo {
 // One entry per MINIMPI_* variable, in a stable order.
 std::vector<SettingInfo> DescribeSettings(const Settings& settings);
 
+// A value for a MINIMPI_* variable that Settings::FromEnvironment takes
+// instead of the environment's: how MPI_T_cvar_write before MPI_Init is
+// honoured by MPI_Init (the environment itself is never changed).
+void SetSettingOverride(const std::string& name, const std::string& value);
+void ClearSettingOverride(const std::string& name);
+
 }  // namespace minimpi::runtime
 
 #endif  // MINIMPI_RUNTIME_SETTINGS_H_
