@@ -7,7 +7,8 @@
 #   3. install + wrapper checks          bazel run //:install into a temporary
 #                                        prefix; build hello_ring with mpicc and
 #                                        mpicxx; run it with no environment set;
-#                                        CMake, pkg-config and autoconf find it
+#                                        CMake, pkg-config and autoconf find it;
+#                                        mpit_trace traces it, mpit_plot draws it
 #   3b. the benchmark command            apps/bench/osu_compare.sh --quick:
 #                                        OSU 7.2 and thread_rate built with
 #                                        minimpi's, MPICH's and Open MPI's
@@ -198,13 +199,15 @@ check "install: again over the same prefix" \
   "${bazel[@]}" run "${bazel_flags[@]}" //:install -- "${prefix}"
 check "install: layout" bash -c '
   p="$1"
-  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/minimpi_info bin/loggp_probe; do
+  for f in bin/mpicc bin/mpicxx bin/mpiexec bin/minimpi_info bin/loggp_probe \
+      bin/mpit_trace bin/mpit_plot; do
     [ -x "$p/$f" ] || { echo "missing $f"; exit 1; }
   done
   [ -L "$p/bin/mpirun" ] && [ "$(readlink "$p/bin/mpirun")" = mpiexec ] \
     || { echo "bin/mpirun is not a link to mpiexec"; exit 1; }
   [ -f "$p/include/mpi.h" ] || { echo "missing include/mpi.h"; exit 1; }
   [ -f "$p/lib/libmpi.so" ] || { echo "missing lib/libmpi.so"; exit 1; }
+  [ -f "$p/lib/libmpit_trace.so" ] || { echo "missing lib/libmpit_trace.so"; exit 1; }
   for f in mpi minimpi mpi-c mpi-cxx; do
     [ -f "$p/lib/pkgconfig/$f.pc" ] || { echo "missing lib/pkgconfig/$f.pc"; exit 1; }
   done
@@ -261,6 +264,14 @@ check "mpirun -n 2 hello_ring_cxx (no environment)" \
 check "hello_ring as a singleton (no launcher)" \
   run_clean_and_expect "^ring ok: token passed through 1 ranks" 1 \
   "${work}/hello_ring"
+# The installed MPI_T tracer on the program mpicc built: one trace per rank,
+# each naming MPI_COMM_WORLD, and the plotter reads them.
+check "mpit_trace -- mpiexec -n 2 hello_ring; mpit_plot --text" bash -c '
+  env -i PATH="$1/bin:/usr/bin:/bin" mpit_trace -o "$2/trace" -- \
+    mpiexec -n 2 "$2/hello_ring" &&
+  grep -qx "comm 0 size 2 from MPI_COMM_WORLD parent -" "$2/trace/mpit_trace.0" &&
+  grep -qx "comm 0 size 2 from MPI_COMM_WORLD parent -" "$2/trace/mpit_trace.1" &&
+  "$1/bin/mpit_plot" "$2/trace" --text' _ "${prefix}" "${work}"
 check "minimpi_info (no launcher)" bash -c '
   out="$(env -i "$1/bin/minimpi_info")" && echo "$out" &&
   grep -q "MINIMPI_TRANSPORT" <<<"$out" &&

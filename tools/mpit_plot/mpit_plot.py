@@ -277,6 +277,10 @@ def render_text(traces, args):
         if trace.lost or trace.dropped:
             out.append("rank %d: %d events lost by the tool, %d dropped by "
                        "the library" % (trace.rank, trace.lost, trace.dropped))
+    if not out:
+        out.append("no queue samples or events in %s (the MPI offered none "
+                   "of the variables and events traced)" %
+                   ", ".join(trace.path for trace in traces))
     return "\n".join(out) + "\n"
 
 
