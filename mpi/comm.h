@@ -23,6 +23,7 @@
 #include "mpi/errhandler.h"
 #include "mpi/mpi.h"
 #include "mpi/topo/topology.h"
+#include "mpi/vci/counters.h"
 
 namespace minimpi {
 
@@ -107,6 +108,20 @@ class Communicator {
 
   // Made by the first blocking collective that asks for it; nullptr before.
   std::unique_ptr<CollectiveState> collective_state;
+
+  // What a tool sees of this communicator's collectives (MPI_T; mpi/coll/
+  // tool_variables.h), by collective kind (coll::Collective): the calls
+  // that chose an algorithm, those that ran on the node path, and the last
+  // algorithm chosen (coll's enumeration of algorithm names; 0: none yet).
+  // Written by the thread running the communicator's collectives, read by
+  // any.
+  struct CollectiveCounts {
+    static constexpr int kKinds = 16;
+    vci::OwnedCounter calls[kKinds];
+    vci::OwnedCounter node_path_calls[kKinds];
+    std::atomic<int> last_algorithm[kKinds];  // zero (C++20)
+  };
+  CollectiveCounts collective_counts;
 
   int32_t NextCollectiveTag() {
     return static_cast<int32_t>(collective_sequence++ & 0x3fffffffu);

@@ -140,6 +140,7 @@ absl::Status Instance::Setup(int thread_level) {
   auto vcis = vci::VciSet::Create(transport_.get(), settings_, wait_policy);
   if (!vcis.ok()) return vcis.status();
   vcis_ = std::move(vcis).value();
+  vcis_->FillLinks(bootstrap_->size());
   auto p2p =
       p2p::PointToPoint::Create(vcis_.get(), settings_, bootstrap_->size());
   if (!p2p.ok()) return p2p.status();
@@ -190,7 +191,14 @@ absl::Status Instance::Setup(int thread_level) {
   hidden_world_->handle = MPI_COMM_NULL;  // never handed to the program
   hidden_world_->set_name("minimpi hidden world");
   next_id_ = kHiddenWorldId + 1;
+  NameContextsForTools(*world_);
+  NameContextsForTools(*self_);
   return absl::OkStatus();
+}
+
+void Instance::NameContextsForTools(const Communicator& comm) {
+  p2p_->SetContextOwner(comm.vci, comm.point_to_point_context(), &comm);
+  p2p_->SetContextOwner(comm.vci, comm.collective_context(), &comm);
 }
 
 void Instance::TearDown() {
@@ -229,6 +237,9 @@ void Instance::TearDown() {
 }
 
 void Instance::CommunicatorReleased(int32_t local_id, int endpoint_vci) {
+  // The id's contexts (Communicator::point_to_point_context and
+  // collective_context) name nobody until a communicator takes the id.
+  p2p_->ForgetContexts(2 * local_id, 2 * local_id + 1);
   ReleaseLocalId(local_id);
   if (endpoint_vci >= 0) vcis_->ReleaseEndpointVci(endpoint_vci);
 }

@@ -40,6 +40,7 @@ class RoutedTransport final : public Transport {
                   const std::vector<bool>& on_node);
 
   const char* name() const override { return name_.c_str(); }
+  Link LinkTo(int rank) const override { return Route({rank, 0}).LinkTo(rank); }
   int num_vcis() const override { return node_->num_vcis(); }
   size_t max_message_size() const override { return max_message_size_; }
   size_t max_message_size_to(int rank) const override {

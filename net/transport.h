@@ -51,6 +51,16 @@ struct PeerVci {
   }
 };
 
+// The kind of link that carries messages to a rank, as MPI_T's per-VCI
+// traffic counters split them (mpi/vci/outbox.h): the process itself, the
+// node's shared memory, or the network (sockets or InfiniBand).
+enum class Link : uint8_t { kSelf, kShm, kTcp, kIb };
+inline constexpr int kNumLinks = 4;
+inline const char* LinkName(Link link) {
+  static constexpr const char* kNames[kNumLinks] = {"self", "shm", "tcp", "ib"};
+  return kNames[static_cast<int>(link)];
+}
+
 enum class PostResult {
   kOk,     // posted; a later completion (if any) reports the end
   kRetry,  // no resources now: progress this VCI, then post again
@@ -132,6 +142,9 @@ class Transport {
   virtual ~Transport() = default;
 
   virtual const char* name() const = 0;
+  // Which link carries messages to `rank` (any rank, this job's or, after
+  // AddPeer, another's). Asked once per rank at setup, never per message.
+  virtual Link LinkTo(int rank) const = 0;
   // VCIs per rank: indices 0 .. num_vcis() - 1 are valid everywhere.
   virtual int num_vcis() const = 0;
   // Largest header + payload that one Send carries to every rank

@@ -204,6 +204,8 @@ int PutOrGet(const char* call, bool read, void* origin_addr,
     if (request != nullptr) *request = CompletedRequest(w);
     return MPI_SUCCESS;
   }
+  w->window->CountOperation(read ? minimpi::rma::OperationKind::kGet
+                                 : minimpi::rma::OperationKind::kPut);
   minimpi::vci::Request* r =
       request != nullptr ? Engine().NewRequest(*w->window) : nullptr;
   const minimpi::rma::Buffer local = BufferOf(origin_addr, origin_count, origin);
@@ -231,10 +233,12 @@ int PutOrGet(const char* call, bool read, void* origin_addr,
 int AccumulateCall(const char* call, const void* origin_addr,
                    int64_t origin_count, MPI_Datatype origin_datatype,
                    void* result_addr, int64_t result_count,
-                   MPI_Datatype result_datatype, bool fetch, int target_rank,
+                   MPI_Datatype result_datatype,
+                   minimpi::rma::OperationKind kind, int target_rank,
                    MPI_Aint target_disp, int64_t target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                    MPI_Request* request) {
+  const bool fetch = kind != minimpi::rma::OperationKind::kAccumulate;
   WindowObject* w;
   if (int error = minimpi::CheckWindow(call, win, &w)) return error;
   const Datatype* origin = nullptr;
@@ -283,6 +287,7 @@ int AccumulateCall(const char* call, const void* origin_addr,
     if (request != nullptr) *request = CompletedRequest(w);
     return MPI_SUCCESS;
   }
+  w->window->CountOperation(kind);
   minimpi::vci::Request* r =
       request != nullptr ? Engine().NewRequest(*w->window) : nullptr;
   const minimpi::rma::Buffer source =
@@ -364,7 +369,8 @@ int PMPI_Accumulate(const void* origin_addr, int origin_count,
                          "MPI_Fetch_and_op");
   }
   return AccumulateCall("MPI_Accumulate", origin_addr, origin_count,
-                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                        minimpi::rma::OperationKind::kAccumulate,
                         target_rank, target_disp, target_count,
                         target_datatype, op, win, nullptr);
 }
@@ -379,7 +385,8 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count,
     return minimpi::NullArgument("MPI_Raccumulate", nullptr, "request");
   }
   return AccumulateCall("MPI_Raccumulate", origin_addr, origin_count,
-                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                        minimpi::rma::OperationKind::kAccumulate,
                         target_rank, target_disp, target_count,
                         target_datatype, op, win, request);
 }
@@ -393,7 +400,9 @@ int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
   MINIMPI_REQUIRE_INIT("MPI_Get_accumulate");
   return AccumulateCall("MPI_Get_accumulate", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
-                        result_datatype, true, target_rank, target_disp,
+                        result_datatype,
+                        minimpi::rma::OperationKind::kGetAccumulate,
+                        target_rank, target_disp,
                         target_count, target_datatype, op, win, nullptr);
 }
 
@@ -409,7 +418,9 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
   }
   return AccumulateCall("MPI_Rget_accumulate", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
-                        result_datatype, true, target_rank, target_disp,
+                        result_datatype,
+                        minimpi::rma::OperationKind::kGetAccumulate,
+                        target_rank, target_disp,
                         target_count, target_datatype, op, win, request);
 }
 
@@ -426,7 +437,8 @@ int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
                          "MPI_Fetch_and_op takes a predefined datatype");
   }
   return AccumulateCall("MPI_Fetch_and_op", origin_addr, 1, datatype,
-                        result_addr, 1, datatype, true, target_rank,
+                        result_addr, 1, datatype,
+                        minimpi::rma::OperationKind::kFetchAndOp, target_rank,
                         target_disp, 1, datatype, op, win, nullptr);
 }
 
@@ -459,6 +471,7 @@ int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
     return RaiseOnWindow(w, kCall, MPI_ERR_BUFFER, "null buffer");
   }
   if (skip) return MPI_SUCCESS;
+  w->window->CountOperation(minimpi::rma::OperationKind::kCompareAndSwap);
   Engine().CompareAndSwap(*w->window, origin_addr, compare_addr, result_addr,
                           type->size, HandleWord(datatype),
                           SpanOf(target_rank, target_disp, 1, described));
@@ -525,7 +538,8 @@ int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
                            target_disp, 0, target_datatype, op, win);
   }
   return AccumulateCall("MPI_Accumulate_c", origin_addr, origin_count,
-                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                        minimpi::rma::OperationKind::kAccumulate,
                         target_rank, target_disp, target_count,
                         target_datatype, op, win, nullptr);
 }
@@ -540,7 +554,8 @@ int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
     return minimpi::NullArgument("MPI_Raccumulate_c", nullptr, "request");
   }
   return AccumulateCall("MPI_Raccumulate_c", origin_addr, origin_count,
-                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL, false,
+                        origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                        minimpi::rma::OperationKind::kAccumulate,
                         target_rank, target_disp, target_count,
                         target_datatype, op, win, request);
 }
@@ -555,7 +570,9 @@ int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
   MINIMPI_REQUIRE_INIT("MPI_Get_accumulate_c");
   return AccumulateCall("MPI_Get_accumulate_c", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
-                        result_datatype, true, target_rank, target_disp,
+                        result_datatype,
+                        minimpi::rma::OperationKind::kGetAccumulate,
+                        target_rank, target_disp,
                         target_count, target_datatype, op, win, nullptr);
 }
 
@@ -572,7 +589,9 @@ int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
   }
   return AccumulateCall("MPI_Rget_accumulate_c", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
-                        result_datatype, true, target_rank, target_disp,
+                        result_datatype,
+                        minimpi::rma::OperationKind::kGetAccumulate,
+                        target_rank, target_disp,
                         target_count, target_datatype, op, win, request);
 }
 

@@ -9,7 +9,11 @@
 // below.
 #include <mutex>
 
+#include "mpi/coll/tool_variables.h"
+#include "mpi/matching_tool_variables.h"
+#include "mpi/rma/tool_variables.h"
 #include "mpi/tool/registry.h"
+#include "mpi/vci/tool_variables.h"
 
 namespace minimpi::tool {
 
@@ -18,6 +22,10 @@ void RegisterAllToolVariables() {
   std::call_once(once, [] {
     // Each module's Register<Module>ToolVariables() goes here, one line
     // each.
+    vci::RegisterVciToolVariables();
+    coll::RegisterCollectiveToolVariables();
+    rma::RegisterOneSidedToolVariables();
+    RegisterMatchingToolVariables();
   });
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "mpi/coll/families.h"
 #include "mpi/coll/intercomm.h"
+#include "mpi/coll/tool_variables.h"
 
 namespace minimpi::coll {
 namespace {
@@ -108,13 +109,17 @@ const char* ChosenAlgorithm(Collective collective) {
 
 std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,
                                 const Arguments& arguments) {
-  if (comm.inter) return BuildIntercomm(collective, comm, arguments);
+  if (comm.inter) {
+    NoteIntercomm(comm, collective);
+    return BuildIntercomm(collective, comm, arguments);
+  }
   const CollectiveAlgorithms& entry = Entry(collective);
   const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
   if (algorithm == nullptr ||
       (algorithm->serves != nullptr && !algorithm->serves(comm, arguments))) {
     algorithm = Find(entry, entry.choose(comm, arguments));
   }
+  NoteAlgorithm(comm, entry, *algorithm);
   return algorithm->build(comm, arguments);
 }
 

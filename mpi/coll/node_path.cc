@@ -38,6 +38,7 @@
 #include "mpi/coll/node_collectives.h"
 #include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
+#include "mpi/coll/tool_variables.h"
 #include "mpi/instance.h"
 
 namespace minimpi::coll {
@@ -577,15 +578,18 @@ NodeOutcome RunOnNode(Collective collective, Communicator& comm,
   }
   NodeState& state = *chosen_state;
   const NodeLayout& layout = state.layout();
+  NodeOutcome outcome;
   if (!layout.spans_nodes()) {
-    return RunThroughRegion(*region, collective, arguments);
-  }
-  if (!HasNodeAwareAlgorithm(collective)) return NodeOutcome::kNotRun;
-  if (collective == Collective::kAllreduce && !layout.consecutive &&
-      !arguments.op->commutative()) {
+    outcome = RunThroughRegion(*region, collective, arguments);
+  } else if (!HasNodeAwareAlgorithm(collective) ||
+             (collective == Collective::kAllreduce && !layout.consecutive &&
+              !arguments.op->commutative())) {
     return NodeOutcome::kNotRun;
+  } else {
+    outcome = AcrossNodes(state, collective, comm, arguments);
   }
-  return AcrossNodes(state, collective, comm, arguments);
+  if (outcome != NodeOutcome::kNotRun) NoteNodePath(comm, collective);
+  return outcome;
 }
 
 }  // namespace minimpi::coll

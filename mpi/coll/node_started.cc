@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mpi/coll/tool_variables.h"
 #include "mpi/instance.h"
 
 namespace minimpi::coll {
@@ -37,6 +38,7 @@ std::unique_ptr<NodeStartedCall> NodeStartedCall::For(
   } else if (!region->IsSmall(bytes) || region->DirectFor(bytes)) {
     return nullptr;
   }
+  NoteNodePath(comm, collective);
   return std::unique_ptr<NodeStartedCall>(
       new NodeStartedCall(collective, comm, *region, arguments));
 }

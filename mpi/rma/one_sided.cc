@@ -277,9 +277,13 @@ void OneSided::Lock(Window& window, int rank, bool exclusive) {
                                  exclusive ? kExclusive : 0);
     SendLocked(window, rank, &header, sizeof(header), nullptr, 0);
   }
+  const auto asked = std::chrono::steady_clock::now();
   WaitOn(window, [&] {
     return window.granted[rank].load(std::memory_order_acquire) != 0;
   });
+  window.lock_wait_ns.Add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - asked)
+                              .count());
 }
 
 void OneSided::Unlock(Window& window, int rank, bool exclusive) {
@@ -362,7 +366,8 @@ void OneSided::GrantLocked(Window& window) {
     } else {
       ++window.shared_holders;
     }
-    const Header header = Notice(window, next.rank, MessageType::kLockGranted);
+    const Header header = Notice(window, next.rank, MessageType::kLockGranted,
+                                 next.queued ? kQueued : 0);
     SendLocked(window, next.rank, &header, sizeof(header), nullptr, 0);
   }
 }
@@ -397,8 +402,11 @@ void OneSided::OnMessageLocked(int vci, net::PeerVci peer,
     case MessageType::kLockRequest:
       window->lock_queue.push_back({from, (header.flags & kExclusive) != 0});
       GrantLocked(*window);
+      // Still queued (the newest is last): its grant will say it waited.
+      if (!window->lock_queue.empty()) window->lock_queue.back().queued = true;
       return;
     case MessageType::kLockGranted:
+      if (header.flags & kQueued) window->lock_waits.Add();
       window->granted[from].store(1, std::memory_order_release);
       return;
     case MessageType::kUnlock:

@@ -60,6 +60,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "mpi/datatype/layout.h"
+#include "mpi/vci/counters.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/vci_lock.h"
 #include "mpi/vci/vci_set.h"
@@ -100,6 +101,18 @@ struct TargetSpan {
   int64_t count = 0;
   const datatype::Layout* layout = nullptr;
 };
+
+// The MPI calls that move data, as a tool counts them per window (MPI_T,
+// mpi/rma/tool_variables.h); the r-forms count as their blocking forms.
+enum class OperationKind : uint8_t {
+  kPut,
+  kGet,
+  kAccumulate,
+  kGetAccumulate,
+  kFetchAndOp,
+  kCompareAndSwap,
+};
+inline constexpr int kOperationKinds = 6;
 
 class Window;
 struct Operation;
@@ -284,10 +297,23 @@ class Window {
   struct Waiter {
     int rank;
     bool exclusive;
+    bool queued = false;  // not granted on arrival: another held the lock
   };
   int shared_holders = 0;
   int exclusive_holder = -1;
   std::deque<Waiter> lock_queue;
+
+  // What a tool sees (MPI_T): the operations this member issued, by kind
+  // (any thread may issue them, so an atomic add: it is no two-sided
+  // small-message path); the lock requests of ours a target queued behind
+  // another holder (counted under the VCI's lock when the grant comes); and
+  // the time Lock waited for grants, queued or not.
+  vci::SharedCounter operations[kOperationKinds];
+  void CountOperation(OperationKind kind) {
+    operations[static_cast<int>(kind)].Add();
+  }
+  vci::OwnedCounter lock_waits;
+  vci::SharedCounter lock_wait_ns;
 };
 
 }  // namespace minimpi::rma

@@ -32,6 +32,7 @@ enum class MessageType : uint8_t {
 inline constexpr uint8_t kExclusive = 1;
 inline constexpr uint8_t kWantsResult = 2;  // reply carries the old data
 inline constexpr uint8_t kRefused = 4;  // reply: outside the target's memory
+inline constexpr uint8_t kQueued = 8;   // kLockGranted: the request waited
 
 struct Header {
   MessageType type;

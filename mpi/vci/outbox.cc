@@ -24,16 +24,29 @@ bool Outbox::Waiting(net::PeerVci peer) const {
 
 bool Outbox::Post(net::Transport& transport, int vci, net::PeerVci peer,
                   const Message& message) {
+  net::PostResult result;
+  size_t payload_bytes;
   if (message.pack != nullptr) {
-    return transport.SendPacked(
-               vci, peer, message.header, message.header_length,
-               message.packed_length, [&message](void* destination) {
-                 message.pack(message.pack_source, destination);
-               }) == net::PostResult::kOk;
+    payload_bytes = message.packed_length;
+    result = transport.SendPacked(
+        vci, peer, message.header, message.header_length, message.packed_length,
+        [&message](void* destination) {
+          message.pack(message.pack_source, destination);
+        });
+  } else {
+    payload_bytes = message.payload_length;
+    result = transport.Send(vci, peer, message.header, message.header_length,
+                            message.payload, message.payload_length);
   }
-  return transport.Send(vci, peer, message.header, message.header_length,
-                        message.payload,
-                        message.payload_length) == net::PostResult::kOk;
+  if (result != net::PostResult::kOk) [[unlikely]] {
+    counters_.refused.Add();
+    return false;
+  }
+  const net::Link link = links_ != nullptr ? links_->Of(transport, peer.rank)
+                                           : transport.LinkTo(peer.rank);
+  counters_.messages_sent.Add(link);
+  counters_.bytes_sent.Add(link, payload_bytes);
+  return true;
 }
 
 void Outbox::Enqueue(net::PeerVci peer, const Message& message) {
@@ -42,6 +55,7 @@ void Outbox::Enqueue(net::PeerVci peer, const Message& message) {
                  message.header_length);
     std::abort();
   }
+  counters_.queued.Add();
   Entry* entry;
   if (!spare_.empty()) {
     entry = spare_.back();

@@ -12,7 +12,12 @@
 // the transport refused need no order among themselves, so each kind keeps
 // its own retry of those.
 //
-// Threads: everything here is guarded by the VCI's lock.
+// It also counts what leaves (messages and payload bytes by link) and what
+// the transport refused, for a tool (MPI_T, mpi/vci/tool_variables.cc):
+// written under the VCI's lock, read from any thread.
+//
+// Threads: everything here is guarded by the VCI's lock; the counters may
+// be read from any thread.
 //
 // Owned by: mpi/vci (one per Vci). Used by: the kinds of traffic.
 #ifndef MINIMPI_MPI_VCI_OUTBOX_H_
@@ -24,6 +29,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
+#include "mpi/vci/counters.h"
 #include "net/transport.h"
 
 namespace minimpi::vci {
@@ -85,6 +91,22 @@ class Outbox {
   bool RetryLocked(net::Transport& transport, int vci);
   bool empty() const { return backlogged_peers_.empty(); }
 
+  // What left and what waited, since the outbox was made. Messages and
+  // bytes count each message once, when it leaves; bytes are payload bytes
+  // (headers excluded: they differ by protocol). `refused` counts every
+  // post the transport answered kRetry (a queued message may be refused
+  // again by each retry); `queued` the messages put in the outbox.
+  struct Counters {
+    LinkCounters messages_sent;
+    LinkCounters bytes_sent;
+    OwnedCounter refused;
+    OwnedCounter queued;
+  };
+  const Counters& counters() const { return counters_; }
+  // Where the link of each rank is looked up (the VciSet's table); without
+  // one every message asks the transport.
+  void set_links(const LinkTable* links) { links_ = links; }
+
   // Takes out the first message waiting for `peer` that `is_it` picks (a
   // send cancelled before it left); nobody is told. True when one was
   // waiting.
@@ -106,15 +128,17 @@ class Outbox {
   }
   // Whether a message to `peer` is waiting.
   bool Waiting(net::PeerVci peer) const;
-  // One try on the transport.
-  static bool Post(net::Transport& transport, int vci, net::PeerVci peer,
-                   const Message& message);
+  // One try on the transport; counts what it sent or that it was refused.
+  bool Post(net::Transport& transport, int vci, net::PeerVci peer,
+            const Message& message);
 
   // By peer; looked up only while `backlogged_peers_` is not empty, so the
   // common path never hashes.
   absl::flat_hash_map<uint64_t, Queue> queues_;
   std::vector<net::PeerVci> backlogged_peers_;  // whose queue is not empty
   std::vector<Entry*> spare_;                   // recycled entries
+  const LinkTable* links_ = nullptr;
+  Counters counters_;
 };
 
 }  // namespace minimpi::vci

@@ -123,7 +123,44 @@ TEST(OutboxTest, OrderPerPeerAndEveryoneToldWhateverIsRefused) {
     }
     for (uint64_t word : sent_at_once) EXPECT_FALSE(told[word]);
     EXPECT_EQ(sender.told.size() + sent_at_once.size(), 200u);
+    // What a tool reads: each message counted once, when it left, by the
+    // link the transport names (the loopback's is self); every refusal;
+    // every message that queued.
+    uint64_t payload_bytes = 0;
+    for (const std::string& payload : payloads) payload_bytes += payload.size();
+    const Outbox::Counters& counters = outbox.counters();
+    EXPECT_EQ(counters.messages_sent.Read(net::Link::kSelf), 200u);
+    EXPECT_EQ(counters.bytes_sent.Read(net::Link::kSelf), payload_bytes);
+    for (net::Link other : {net::Link::kShm, net::Link::kTcp, net::Link::kIb}) {
+      EXPECT_EQ(counters.messages_sent.Read(other), 0u);
+      EXPECT_EQ(counters.bytes_sent.Read(other), 0u);
+    }
+    EXPECT_EQ(counters.refused.Read(), transport.refusals());
+    EXPECT_EQ(counters.queued.Read(), sender.told.size());
+    EXPECT_GT(counters.queued.Read(), 0u);
   }
+}
+
+// A rank past the table (another job's process, or before the table is
+// filled) is classified by the transport.
+TEST(OutboxTest, RanksPastTheLinkTableAskTheTransport) {
+  LoopbackTransport transport;
+  Outbox outbox;
+  LinkTable links;  // empty: every rank asks the transport (self)
+  outbox.set_links(&links);
+  Header header;
+  const std::string payload(10, 'x');
+  Outbox::Message message;
+  message.header = &header;
+  message.header_length = sizeof(Header);
+  message.payload = payload.data();
+  message.payload_length = payload.size();
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(outbox.Send(transport, 0, {0, 1}, message));
+  EXPECT_EQ(outbox.counters().messages_sent.Read(net::Link::kSelf), 3u);
+  EXPECT_EQ(outbox.counters().bytes_sent.Read(net::Link::kSelf), 30u);
+  EXPECT_EQ(outbox.counters().refused.Read(), 0u);
+  EXPECT_EQ(outbox.counters().queued.Read(), 0u);
 }
 
 TEST(OutboxTest, NothingOvertakesAWaitingMessage) {

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <functional>
 
+#include "mpi/vci/tool_variables.h"
+
 namespace minimpi::vci {
 namespace {
 
@@ -48,9 +50,11 @@ VciSet::VciSet(net::Transport* transport, const runtime::Settings& settings,
     vcis_[v].store(nullptr, std::memory_order_relaxed);
     endpoint_references_[v].store(0, std::memory_order_relaxed);
   }
+  ShowToTools(this);
 }
 
 VciSet::~VciSet() {
+  StopShowingToTools(this);
   for (int v = 0; v < capacity_; ++v) {
     delete vcis_[v].load(std::memory_order_acquire);
   }
@@ -109,6 +113,7 @@ void VciSet::Unregister(Traffic traffic) {
 
 absl::Status VciSet::MakeVci(int vci) {
   auto made = std::make_unique<Vci>();
+  made->outbox->set_links(&links_);
   for (TrafficHandler* handler : handlers_) {
     if (handler == nullptr) continue;
     absl::Status attached = handler->AttachVci(vci, *made);
@@ -214,6 +219,8 @@ void VciSet::OnCompletion(int vci, const net::Completion& completion) {
                      type);
         std::abort();
       }
+      At(vci).counters->messages_received.Add(
+          links_.Of(*transport_, completion.peer));
       handler->OnMessageLocked(vci, completion.from(),
                                static_cast<const std::byte*>(completion.data),
                                completion.length);

@@ -44,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mpi/vci/counters.h"
 #include "mpi/vci/outbox.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/vci_lock.h"
@@ -82,10 +83,21 @@ inline void* UntagContext(uint64_t context) {
 // held inline beside it, they made the 8-byte ping-pong 12% slower on the
 // 2-core machine with the very same instructions per message (measured;
 // docs/benchmarks.md, "The house").
+//
+// Its counters for a tool (MPI_T; what leaves is counted by the outbox):
+// messages received by link, under the lock; sleeps, wake-ups and time
+// asleep by the waiters, who sleep without the lock, several at once.
+struct VciCounters {
+  LinkCounters messages_received;
+  SharedCounter sleeps;
+  SharedCounter wakeups;  // sleeps that ended before their time limit
+  SharedCounter asleep_ns;
+};
 struct alignas(64) Vci {
   VciLock mutex;
   const std::unique_ptr<RequestPool> requests = std::make_unique<RequestPool>();
   const std::unique_ptr<Outbox> outbox = std::make_unique<Outbox>();
+  const std::unique_ptr<VciCounters> counters = std::make_unique<VciCounters>();
 };
 
 // One kind of traffic. Every call but AttachVci holds `vci`'s lock and may
@@ -167,6 +179,12 @@ class VciSet final : public net::CompletionHandler {
   RequestPool& requests(int vci) const { return *At(vci).requests; }
   // Its outbox (under the lock).
   Outbox& outbox(int vci) const { return *At(vci).outbox; }
+  // Its counters (any thread).
+  const VciCounters& counters(int vci) const { return *At(vci).counters; }
+  // Asks the transport once which link reaches each of the job's
+  // `world_size` ranks, so the outboxes count messages by link without
+  // asking per message. Before any traffic.
+  void FillLinks(int world_size) { links_.Fill(*transport_, world_size); }
 
   // A VCI of its own for a new endpoint, holding one reference, or -1 when
   // all Settings::endpoint_vcis are taken. Any thread.
@@ -264,6 +282,8 @@ class VciSet final : public net::CompletionHandler {
   // The handler of each message type (a message's first byte).
   std::array<TrafficHandler*, 256> by_message_type_{};
   TrafficHandler* writes_with_immediate_ = nullptr;
+  // Every VCI's outbox looks links up here (FillLinks).
+  LinkTable links_;
 };
 
 template <typename Done>

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "mpi/vci/tool_variables.h"
 #include "mpi/vci/vci_set.h"
 #include "runtime/topology.h"
 
@@ -154,7 +155,17 @@ bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
   const int64_t timeout =
       verified ? wait_policy_.sleep_max_ns
                : std::min(wait_policy_.sleep_max_ns, kUnverifiedSleepNs);
+  // Counted for tools (sleeps are off the message path: a sleep costs
+  // microseconds, so two clock reads and three atomic adds are noise).
+  VciCounters& counters = *At(bell).counters;
+  counters.sleeps.Add();
+  RaiseWaiterSlept(bell);
+  const int64_t asleep_since = NowNs();
   transport_->SleepOnDoorbell(bell, token, timeout);
+  const int64_t slept = NowNs() - asleep_since;
+  counters.asleep_ns.Add(static_cast<uint64_t>(slept));
+  if (slept < timeout) counters.wakeups.Add();
+  RaiseWaiterWoke(bell, slept);
   return true;
 }
 

@@ -105,6 +105,9 @@ class IbTransport final : public Transport {
   IbTransport& operator=(const IbTransport&) = delete;
 
   const char* name() const override { return "ib"; }
+  Link LinkTo(int rank) const override {
+    return rank == rank_ ? Link::kSelf : Link::kIb;
+  }
   int num_vcis() const override { return num_vcis_; }
   size_t max_message_size() const override { return max_message_; }
 

@@ -74,6 +74,10 @@ class ShmTransport final : public Transport {
   ShmTransport& operator=(const ShmTransport&) = delete;
 
   const char* name() const override { return "shm"; }
+  // Another job's processes go through tcp (see AllowOtherJobs).
+  Link LinkTo(int rank) const override {
+    return rank == rank_ ? Link::kSelf : rank < size_ ? Link::kShm : Link::kTcp;
+  }
   int num_vcis() const override { return num_vcis_; }
   size_t max_message_size() const override { return max_message_; }
 

@@ -122,6 +122,9 @@ class TcpTransport final : public Transport {
   TcpTransport& operator=(const TcpTransport&) = delete;
 
   const char* name() const override { return "tcp"; }
+  Link LinkTo(int rank) const override {
+    return rank == rank_ ? Link::kSelf : Link::kTcp;
+  }
   int num_vcis() const override { return num_vcis_; }
   size_t max_message_size() const override { return max_message_; }
 

@@ -44,6 +44,8 @@ class LoopbackTransport final : public Transport {
               std::vector<std::byte> data = {});
 
   const char* name() const override { return "loopback"; }
+  // Every rank lives in this process.
+  Link LinkTo(int /*rank*/) const override { return Link::kSelf; }
   int num_vcis() const override { return options_.num_vcis; }
   size_t max_message_size() const override { return options_.max_message_size; }
   absl::StatusOr<MemoryRegion> RegisterMemory(void* address,
