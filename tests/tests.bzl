@@ -135,6 +135,8 @@ MPI_TEST_PROGRAMS = {
     "rma_self": {"srcs": ["rma_self.c"], "threaded": False},
     # Issue 42's calls given hostile input: error classes, no hang, no crash.
     "mpi42_errors": {"srcs": ["mpi42_errors.c"], "threaded": False},
+    # Issue 43: every MPI_T call, before MPI_Init, during and after.
+    "mpit_interface": {"srcs": ["mpit_interface.c"], "threaded": False},
 }
 
 # net/ib over the software verbs device (paths resolved by run_mpi_test.sh).
@@ -1011,4 +1013,8 @@ MPI_TEST_CASES = [
     # 25 unexpected messages received in reverse order, then 3 partitioned
     # rounds (apps/mpit_trace:trace_end_to_end_test runs it under the tool).
     {"name": "mpit_queue_depth", "program": "mpit_queue_depth", "ranks": [2, 4]},
+    # Every MPI_T call: init counting, control variables (a write before
+    # MPI_Init honoured by it), categories, pvar sessions, event
+    # registrations, error classes of bad handles.
+    {"name": "mpit_interface", "program": "mpit_interface", "ranks": [2]},
 ]

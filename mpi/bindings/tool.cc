@@ -78,6 +78,9 @@ struct ToolState {
   // Values written through MPI_T after the runtime read its settings (by a
   // setting's writer): what a read then answers.
   std::map<std::string, std::string> written;
+  // Values written before the runtime started (kept as overrides for
+  // MPI_Init), so a refused write can put the earlier one back.
+  std::map<std::string, std::string> written_before_init;
   // The library's own variables' values.
   std::atomic<uint64_t> pvar_reads{0};
   std::atomic<uint64_t> sessions_live{0};
@@ -536,9 +539,16 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
     // Before MPI_Init: kept for it, checked now as MPI_Init will check it.
     minimpi::runtime::SetSettingOverride(cvar.name, value);
     if (!minimpi::runtime::Settings::FromEnvironment().ok()) {
-      minimpi::runtime::ClearSettingOverride(cvar.name);
+      // Refused: the earlier write (or the environment) stands.
+      auto earlier = s.written_before_init.find(cvar.name);
+      if (earlier != s.written_before_init.end()) {
+        minimpi::runtime::SetSettingOverride(cvar.name, earlier->second);
+      } else {
+        minimpi::runtime::ClearSettingOverride(cvar.name);
+      }
       return MPI_ERR_ARG;
     }
+    s.written_before_init[cvar.name] = value;
     return MPI_SUCCESS;
   }
   const minimpi::tool::ControlVariableWriter* writer =
