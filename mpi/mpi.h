@@ -27,7 +27,7 @@ typedef struct {
   int MPI_SOURCE;
   int MPI_TAG;
   int MPI_ERROR;
-  int internal[5]; /* byte count (64 bits), cancelled flag */
+  int MPI_internal[5]; /* byte count (64 bits), cancelled flag */
 } MPI_Status;
 
 typedef struct MPI_ABI_Op* MPI_Op;
@@ -141,18 +141,18 @@ typedef struct MPI_ABI_Datatype* MPI_Datatype;
 /* The optional Fortran types by size (MPI-4.1 section 3.2.2; the LOGICALs
  * are MPI-5.0's), as C programs see them. Each is 0x2c0 + 8 * log2(bytes) +
  * its kind (LOGICAL 0, INTEGER 1, REAL 2, COMPLEX 3), the standard ABI's
- * values. A type minimpi cannot give the arithmetic of is
- * MPI_DATATYPE_NULL, as the standard allows for optional types: the
- * half-precision REAL*2 and COMPLEX*4. */
+ * values. minimpi cannot do the arithmetic of the half-precision REAL*2
+ * and COMPLEX*4: they keep their ABI values, and every call given one
+ * answers MPI_ERR_TYPE. */
 #define MPI_LOGICAL1 ((MPI_Datatype)0x000002c0)
 #define MPI_INTEGER1 ((MPI_Datatype)0x000002c1)
 #define MPI_LOGICAL2 ((MPI_Datatype)0x000002c8)
 #define MPI_INTEGER2 ((MPI_Datatype)0x000002c9)
-#define MPI_REAL2 MPI_DATATYPE_NULL /* 0x2ca in the standard ABI */
+#define MPI_REAL2 ((MPI_Datatype)0x000002ca)
 #define MPI_LOGICAL4 ((MPI_Datatype)0x000002d0)
 #define MPI_INTEGER4 ((MPI_Datatype)0x000002d1)
 #define MPI_REAL4 ((MPI_Datatype)0x000002d2)
-#define MPI_COMPLEX4 MPI_DATATYPE_NULL /* 0x2d3 in the standard ABI */
+#define MPI_COMPLEX4 ((MPI_Datatype)0x000002d3)
 #define MPI_LOGICAL8 ((MPI_Datatype)0x000002d8)
 #define MPI_INTEGER8 ((MPI_Datatype)0x000002d9)
 #define MPI_REAL8 ((MPI_Datatype)0x000002da)
@@ -216,24 +216,26 @@ enum {
   MPI_ERR_NO_SPACE = 41,
   MPI_ERR_NO_SUCH_FILE = 42,
   MPI_ERR_PORT = 43,
-  MPI_ERR_PROC_ABORTED = 44,
-  MPI_ERR_QUOTA = 45,
-  MPI_ERR_READ_ONLY = 46,
-  MPI_ERR_RMA_ATTACH = 47,
-  MPI_ERR_RMA_CONFLICT = 48,
-  MPI_ERR_RMA_RANGE = 49,
-  MPI_ERR_RMA_SHARED = 50,
-  MPI_ERR_RMA_SYNC = 51,
-  MPI_ERR_RMA_FLAVOR = 52,
-  MPI_ERR_SERVICE = 53,
-  MPI_ERR_SESSION = 54,
-  MPI_ERR_SIZE = 55,
-  MPI_ERR_SPAWN = 56,
-  MPI_ERR_UNSUPPORTED_DATAREP = 57,
-  MPI_ERR_UNSUPPORTED_OPERATION = 58,
+  MPI_ERR_QUOTA = 44,
+  MPI_ERR_READ_ONLY = 45,
+  MPI_ERR_RMA_ATTACH = 46,
+  MPI_ERR_RMA_CONFLICT = 47,
+  MPI_ERR_RMA_RANGE = 48,
+  MPI_ERR_RMA_SHARED = 49,
+  MPI_ERR_RMA_SYNC = 50,
+  MPI_ERR_SERVICE = 51,
+  MPI_ERR_SIZE = 52,
+  MPI_ERR_SPAWN = 53,
+  MPI_ERR_UNSUPPORTED_DATAREP = 54,
+  MPI_ERR_UNSUPPORTED_OPERATION = 55,
+  MPI_ERR_WIN = 56,
+  /* Added after MPI-2.0, in the order the standard added them. */
+  MPI_ERR_RMA_FLAVOR = 57,
+  MPI_ERR_PROC_ABORTED = 58,
   MPI_ERR_VALUE_TOO_LARGE = 59,
-  MPI_ERR_WIN = 60,
+  MPI_ERR_SESSION = 60,
   MPI_ERR_ERRHANDLER = 61,
+  MPI_ERR_ABI = 62, /* MPI-5.0; the last predefined class */
   /* The tool interface's own error codes (MPI_T_* calls return them). */
   MPI_T_ERR_CANNOT_INIT = 1001,
   MPI_T_ERR_NOT_ACCESSIBLE = 1002,
@@ -265,8 +267,8 @@ enum {
 #define MPI_ERRCODES_IGNORE ((int*)0)
 #define MPI_STATUS_IGNORE ((MPI_Status*)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status*)0)
-#define MPI_UNWEIGHTED ((int*)4)
-#define MPI_WEIGHTS_EMPTY ((int*)5)
+#define MPI_UNWEIGHTED ((int*)10)
+#define MPI_WEIGHTS_EMPTY ((int*)11)
 
 #define MPI_BSEND_OVERHEAD 512
 #define MPI_MAX_DATAREP_STRING 128
@@ -276,53 +278,57 @@ enum {
 #define MPI_MAX_LIBRARY_VERSION_STRING 8192
 #define MPI_MAX_OBJECT_NAME 128
 /* Sessions (MPI-4.1 chapter 11); the standard ABI's values. */
-#define MPI_MAX_PSET_NAME_LEN 256
-#define MPI_MAX_STRINGTAG_LEN 256
+#define MPI_MAX_PSET_NAME_LEN 1024
+#define MPI_MAX_STRINGTAG_LEN 1024
 #define MPI_MAX_PORT_NAME 1024
 #define MPI_MAX_PROCESSOR_NAME 256
 
 enum {
   MPI_ANY_SOURCE = -1,
-  MPI_PROC_NULL = -2,
-  MPI_ROOT = -3,
-  MPI_ANY_TAG = -31,
-  MPI_KEYVAL_INVALID = -127,
+  MPI_ANY_TAG = -2,
+  MPI_PROC_NULL = -3,
+  MPI_ROOT = -4,
   MPI_UNDEFINED = -32766
 };
 
+/* Never the id of a keyval (created keyvals start at 1 << 20; the
+ * predefined attribute keys are 501..507 and 601..605). */
+enum { MPI_KEYVAL_INVALID = 0 };
+
+/* Thread support levels: increasing, as the standard requires. */
 enum {
   MPI_THREAD_SINGLE = 0,
-  MPI_THREAD_FUNNELED = 1,
-  MPI_THREAD_SERIALIZED = 2,
-  MPI_THREAD_MULTIPLE = 7
+  MPI_THREAD_FUNNELED = 1024,
+  MPI_THREAD_SERIALIZED = 2048,
+  MPI_THREAD_MULTIPLE = 4096
 };
 
 enum {
-  MPI_IDENT = 101,
-  MPI_CONGRUENT = 102,
-  MPI_SIMILAR = 103,
-  MPI_UNEQUAL = 104
+  MPI_IDENT = 201,
+  MPI_CONGRUENT = 202,
+  MPI_SIMILAR = 203,
+  MPI_UNEQUAL = 204
 };
 
 /* Datatype decoding (MPI_Type_get_envelope). */
 enum {
-  MPI_COMBINER_NAMED = 301,
-  MPI_COMBINER_DUP = 302,
-  MPI_COMBINER_CONTIGUOUS = 303,
-  MPI_COMBINER_VECTOR = 304,
-  MPI_COMBINER_HVECTOR = 305,
-  MPI_COMBINER_INDEXED = 306,
-  MPI_COMBINER_HINDEXED = 307,
-  MPI_COMBINER_INDEXED_BLOCK = 308,
-  MPI_COMBINER_HINDEXED_BLOCK = 309,
-  MPI_COMBINER_STRUCT = 310,
-  MPI_COMBINER_SUBARRAY = 311,
-  MPI_COMBINER_DARRAY = 312,
-  MPI_COMBINER_F90_REAL = 313,
-  MPI_COMBINER_F90_COMPLEX = 314,
-  MPI_COMBINER_F90_INTEGER = 315,
-  MPI_COMBINER_RESIZED = 316,
-  MPI_COMBINER_VALUE_INDEX = 317
+  MPI_COMBINER_NAMED = 101,
+  MPI_COMBINER_DUP = 102,
+  MPI_COMBINER_CONTIGUOUS = 103,
+  MPI_COMBINER_VECTOR = 104,
+  MPI_COMBINER_HVECTOR = 105,
+  MPI_COMBINER_INDEXED = 106,
+  MPI_COMBINER_HINDEXED = 107,
+  MPI_COMBINER_INDEXED_BLOCK = 108,
+  MPI_COMBINER_HINDEXED_BLOCK = 109,
+  MPI_COMBINER_STRUCT = 110,
+  MPI_COMBINER_SUBARRAY = 111,
+  MPI_COMBINER_DARRAY = 112,
+  MPI_COMBINER_F90_INTEGER = 113,
+  MPI_COMBINER_F90_REAL = 114,
+  MPI_COMBINER_F90_COMPLEX = 115,
+  MPI_COMBINER_RESIZED = 116,
+  MPI_COMBINER_VALUE_INDEX = 117
 };
 
 /* Array datatypes (MPI_Type_create_subarray, MPI_Type_create_darray). */
@@ -337,6 +343,7 @@ enum {
 
 /* MPI_Type_match_size's type classes (typebind: datatype bindings). */
 enum {
+  MPIX_TYPECLASS_LOGICAL = 191, /* MPI-5.0's ABI; minimpi has no LOGICAL */
   MPI_TYPECLASS_INTEGER = 192,
   MPI_TYPECLASS_REAL = 193,
   MPI_TYPECLASS_COMPLEX = 194
@@ -632,11 +639,21 @@ MINIMPI_DECLARE(int, Recv_init,
                  int tag, MPI_Comm comm, MPI_Request* request))
 MINIMPI_DECLARE(int, Start, (MPI_Request * request))
 /* Partitioned communication (MPI-4). */
+/* MPI-4.1 (and the standard ABI) give a partition's count an int; the
+ * large-count forms are the _c calls. */
 MINIMPI_DECLARE(int, Psend_init,
-                (const void* buf, int partitions, MPI_Count count,
+                (const void* buf, int partitions, int count,
                  MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                  MPI_Info info, MPI_Request* request))
 MINIMPI_DECLARE(int, Precv_init,
+                (void* buf, int partitions, int count, MPI_Datatype datatype,
+                 int source, int tag, MPI_Comm comm, MPI_Info info,
+                 MPI_Request* request))
+MINIMPI_DECLARE(int, Psend_init_c,
+                (const void* buf, int partitions, MPI_Count count,
+                 MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                 MPI_Info info, MPI_Request* request))
+MINIMPI_DECLARE(int, Precv_init_c,
                 (void* buf, int partitions, MPI_Count count,
                  MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                  MPI_Info info, MPI_Request* request))
@@ -691,25 +708,25 @@ MINIMPI_DECLARE(int, Type_get_extent,
  * of the MPI-5 standard ABI (mpi_abi.h). */
 
 /* MPI_Topo_test. */
-enum { MPI_GRAPH = 201, MPI_DIST_GRAPH = 202, MPI_CART = 203 };
+enum { MPI_CART = 211, MPI_GRAPH = 212, MPI_DIST_GRAPH = 213 };
 
 /* MPI_Comm_split_type. */
 enum {
-  MPI_COMM_TYPE_SHARED = 1001,
-  MPI_COMM_TYPE_HW_UNGUIDED = 1002,
-  MPI_COMM_TYPE_HW_GUIDED = 1003,
-  MPI_COMM_TYPE_RESOURCE_GUIDED = 1004 /* MPI-4.1 */
+  MPI_COMM_TYPE_SHARED = 221,
+  MPI_COMM_TYPE_HW_UNGUIDED = 222,
+  MPI_COMM_TYPE_HW_GUIDED = 223,
+  MPI_COMM_TYPE_RESOURCE_GUIDED = 224 /* MPI-4.1 */
 };
 
 /* Predefined attribute keys of MPI_COMM_WORLD. */
 enum {
-  MPI_TAG_UB = 10001,
-  MPI_IO = 10002,
-  MPI_HOST = 10003,
-  MPI_WTIME_IS_GLOBAL = 10004,
-  MPI_APPNUM = 10005,
-  MPI_LASTUSEDCODE = 10006,
-  MPI_UNIVERSE_SIZE = 10007
+  MPI_TAG_UB = 501,
+  MPI_IO = 502,
+  MPI_HOST = 503,
+  MPI_WTIME_IS_GLOBAL = 504,
+  MPI_UNIVERSE_SIZE = 505,
+  MPI_APPNUM = 506,
+  MPI_LASTUSEDCODE = 507
 };
 
 /* Attribute callbacks. attribute_val_out is the address of a void*. */
@@ -1599,21 +1616,21 @@ MINIMPI_DECLARE(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
  * (MPI_Win_create_dynamic) are not implemented yet: that call fails with
  * MPI_ERR_UNSUPPORTED_OPERATION. */
 enum {
-  MPI_WIN_BASE = 20001,
-  MPI_WIN_DISP_UNIT = 20002,
-  MPI_WIN_SIZE = 20003,
-  MPI_WIN_CREATE_FLAVOR = 20004,
-  MPI_WIN_MODEL = 20005
+  MPI_WIN_BASE = 601,
+  MPI_WIN_DISP_UNIT = 602,
+  MPI_WIN_SIZE = 603,
+  MPI_WIN_CREATE_FLAVOR = 604,
+  MPI_WIN_MODEL = 605
 };
 enum {
-  MPI_LOCK_SHARED = 21,
-  MPI_LOCK_EXCLUSIVE = 22,
-  MPI_WIN_UNIFIED = 31,
-  MPI_WIN_SEPARATE = 32,
-  MPI_WIN_FLAVOR_ALLOCATE = 41,
-  MPI_WIN_FLAVOR_CREATE = 42,
-  MPI_WIN_FLAVOR_DYNAMIC = 43,
-  MPI_WIN_FLAVOR_SHARED = 44
+  MPI_LOCK_EXCLUSIVE = 301,
+  MPI_LOCK_SHARED = 302,
+  MPI_WIN_FLAVOR_CREATE = 311,
+  MPI_WIN_FLAVOR_ALLOCATE = 312,
+  MPI_WIN_FLAVOR_DYNAMIC = 313,
+  MPI_WIN_FLAVOR_SHARED = 314,
+  MPI_WIN_UNIFIED = 321,
+  MPI_WIN_SEPARATE = 322
 };
 /* Assertions (MPI_Win_fence, MPI_Win_lock, ...): powers of two. */
 enum {
@@ -2056,6 +2073,87 @@ MINIMPI_DECLARE(int, Status_c2f,
 MINIMPI_DECLARE(int, Status_f2c,
                 (const MPI_Fint* f_status, MPI_Status* c_status))
 /* ---- end of the compat block */
+
+/* ---- The MPI-5 standard ABI (MPI-5.0 chapter 20): the constants, types and
+ * calls a program built against the standard's mpi_abi.h may use that the
+ * sections above do not declare. minimpi has no MPI-IO and no Fortran, so
+ * the file constants and the Fortran queries exist for such programs to
+ * compile and link: MPI_File_* calls are not provided. */
+#define MPI_ABI_VERSION 1
+#define MPI_ABI_SUBVERSION 0
+
+/* File open modes (powers of two, ORed) and seek origins. */
+enum {
+  MPI_MODE_APPEND = 1,
+  MPI_MODE_CREATE = 2,
+  MPI_MODE_DELETE_ON_CLOSE = 4,
+  MPI_MODE_EXCL = 8,
+  MPI_MODE_RDONLY = 16,
+  MPI_MODE_RDWR = 32,
+  MPI_MODE_SEQUENTIAL = 64,
+  MPI_MODE_UNIQUE_OPEN = 128,
+  MPI_MODE_WRONLY = 256
+};
+enum { MPI_SEEK_SET = 401, MPI_SEEK_CUR = 402, MPI_SEEK_END = 403 };
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
+
+typedef void MPI_File_errhandler_function(MPI_File* file, int* error_code,
+                                          ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef MPI_Session_errhandler_function MPI_Session_errhandler_fn;
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype,
+                                        MPI_Aint* extent, void* extra_state);
+typedef int MPI_Datarep_conversion_function(void* userbuf,
+                                            MPI_Datatype datatype, int count,
+                                            void* filebuf, MPI_Offset position,
+                                            void* extra_state);
+typedef int MPI_Datarep_conversion_function_c(void* userbuf,
+                                              MPI_Datatype datatype,
+                                              MPI_Count count, void* filebuf,
+                                              MPI_Offset position,
+                                              void* extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function*)0x0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c*)0x0)
+
+/* The ABI's version (1.0), its type sizes as an info object
+ * ("mpi_aint_size", "mpi_count_size", "mpi_offset_size"), and the Fortran
+ * queries: minimpi has no Fortran bindings, so MPI_Abi_get_fortran_info
+ * gives MPI_INFO_NULL and the booleans are only remembered. */
+MINIMPI_DECLARE(int, Abi_get_version, (int* abi_major, int* abi_minor))
+MINIMPI_DECLARE(int, Abi_get_info, (MPI_Info * info))
+MINIMPI_DECLARE(int, Abi_get_fortran_info, (MPI_Info * info))
+MINIMPI_DECLARE(int, Abi_set_fortran_info, (MPI_Info info))
+MINIMPI_DECLARE(int, Abi_get_fortran_booleans,
+                (int logical_size, void* logical_true, void* logical_false,
+                 int* is_set))
+MINIMPI_DECLARE(int, Abi_set_fortran_booleans,
+                (int logical_size, void* logical_true, void* logical_false))
+
+/* Handles to integers and back (MPI-5.0): the same integers as c2f / f2c. */
+MINIMPI_DECLARE(int, Comm_toint, (MPI_Comm comm))
+MINIMPI_DECLARE(MPI_Comm, Comm_fromint, (int comm))
+MINIMPI_DECLARE(int, Errhandler_toint, (MPI_Errhandler errhandler))
+MINIMPI_DECLARE(MPI_Errhandler, Errhandler_fromint, (int errhandler))
+MINIMPI_DECLARE(int, File_toint, (MPI_File file))
+MINIMPI_DECLARE(MPI_File, File_fromint, (int file))
+MINIMPI_DECLARE(int, Group_toint, (MPI_Group group))
+MINIMPI_DECLARE(MPI_Group, Group_fromint, (int group))
+MINIMPI_DECLARE(int, Info_toint, (MPI_Info info))
+MINIMPI_DECLARE(MPI_Info, Info_fromint, (int info))
+MINIMPI_DECLARE(int, Message_toint, (MPI_Message message))
+MINIMPI_DECLARE(MPI_Message, Message_fromint, (int message))
+MINIMPI_DECLARE(int, Op_toint, (MPI_Op op))
+MINIMPI_DECLARE(MPI_Op, Op_fromint, (int op))
+MINIMPI_DECLARE(int, Request_toint, (MPI_Request request))
+MINIMPI_DECLARE(MPI_Request, Request_fromint, (int request))
+MINIMPI_DECLARE(int, Session_toint, (MPI_Session session))
+MINIMPI_DECLARE(MPI_Session, Session_fromint, (int session))
+MINIMPI_DECLARE(int, Type_toint, (MPI_Datatype datatype))
+MINIMPI_DECLARE(MPI_Datatype, Type_fromint, (int datatype))
+MINIMPI_DECLARE(int, Win_toint, (MPI_Win win))
+MINIMPI_DECLARE(MPI_Win, Win_fromint, (int win))
+/* ---- end of the standard ABI block */
 
 /* ---- The tool information interface, MPI_T (MPI-4.1 chapter 15). Types
  * and constants have the MPI-5 standard ABI's values. What minimpi exposes

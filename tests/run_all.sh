@@ -11,6 +11,11 @@
 #         The last two cross-check the tests themselves: a test that fails
 #         there is suspect, not minimpi.  Other MPIs word their fatal error
 #         messages differently, so only exit statuses are checked there.
+#         abi      the programs of the chosen cases built for the MPI-5
+#                  standard ABI with an installation's mpicc_abi/mpicxx_abi
+#                  (MINIMPI_ABI_PREFIX), each checked to need libmpi_abi.so.1
+#                  and not libmpi.so, launched by that installation's mpiexec,
+#                  or by srun when ABI_LAUNCHER=srun
 #   CASE_REGEX  only runs whose name (e.g. ring_4) matches this extended regex
 #
 # Environment: BAZEL (default bazel), BAZEL_STARTUP_OPTIONS (e.g.
@@ -58,17 +63,23 @@ bazel_build() {
 # Builds every program with another MPI's compiler wrappers, and writes the
 # manifest from tests.bzl (plain literals, so Python can read it).
 other_mpi_build() {
-  local cc=$1 cxx=$2
+  local cc=$1 cxx=$2 only_cases=${3:-}
   program_dir=$log_dir/programs
   manifest=$log_dir/manifest.txt
   mkdir -p "$program_dir"
-  python3 - "$repo_root/tests/tests.bzl" "$manifest" "$program_dir" "$cc" "$cxx" <<'PYTHON' || exit 1
-import os, subprocess, sys
-bzl, manifest, out_dir, cc, cxx = sys.argv[1:]
+  python3 - "$repo_root/tests/tests.bzl" "$manifest" "$program_dir" "$cc" "$cxx" "$only_cases" <<'PYTHON' || exit 1
+import os, re, subprocess, sys
+bzl, manifest, out_dir, cc, cxx, only_cases = sys.argv[1:]
 scope = {}
 exec(open(bzl).read(), scope)
 tests_dir = os.path.dirname(bzl)
+# With only_cases (a regex of run names), only the programs those runs need.
+needed = {case["program"] for case in scope["MPI_TEST_CASES"]
+          for ranks in case["ranks"]
+          if not only_cases or re.search(only_cases, "%s_%d" % (case["name"], ranks))}
 for program, spec in scope["MPI_TEST_PROGRAMS"].items():
+    if program not in needed:
+        continue
     # "//pkg:file" names a file another package exports (a Bazel label).
     srcs = [os.path.join(os.path.dirname(tests_dir), *s[2:].split(":", 1))
             if s.startswith("//") else os.path.join(tests_dir, s)
@@ -112,6 +123,25 @@ case $mode in
     other_mpi_build mpicc.openmpi mpicxx.openmpi
     launcher="mpirun.openmpi --allow-run-as-root --oversubscribe"
     export MPI_TEST_IGNORE_STDERR=1
+    ;;
+  abi)
+    abi_prefix=${MINIMPI_ABI_PREFIX:-}
+    [[ -x $abi_prefix/bin/mpicc_abi ]] || { echo "run_all: abi mode needs MINIMPI_ABI_PREFIX, an installation with bin/mpicc_abi (bazel run //:install -- PREFIX)" >&2; exit 2; }
+    other_mpi_build "$abi_prefix/bin/mpicc_abi" "$abi_prefix/bin/mpicxx_abi" "$filter"
+    # A program built for the standard ABI must need its library only.
+    for program in "$program_dir"/*; do
+      needed=$(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+      if ! grep -qx libmpi_abi.so.1 <<<"$needed" || grep -qx libmpi.so <<<"$needed"; then
+        echo "run_all: $program needs [$(echo $needed)], not libmpi_abi.so.1 alone" >&2
+        exit 1
+      fi
+      echo "abi: ${program##*/} needs libmpi_abi.so.1 ($(ldd "$program" | grep -o '/[^ ]*libmpi_abi.so.1'))"
+    done
+    if [[ ${ABI_LAUNCHER:-mpiexec} == srun ]]; then
+      launcher="srun --mpi=pmix --overcommit --kill-on-bad-exit=1 ${SRUN_OPTIONS:-}"
+    else
+      launcher=$abi_prefix/bin/mpiexec
+    fi
     ;;
   mpich)
     other_mpi_build mpicc.mpich mpicxx.mpich

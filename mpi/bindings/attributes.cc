@@ -21,8 +21,18 @@ using minimpi::RaiseError;
 
 namespace {
 
+// The standard ABI numbers MPI_COMM_WORLD's keys 501..507, MPI_TAG_UB
+// first and MPI_LASTUSEDCODE last.
+constexpr int kFirstPredefinedKey = MPI_TAG_UB;
+constexpr int kLastPredefinedKey = MPI_LASTUSEDCODE;
+static_assert(kLastPredefinedKey - kFirstPredefinedKey == 6 &&
+              MPI_IO > kFirstPredefinedKey && MPI_HOST > kFirstPredefinedKey &&
+              MPI_WTIME_IS_GLOBAL > kFirstPredefinedKey &&
+              MPI_APPNUM < kLastPredefinedKey &&
+              MPI_UNIVERSE_SIZE < kLastPredefinedKey);
+
 bool IsPredefinedKey(int keyval) {
-  return keyval >= MPI_TAG_UB && keyval <= MPI_UNIVERSE_SIZE;
+  return keyval >= kFirstPredefinedKey && keyval <= kLastPredefinedKey;
 }
 
 // The value of a predefined attribute, in storage that stays put: MPI says
@@ -32,7 +42,7 @@ bool IsPredefinedKey(int keyval) {
 // set once.
 int* PredefinedValue(int keyval) {
   static int* values = [] {
-    static int storage[MPI_UNIVERSE_SIZE - MPI_TAG_UB + 1];
+    static int storage[kLastPredefinedKey - kFirstPredefinedKey + 1];
     minimpi::Instance& instance = minimpi::Instance::Get();
     storage[MPI_TAG_UB - MPI_TAG_UB] = MINIMPI_TAG_UB;
     storage[MPI_HOST - MPI_TAG_UB] = MPI_PROC_NULL;  // no host process

@@ -13,7 +13,7 @@ void ToMpiStatus(const vci::Status& from, MPI_Status* to) {
   // MPI_ERROR is left alone: only calls that return several statuses set
   // it (MPI-4.1 section 3.2.5); they do so themselves.
   SetStatusBytes(to, from.bytes);
-  to->internal[2] = from.cancelled ? 1 : 0;
+  to->MPI_internal[2] = from.cancelled ? 1 : 0;
 }
 
 void SetEmptyStatus(MPI_Status* status) {
@@ -22,7 +22,7 @@ void SetEmptyStatus(MPI_Status* status) {
   status->MPI_TAG = MPI_ANY_TAG;
   status->MPI_ERROR = MPI_SUCCESS;
   SetStatusBytes(status, 0);
-  status->internal[2] = 0;
+  status->MPI_internal[2] = 0;
 }
 
 vci::Status ProcNullStatus() {

@@ -100,15 +100,15 @@ inline uintptr_t OwnerValue(Communicator* comm) {
   return HandleValue(comm->handle);
 }
 
-// Status helpers. internal[0..1] hold the byte count, internal[2] the
+// Status helpers. MPI_internal[0..1] hold the byte count, MPI_internal[2] the
 // cancelled flag.
 inline void SetStatusBytes(MPI_Status* status, uint64_t bytes) {
-  status->internal[0] = static_cast<int>(bytes & 0xffffffffu);
-  status->internal[1] = static_cast<int>(bytes >> 32);
+  status->MPI_internal[0] = static_cast<int>(bytes & 0xffffffffu);
+  status->MPI_internal[1] = static_cast<int>(bytes >> 32);
 }
 inline uint64_t StatusBytes(const MPI_Status* status) {
-  return static_cast<uint64_t>(static_cast<uint32_t>(status->internal[0])) |
-         (static_cast<uint64_t>(static_cast<uint32_t>(status->internal[1]))
+  return static_cast<uint64_t>(static_cast<uint32_t>(status->MPI_internal[0])) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(status->MPI_internal[1]))
           << 32);
 }
 // Source, tag, count and cancellation of a finished operation; MPI_ERROR is

@@ -213,7 +213,7 @@ double PMPI_Wtick(void) {
 int PMPI_Pcontrol(const int /*level*/, ...) { return MPI_SUCCESS; }
 
 int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
-  *flag = status->internal[2] != 0;
+  *flag = status->MPI_internal[2] != 0;
   return MPI_SUCCESS;
 }
 

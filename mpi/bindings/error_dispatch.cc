@@ -139,6 +139,8 @@ const char* ErrorClassDescription(int error_class) {
       return "MPI_ERR_WIN: invalid window";
     case MPI_ERR_ERRHANDLER:
       return "MPI_ERR_ERRHANDLER: invalid error handler";
+    case MPI_ERR_ABI:
+      return "MPI_ERR_ABI: not supported by this ABI";
     case MPI_ERR_LASTCODE:
       return "MPI_ERR_LASTCODE: last error code";
     default:
@@ -156,7 +158,7 @@ constexpr int kMessageSlots = 4096;  // recent errors whose text is kept
 // class, or kFirstUserSlot and up for the program's own classes).
 constexpr int kUserFlag = 1 << 30;
 static_assert(kUserFlag > MPI_ERR_LASTCODE);
-constexpr int kFirstUserSlot = MPI_ERR_ERRHANDLER + 1;
+constexpr int kFirstUserSlot = MPI_ERR_ABI + 1;  // the last predefined
 constexpr int kLastUserSlot = kClassMask - 1;  // kClassMask is LASTCODE's
 static_assert(kClassMask == MPI_ERR_LASTCODE);
 constexpr int kMaxUserCodes = (1 << 16) - 1;

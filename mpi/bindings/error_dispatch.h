@@ -10,12 +10,12 @@
 // MPI_Error_string tells a program which argument was wrong and how, as the
 // fatal handler would have printed it. Code layout (always positive):
 //   bit 30 clear: the library's own codes
-//     bits 0..13   the predefined error class (0..61)
+//     bits 0..13   the predefined error class (0..62)
 //     bits 14..29  1 + the slot of the message in a ring of recent errors
 //                  (0: no message, the code is the class itself)
 //   bit 30 set: what the program added, all above MPI_ERR_LASTCODE as
 //   MPI-4.1 section 9.5 requires
-//     bits 0..13   a class slot: a predefined class (0..61), or 62 and up
+//     bits 0..13   a class slot: a predefined class (0..62), or 63 and up
 //                  for MPI_Add_error_class's classes
 //     bits 14..29  0: the class of that slot itself (a program's class);
 //                  else the number of a code from MPI_Add_error_code

@@ -163,7 +163,7 @@ int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   if (int error = CheckStatus("MPI_Status_set_cancelled", status)) {
     return error;
   }
-  status->internal[2] = flag ? 1 : 0;
+  status->MPI_internal[2] = flag ? 1 : 0;
   return MPI_SUCCESS;
 }
 

@@ -206,9 +206,9 @@ int MarkReady(const char* call, vci::Request* r, int partition) {
 
 extern "C" {
 
-int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
-                    MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-                    MPI_Info info, MPI_Request* request) {
+int PMPI_Psend_init_c(const void* buf, int partitions, MPI_Count count,
+                      MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                      MPI_Info info, MPI_Request* request) {
   constexpr const char* kCall = "MPI_Psend_init";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
@@ -232,9 +232,9 @@ int PMPI_Psend_init(const void* buf, int partitions, MPI_Count count,
                     request);
 }
 
-int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
-                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Info info, MPI_Request* request) {
+int PMPI_Precv_init_c(void* buf, int partitions, MPI_Count count,
+                      MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                      MPI_Info info, MPI_Request* request) {
   constexpr const char* kCall = "MPI_Precv_init";
   MINIMPI_REQUIRE_INIT(kCall);
   Communicator* c;
@@ -253,6 +253,23 @@ int PMPI_Precv_init(void* buf, int partitions, MPI_Count count,
   return FinishInit(
       kCall, c, Instance::Get().partitioned().NewReceive(std::move(arguments)),
       request);
+}
+
+// MPI-4.1 gave the count of a partition an int, and its large-count form
+// the _c name; the standard ABI passes an int here, so the int forms are
+// their own functions.
+int PMPI_Psend_init(const void* buf, int partitions, int count,
+                    MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* request) {
+  return PMPI_Psend_init_c(buf, partitions, count, datatype, dest, tag, comm,
+                           info, request);
+}
+
+int PMPI_Precv_init(void* buf, int partitions, int count,
+                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                    MPI_Info info, MPI_Request* request) {
+  return PMPI_Precv_init_c(buf, partitions, count, datatype, source, tag,
+                           comm, info, request);
 }
 
 int PMPI_Pready(int partition, MPI_Request request) {
@@ -356,6 +373,8 @@ int PMPI_Parrived(MPI_Request request, int partition, int* flag) {
 
 MINIMPI_EXPORT(Psend_init)
 MINIMPI_EXPORT(Precv_init)
+MINIMPI_EXPORT(Psend_init_c)
+MINIMPI_EXPORT(Precv_init_c)
 MINIMPI_EXPORT(Pready)
 MINIMPI_EXPORT(Pready_range)
 MINIMPI_EXPORT(Pready_list)
