@@ -37,6 +37,14 @@
 #                                        mpiexec's handoff to srun inside
 #                                        `salloc -N 2`; then stop_cluster.sh
 #                                        (also on exit, so nothing is left)
+#   4a. the MPI-5 standard ABI           the installation's libmpi_abi.so.1,
+#                                        mpi_abi.h and mpicc_abi; a
+#                                        representative part of the suite
+#                                        built with mpicc_abi, each program
+#                                        checked to need libmpi_abi.so.1 and
+#                                        not libmpi.so, run under mpiexec
+#                                        (tests/run_all.sh abi), two of them
+#                                        under srun
 #   4c. every matching engine            tests/run_all.sh mpiexec once per
 #                                        non-default MINIMPI_MATCH engine, on
 #                                        a representative part of the suite
@@ -430,6 +438,49 @@ if timeout 300 tools/slurm/start_slurm.sh >"${logs}/slurm.log" 2>&1; then
 else
   tail -n 20 "${logs}/slurm.log" | sed 's/^/  /'
   fail "slurm: start (log: ${logs}/slurm.log)"
+fi
+
+# --- 4a ----------------------------------------------------------------------
+# The MPI-5 standard ABI (issue 43): programs built against mpi_abi.h with the
+# installation's mpicc_abi need libmpi_abi.so.1 alone and run on it. A
+# representative part of the suite: point-to-point and wildcards (ANY_TAG's
+# value), collectives, attributes (the predefined keys), communicator and
+# group comparison, topologies, error classes and codes, datatype decoding
+# (combiners), one-sided locks and window attributes, thread levels,
+# partitioned requests, sessions, handle conversion, the optional types, and
+# a fatal error's message. About a minute on 2 cores, most of it compiling.
+step "MPI-5 standard ABI: programs built with mpicc_abi on libmpi_abi.so.1"
+check "abi: installed library, header and wrappers" bash -c '
+  p="$1"
+  readelf -d "$p/lib/libmpi_abi.so.1" | grep -q "Library soname: \[libmpi_abi.so.1\]" \
+    || { echo "lib/libmpi_abi.so.1 lacks soname libmpi_abi.so.1"; exit 1; }
+  [ "$(readlink "$p/lib/libmpi_abi.so")" = libmpi_abi.so.1 ] \
+    || { echo "lib/libmpi_abi.so is not a link to libmpi_abi.so.1"; exit 1; }
+  [ -f "$p/include/mpi_abi.h" ] || { echo "missing include/mpi_abi.h"; exit 1; }
+  for f in MPI_Abi_get_version MPI_Comm_toint PMPI_Type_fromint MPI_Send; do
+    nm -D --defined-only "$p/lib/libmpi_abi.so.1" | grep -q " $f$" \
+      || { echo "libmpi_abi.so.1 does not export $f"; exit 1; }
+  done
+  export -n MINIMPI_CC MINIMPI_CXX
+  for w in "mpicc_abi" "mpicxx_abi" "mpicc -mpi-abi"; do
+    read -r -a wrapper <<<"$w"
+    line="$("$p/bin/${wrapper[0]}" "${wrapper[@]:1}" -show x.c)"
+    echo "$w: $line"
+    grep -q -- " -lmpi_abi$" <<<"$line" || { echo "$w does not link -lmpi_abi"; exit 1; }
+  done
+  [ "$("$p/bin/mpicc_abi" --showme:libs)" = mpi_abi ]' _ "${prefix}"
+abi_cases="^(ring_4|pingpong_2|wildcard_4|probe_2|collectives_4|collectives_nonblocking_3|attributes_2|comm_4|groups_4|topology_4|errhandler_codes_2|errors_return_2|datatypes_2|rma_passive_2|windows_2|env_multiple_1|env_funneled_1|partitioned_2|sessions_2|handles_2|optional_types_2|fatal_bad_tag_2)$"
+abi_srun_cases="^(ring_4|attributes_2)$"
+if [ -f "${manifest}" ]; then
+  check "abi: every chosen case is in the suite" cases_exist "${manifest}" \
+    "${abi_cases}" "${abi_srun_cases}"
+fi
+MINIMPI_ABI_PREFIX="${prefix}" run_counted "abi mpiexec" 600 tests/run_all.sh abi "${abi_cases}"
+if srun --version >/dev/null 2>&1 && scontrol ping 2>/dev/null | grep -q UP; then
+  MINIMPI_ABI_PREFIX="${prefix}" ABI_LAUNCHER=srun \
+    run_counted "abi srun" 300 tests/run_all.sh abi "${abi_srun_cases}"
+else
+  echo "  SKIPPED (not counted): abi under srun, no running Slurm"
 fi
 
 # --- 4b ----------------------------------------------------------------------
