@@ -469,8 +469,8 @@ check "abi: installed library, header and wrappers" bash -c '
     grep -q -- " -lmpi_abi$" <<<"$line" || { echo "$w does not link -lmpi_abi"; exit 1; }
   done
   [ "$("$p/bin/mpicc_abi" --showme:libs)" = mpi_abi ]' _ "${prefix}"
-abi_cases="^(ring_4|pingpong_2|wildcard_4|probe_2|collectives_4|collectives_nonblocking_3|attributes_2|comm_4|groups_4|topology_4|errhandler_codes_2|errors_return_2|datatypes_2|rma_passive_2|windows_2|env_multiple_1|env_funneled_1|partitioned_2|sessions_2|handles_2|optional_types_2|fatal_bad_tag_2)$"
-abi_srun_cases="^(ring_4|attributes_2)$"
+abi_cases="^(ring_4|pingpong_2|wildcard_4|probe_2|collectives_4|collectives_nonblocking_3|attributes_2|comm_4|groups_4|topology_4|errhandler_codes_2|errors_return_2|datatypes_2|rma_passive_2|windows_2|env_multiple_1|env_funneled_1|partitioned_2|sessions_2|handles_2|optional_types_2|abi_calls_3|fatal_bad_tag_2)$"
+abi_srun_cases="^(ring_4|abi_calls_3)$"
 if [ -f "${manifest}" ]; then
   check "abi: every chosen case is in the suite" cases_exist "${manifest}" \
     "${abi_cases}" "${abi_srun_cases}"
