@@ -3,7 +3,8 @@
  *  - MPI_Abi_get_version is 1.0; MPI_Abi_get_info names the sizes of
  *    MPI_Aint, MPI_Count and MPI_Offset; MPI_Abi_get_fortran_info gives
  *    MPI_INFO_NULL (no Fortran bindings); Fortran booleans set for one
- *    LOGICAL size read back byte for byte, other sizes stay unset.
+ *    LOGICAL size read back byte for byte, other sizes stay unset;
+ *    MPI_Abi_set_fortran_info answers MPI_ERR_ABI (62), which has its text.
  *  - MPI_<Handle>_toint gives a predefined handle its ABI value and
  *    MPI_<Handle>_fromint turns it back; a created handle round-trips and
  *    agrees with c2f.
@@ -65,6 +66,13 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CHECK_ERROR_CLASS(MPI_Abi_set_fortran_booleans(3, &truth, &falsity),
                     MPI_ERR_ARG);
+  /* No Fortran to configure: the ABI's own error class, 62, with its text. */
+  CHECK_ERROR_CLASS(MPI_Abi_set_fortran_info(MPI_INFO_NULL), MPI_ERR_ABI);
+  char text[MPI_MAX_ERROR_STRING];
+  int text_length = 0;
+  MPI_CHECK(MPI_Error_string(62, text, &text_length));
+  CHECK(MPI_ERR_ABI == 62 && strncmp(text, "MPI_ERR_ABI", 11) == 0,
+        "MPI_Error_string(62): \"%s\"", text);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
   /* Predefined handles convert to their ABI values and back. */
