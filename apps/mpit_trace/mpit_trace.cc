@@ -21,7 +21,7 @@
 //   MPIT_TRACE_PVARS        comma-separated name fragments: a performance
 //                           variable bound to a communicator or a request
 //                           whose name contains one is traced
-//                           (default recvq,msgq)
+//                           (default recvq,msgq,part_)
 //   MPIT_TRACE_EVENTS       comma-separated event names (default
 //                           unexp_message_enqueued,unexp_message_dequeued,
 //                           partition_arrived)
@@ -91,7 +91,7 @@ struct TraceSettings {
   std::string dir = EnvOr("MPIT_TRACE_DIR", ".");
   long interval_us = EnvLong("MPIT_TRACE_INTERVAL_US", 1000);
   std::vector<std::string> pvar_fragments =
-      SplitCommas(EnvOr("MPIT_TRACE_PVARS", "recvq,msgq"));
+      SplitCommas(EnvOr("MPIT_TRACE_PVARS", "recvq,msgq,part_"));
   std::vector<std::string> event_names = SplitCommas(
       EnvOr("MPIT_TRACE_EVENTS",
             "unexp_message_enqueued,unexp_message_dequeued,partition_arrived"));
@@ -210,6 +210,7 @@ struct EventType {
   int bind = MPI_T_BIND_NO_OBJECT;
   std::vector<PayloadElement> elements;
   size_t payload_bytes = 0;
+  std::string description;  // the library's, which names the elements
 };
 
 std::string DatatypeName(MPI_Datatype type) {
@@ -485,7 +486,7 @@ void Tracer::DiscoverVariables() {
     int name_len = sizeof name;
     int verbosity;
     MPI_T_enum enumtype;
-    char desc[8];
+    char desc[1024];
     int desc_len = sizeof desc;
     MPI_Info info = MPI_INFO_NULL;
     // The first call asks for the element count only.
@@ -505,6 +506,7 @@ void Tracer::DiscoverVariables() {
       continue;
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     type.name = wanted;
+    type.description = desc;
     for (int e = 0; e < num_elements; ++e) {
       int size = 0;
       PMPI_Type_size(datatypes[e], &size);
@@ -775,6 +777,9 @@ void Tracer::WriteTrace() {
     for (const PayloadElement& element : type.elements)
       std::fprintf(out, " %s", DatatypeName(element.datatype).c_str());
     std::fprintf(out, "\n");
+    if (!type.description.empty())
+      std::fprintf(out, "# %s: %s\n", type.name.c_str(),
+                   type.description.c_str());
   }
   for (const std::string& line : object_lines_)
     std::fprintf(out, "%s\n", line.c_str());
@@ -840,9 +845,16 @@ void Tracer::PrintSummary() const {
     std::string line;
     for (const BoundPvar& bound : object->pvars) {
       int cls = bound.type->var_class;
-      if (cls != MPI_T_PVAR_CLASS_LEVEL &&
-          cls != MPI_T_PVAR_CLASS_HIGHWATERMARK)
+      if (object->kind == 'r') {  // a request's totals, as they ended
+        line += " " + bound.type->name + " " + bound.last_value;
         continue;
+      }
+      // Only the queues that held something: a short summary.
+      if ((cls != MPI_T_PVAR_CLASS_LEVEL &&
+           cls != MPI_T_PVAR_CLASS_HIGHWATERMARK) ||
+          bound.peak == 0) {
+        continue;
+      }
       char peak[96];
       std::snprintf(peak, sizeof peak, " peak %s %.0f",
                     bound.type->name.c_str(), bound.peak);

@@ -8,7 +8,7 @@
 #     -i INTERVAL_US  the sampling thread's period; 0 samples only around
 #                     the receive-side calls the tool wraps (default 1000)
 #     -p FRAGMENTS    comma-separated name fragments of the performance
-#                     variables to trace (default recvq,msgq)
+#                     variables to trace (default recvq,msgq,part_)
 #     -e EVENTS       comma-separated event names (default
 #                     unexp_message_enqueued,unexp_message_dequeued,partition_arrived)
 #   e.g. mpit_trace -o trace -- mpiexec -n 4 ./prog

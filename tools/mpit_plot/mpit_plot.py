@@ -22,7 +22,14 @@ communicator this draws every level and watermark variable as an area
 chart, and the unexpected queue as the events tell it
 (unexpected_queue_from_events: enqueued minus dequeued, exact even between
 samples); for each partitioned request, how
-many partitions arrived in each slice of time.
+many user partitions arrived in each slice of time.
+
+minimpi's partition_arrived payload is transport_partition,
+first_partition, last_partition, round, bytes (one event per transport
+partition, which may carry several user partitions): this counts
+last - first + 1 user partitions per event and a round as complete when its
+events cover every partition. An event with a shorter payload counts as
+one partition.
 
     usage: mpit_plot.py TRACE... [--rank R] [--comm ID] [--var NAME]
                         [--text [--columns N] [--height N]] [--summary]
@@ -35,7 +42,9 @@ scripts:
 
     rank 0 comm 2 peak unexpected_recvq_length 25
     rank 0 comm 2 events unexp_message_enqueued 25
-    rank 0 request 0 events partition_arrived 24
+    rank 0 request 0 events partition_arrived 3
+    rank 0 request 0 user_partitions_arrived 24
+    rank 0 request 0 rounds_complete 3
 
 Python 3 standard library only.
 """
@@ -48,6 +57,7 @@ import re
 import sys
 from xml.sax.saxutils import escape
 
+ARRIVED = "partition_arrived"
 ENQUEUED = "unexp_message_enqueued"
 DEQUEUED = "unexp_message_dequeued"
 FROM_EVENTS = "unexpected_queue_from_events"
@@ -134,6 +144,42 @@ def trace_files(paths):
     return files
 
 
+def user_partitions(words):
+    """(first, last, round) of a partition_arrived payload, or None."""
+    if len(words) < 4:
+        return None
+    try:
+        return int(words[1]), int(words[2]), int(words[3])
+    except ValueError:
+        return None
+
+
+def arrivals(instances):
+    """[(t_us, user partitions)] of a request's partition_arrived events."""
+    out = []
+    for t_us, words in instances:
+        span = user_partitions(words)
+        out.append((t_us, span[1] - span[0] + 1 if span else 1))
+    return out
+
+
+def rounds_complete(instances, partitions):
+    """How many rounds' events cover every one of `partitions`."""
+    covered = collections.defaultdict(set)
+    for _, words in instances:
+        span = user_partitions(words)
+        if span:
+            covered[span[2]].update(range(span[0], span[1] + 1))
+    return sum(1 for got in covered.values()
+               if got == set(range(partitions)))
+
+
+def request_partitions(description):
+    """The partition count in 'MPI_Precv_init partitions 8 comm 2'."""
+    match = re.search(r"\bpartitions (\d+)", description)
+    return int(match.group(1)) if match else 0
+
+
 def events_level(events):
     """The unexpected queue from its events: [(t_us, level)], or None."""
     if ENQUEUED not in events and DEQUEUED not in events:
@@ -191,6 +237,15 @@ def summary_lines(trace):
         for name, instances in sorted(events.items()):
             lines.append("rank %d %s %d events %s %d" %
                          (trace.rank, kind, ident, name, len(instances)))
+        if kind == "request" and ARRIVED in events:
+            instances = events[ARRIVED]
+            lines.append("rank %d request %d user_partitions_arrived %d" %
+                         (trace.rank, ident,
+                          sum(n for _, n in arrivals(instances))))
+            lines.append("rank %d request %d rounds_complete %d" %
+                         (trace.rank, ident, rounds_complete(
+                             instances,
+                             request_partitions(trace.objects[key]))))
     for name, instances in sorted(trace.events.get(("none", -1), {}).items()):
         lines.append("rank %d none events %s %d" %
                      (trace.rank, name, len(instances)))
@@ -231,12 +286,12 @@ def text_chart(points, end_us, columns, height):
     return rows
 
 
-def arrivals_row(times, end_us, columns):
+def arrivals_row(arrived, end_us, columns):
     """Partitions arrived per time slice: a digit, * for 10 or more."""
     counts = [0] * columns
     slice_us = end_us / columns if end_us > 0 else 1.0
-    for t in times:
-        counts[min(columns - 1, int(t / slice_us))] += 1
+    for t, n in arrived:
+        counts[min(columns - 1, int(t / slice_us))] += n
     return "".join(" " if n == 0 else (str(n) if n < 10 else "*")
                    for n in counts)
 
@@ -267,12 +322,21 @@ def render_text(traces, args):
             else:
                 for name, instances in sorted(
                         trace.events.get(key, {}).items()):
-                    out.append("rank %d request %d (%s): %d %s" %
-                               (trace.rank, ident, description,
-                                len(instances), name))
+                    arrived = (arrivals(instances) if name == ARRIVED else
+                               [(t, 1) for t, _ in instances])
+                    out.append("rank %d request %d (%s): %d %s, %d "
+                               "partitions" % (trace.rank, ident, description,
+                                               len(instances), name,
+                                               sum(n for _, n in arrived)))
                     out.append("        |" + arrivals_row(
-                        [t for t, _ in instances], end_us, args.columns))
+                        arrived, end_us, args.columns))
                     out += axis_lines(end_us, args.columns)
+                    out.append("")
+                finals = ["%s %g" % (name, points[-1][1]) for name, points in
+                          sorted(trace.samples.get(key, {}).items())]
+                if finals:
+                    out.append("rank %d request %d at its end: %s" %
+                               (trace.rank, ident, ", ".join(finals)))
                     out.append("")
         if trace.lost or trace.dropped:
             out.append("rank %d: %d events lost by the tool, %d dropped by "
