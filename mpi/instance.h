@@ -110,6 +110,11 @@ class Instance final : public CommunicatorReleaseSink,
   void CommunicatorReleased(int32_t local_id, int endpoint_vci) override;
   void ErrhandlerReleased(MPI_Errhandler handle) override;
 
+  // MPI_T: events about a message name the communicator whose context it
+  // used; a communicator handed to the program says so here (its release
+  // forgets it).
+  void NameContextsForTools(const Communicator& comm);
+
   int32_t AllocateLocalId();
   // Ids are reused oldest first, so a message still in flight for a freed
   // communicator is unlikely to meet a new one that took its id.

@@ -45,6 +45,7 @@ Communicator* Publish(std::unique_ptr<Communicator> comm) {
   Communicator* published = comm.release();
   published->handle = reinterpret_cast<MPI_Comm>(
       Instance::Get().communicators().Insert(published));
+  Instance::Get().NameContextsForTools(*published);
   return published;
 }
 

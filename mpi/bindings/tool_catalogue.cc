@@ -11,6 +11,7 @@
 
 #include "mpi/coll/tool_variables.h"
 #include "mpi/matching_tool_variables.h"
+#include "mpi/part/tool_variables.h"
 #include "mpi/rma/tool_variables.h"
 #include "mpi/tool/registry.h"
 #include "mpi/vci/tool_variables.h"
@@ -26,6 +27,7 @@ void RegisterAllToolVariables() {
     coll::RegisterCollectiveToolVariables();
     rma::RegisterOneSidedToolVariables();
     RegisterMatchingToolVariables();
+    part::RegisterPartitionedToolVariables();
   });
 }
 

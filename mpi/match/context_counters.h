@@ -61,6 +61,11 @@ struct QueueCounters {
     inserted.Add();
   }
   void Dequeued() { length.Subtract(); }
+  // Starts the mark again from the length now (a tool's new interval, or a
+  // context id taken by a new communicator). Called off the VCI's lock, it
+  // may race the engine's own update; both are atomics, so at worst the
+  // mark is one update stale.
+  void RestartHighWatermark() { high_watermark.Set(length.Read()); }
 };
 
 // TrafficKind::Collective's values, kNone (point-to-point) included.

@@ -22,6 +22,10 @@
 
 namespace minimpi::p2p {
 
+namespace {
+std::atomic<const PointToPoint*> shown_to_tools{nullptr};
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
     vci::VciSet* vcis, const runtime::Settings& settings, int world_size) {
   std::unique_ptr<PointToPoint> p2p(
@@ -44,6 +48,7 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
           },
   });
   if (!registered.ok()) return registered;
+  shown_to_tools.store(p2p.get(), std::memory_order_release);
   return p2p;
 }
 
@@ -99,7 +104,45 @@ std::string PointToPoint::MatchStatistics() {
   return text;
 }
 
+void PointToPoint::SetContextOwner(int vci, int32_t context,
+                                   const void* owner) {
+  const Lane* lane = FindLane(static_cast<uint32_t>(vci));
+  if (lane == nullptr) return;
+  lane->engine->contexts().Make(context).owner.store(owner,
+                                                     std::memory_order_release);
+}
+
+void PointToPoint::ForgetContexts(int32_t point_to_point_context,
+                                  int32_t collective_context) {
+  for (int v = 0; v < capacity_; ++v) {
+    const Lane* lane = FindLane(static_cast<uint32_t>(v));
+    if (lane == nullptr) continue;
+    for (int32_t context : {point_to_point_context, collective_context}) {
+      match::ContextCounterTable& table = lane->engine->contexts();
+      if (table.Find(context) == nullptr) continue;
+      match::ContextCounters& counters = table.Make(context);
+      counters.owner.store(nullptr, std::memory_order_release);
+      RestartHighWatermarks(v, context);
+    }
+  }
+}
+
+void PointToPoint::RestartHighWatermarks(int vci, int32_t context) const {
+  const Lane* lane = FindLane(static_cast<uint32_t>(vci));
+  if (lane == nullptr || lane->engine->contexts().Find(context) == nullptr) {
+    return;
+  }
+  match::ContextCounters& counters = lane->engine->contexts().Make(context);
+  counters.posted.RestartHighWatermark();
+  counters.unexpected.RestartHighWatermark();
+}
+
+const PointToPoint* ShownToTools() {
+  return shown_to_tools.load(std::memory_order_acquire);
+}
+
 PointToPoint::~PointToPoint() {
+  shown_to_tools.store(nullptr, std::memory_order_release);
   vcis_.Unregister(vci::Traffic::kPointToPoint);
   // Unexpected messages nobody received are the user's loss, not a leak of
   // ours: free their records.

@@ -132,6 +132,25 @@ class PointToPoint final : public vci::TrafficHandler,
   // anything (MINIMPI_MATCH_STATS).
   std::string MatchStatistics();
 
+  // MPI_T. The matching engine of `vci` (its counters are read without a
+  // lock), or nullptr for a VCI that does not exist (yet). Any thread.
+  const match::MatchEngine* EngineAt(int vci) const {
+    const Lane* lane = FindLane(static_cast<uint32_t>(vci));
+    return lane == nullptr ? nullptr : lane->engine.get();
+  }
+  int vci_capacity() const { return capacity_; }
+  // Names the object (the communicator) whose traffic uses `context` on
+  // `vci`, for the events raised about it. Any thread.
+  void SetContextOwner(int vci, int32_t context, const void* owner);
+  // The contexts' communicator is gone: forgets their owner on every VCI
+  // and restarts their high-water marks at the lengths now (a later
+  // communicator may take the id). Any thread.
+  void ForgetContexts(int32_t point_to_point_context,
+                      int32_t collective_context);
+  // Restarts the high-water marks of `context` on `vci` at its lengths now
+  // (an MPI_T handle reset). Any thread.
+  void RestartHighWatermarks(int vci, int32_t context) const;
+
   // Blocking standard-mode send: returns when `buffer` may be reused. Small
   // messages complete without allocating a request.
   void Send(const vci::SendArguments& arguments);
@@ -399,6 +418,12 @@ class PointToPoint final : public vci::TrafficHandler,
   // the destructor, so lock-free readers may keep the pointer.
   std::unique_ptr<std::atomic<Lane*>[]> lanes_;
 };
+
+// Registers the unexpected-queue events with MPI_T (unexpected_events.h).
+void RegisterPointToPointToolEvents();
+// The live PointToPoint, for MPI_T reads on any thread: nullptr before the
+// runtime is up and once it is torn down (at process exit).
+const PointToPoint* ShownToTools();
 
 }  // namespace minimpi::p2p
 

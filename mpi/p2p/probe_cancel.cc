@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "mpi/p2p/p2p_internal.h"
 #include "mpi/p2p/point_to_point.h"
+#include "mpi/p2p/unexpected_events.h"
 
 namespace minimpi::p2p {
 namespace {
@@ -39,7 +40,10 @@ UnexpectedRecord* PointToPoint::FindUnexpected(const match::Envelope& wanted,
   if (poll) vcis_.PollLocked(vci);
   auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
   if (message == nullptr) return nullptr;
-  if (take) v.engine->RemoveUnexpected(message);
+  if (take) {
+    v.engine->RemoveUnexpected(message);
+    NoteUnexpected(unexpected_dequeued_event, *v.engine, *message);
+  }
   StatusFromHeader(message->header, status);
   return message;
 }
@@ -169,6 +173,7 @@ void PointToPoint::HandleCancelSendLocked(int vci, net::PeerVci peer,
       record != nullptr && record->source == peer &&
       record->header.sender_request == header.sender_request) {
     v.engine->RemoveUnexpected(record);
+    NoteUnexpected(unexpected_dequeued_event, *v.engine, *record);
     FreeRecordLocked(v, record);
     answer.flags = kCancelled;
   }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "mpi/p2p/p2p_internal.h"
 #include "mpi/p2p/point_to_point.h"
+#include "mpi/p2p/unexpected_events.h"
 
 namespace minimpi::p2p {
 
@@ -260,6 +261,7 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
   record->payload_length = kept;
   if (kept > 0) std::memcpy(record->payload(), payload, kept);
   v.engine->AddUnexpected(record);
+  NoteUnexpected(unexpected_enqueued_event, *v.engine, *record);
 }
 
 }  // namespace minimpi::p2p

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "mpi/p2p/p2p_internal.h"
 #include "mpi/p2p/point_to_point.h"
+#include "mpi/p2p/unexpected_events.h"
 
 namespace minimpi::p2p {
 
@@ -48,7 +49,9 @@ Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   match::UnexpectedMessage* message = vci.engine->MatchPosted(request);
   if (message != nullptr) {
-    DeliverUnexpectedLocked(request, static_cast<UnexpectedRecord*>(message));
+    auto* record = static_cast<UnexpectedRecord*>(message);
+    NoteUnexpected(unexpected_dequeued_event, *vci.engine, *record);
+    DeliverUnexpectedLocked(request, record);
   }
   return request;
 }
@@ -207,10 +210,12 @@ Request* PointToPoint::NewGeneralized(void* extension) {
 void PointToPoint::PostReceiveLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
-  match::UnexpectedMessage* message =
-      LaneAt(request->vci).engine->MatchPosted(request);
+  match::MatchEngine& engine = *LaneAt(request->vci).engine;
+  match::UnexpectedMessage* message = engine.MatchPosted(request);
   if (message != nullptr) {
-    DeliverUnexpectedLocked(request, static_cast<UnexpectedRecord*>(message));
+    auto* record = static_cast<UnexpectedRecord*>(message);
+    NoteUnexpected(unexpected_dequeued_event, engine, *record);
+    DeliverUnexpectedLocked(request, record);
   }
 }
 

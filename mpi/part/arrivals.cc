@@ -16,6 +16,7 @@
 #include "mpi/part/model/loggp.h"
 #include "mpi/part/partitioned.h"
 #include "mpi/part/partitioned_requests.h"
+#include "mpi/part/tool_variables.h"
 
 namespace minimpi::part {
 
@@ -23,6 +24,54 @@ using p2p::MessageHeader;
 using p2p::MessageType;
 using vci::Request;
 using vci::RequestState;
+
+namespace {
+
+// MPI_T: the run of `units` transport units from `first_unit` arrived
+// whole, filling bytes [begin, end) of the receive.
+void RaisePartitionArrived(tool::Event& event,
+                           const PartitionedReceive& receive,
+                           int64_t first_unit, int64_t units, uint64_t begin,
+                           uint64_t end) {
+  PartitionArrivedPayload payload{};
+  payload.transport_partition = first_unit;
+  if (receive.partition_bytes == 0 || begin >= end) {
+    // No bytes: the sender's partitions the run names.
+    payload.first_partition = first_unit * receive.send_per_unit;
+    payload.last_partition =
+        std::min(receive.send_partitions,
+                 (first_unit + units) * receive.send_per_unit) -
+        1;
+  } else {
+    payload.first_partition = int64_t(begin / receive.partition_bytes);
+    payload.last_partition = int64_t((end - 1) / receive.partition_bytes);
+  }
+  payload.round = receive.round.load(std::memory_order_relaxed);
+  payload.bytes = end - begin;
+  event.Raise(receive.request, &payload);
+}
+
+// Raises partition_arrived when a tool listens: one relaxed load otherwise.
+inline void NotePartitionArrived(const PartitionedReceive& receive,
+                                 int64_t first_unit, int64_t units,
+                                 uint64_t begin, uint64_t end) {
+  tool::Event* event = partition_arrived_event.load(std::memory_order_acquire);
+  if (event == nullptr || !event->active()) [[likely]]
+    return;
+  RaisePartitionArrived(*event, receive, first_unit, units, begin, end);
+}
+
+// The bytes [begin, end) of the run a write's immediate names.
+std::pair<uint64_t, uint64_t> RunSpan(const PartitionedReceive& receive,
+                                      int64_t first_unit, int64_t units) {
+  const int64_t first_partition = first_unit * receive.send_per_unit;
+  const int64_t end_partition = std::min(
+      receive.send_partitions, (first_unit + units) * receive.send_per_unit);
+  return {uint64_t(first_partition) * receive.send_partition_bytes,
+          uint64_t(end_partition) * receive.send_partition_bytes};
+}
+
+}  // namespace
 
 void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
                                          size_t) {
@@ -32,6 +81,7 @@ void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
   const int64_t first = (immediate >> kUnitBits) & kUnitMask;
   const int64_t units = int64_t(immediate & kUnitMask) + 1;
   if (receive->total_bytes == 0) {
+    NotePartitionArrived(*receive, first, units, 0, 0);
     if (receive->units_left.fetch_sub(units, std::memory_order_acq_rel) ==
         units) {
       for (int64_t p = 0; p < receive->partitions; ++p) {
@@ -42,12 +92,9 @@ void Partitioned::OnWriteImmediateLocked(int, net::PeerVci, uint32_t immediate,
     }
     return;
   }
-  const int64_t first_partition = first * receive->send_per_unit;
-  const int64_t end_partition = std::min(
-      receive->send_partitions, (first + units) * receive->send_per_unit);
-  ArrivedBytes(*receive,
-               uint64_t(first_partition) * receive->send_partition_bytes,
-               uint64_t(end_partition) * receive->send_partition_bytes);
+  const auto [begin, end] = RunSpan(*receive, first, units);
+  NotePartitionArrived(*receive, first, units, begin, end);
+  ArrivedBytes(*receive, begin, end);
 }
 
 void Partitioned::OnDataLocked(const MessageHeader& header,
@@ -74,6 +121,14 @@ void Partitioned::OnDataLocked(const MessageHeader& header,
                         ? receive->staging
                         : static_cast<std::byte*>(receive->data);
   std::memcpy(base + offset, payload, length);
+  // A run longer than one message arrives in pieces, in order on its VCI:
+  // the last piece completes it.
+  const int64_t first = (immediate >> kUnitBits) & kUnitMask;
+  const int64_t units = int64_t(immediate & kUnitMask) + 1;
+  const auto [begin, end] = RunSpan(*receive, first, units);
+  if (offset + length == end) {
+    NotePartitionArrived(*receive, first, units, begin, end);
+  }
   ArrivedBytes(*receive, offset, offset + length);
 }
 

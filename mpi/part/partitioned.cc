@@ -33,9 +33,9 @@ absl::StatusOr<Backend> BackendByName(const std::string& name) {
   for (int i = 0; i < 4; ++i) {
     if (name == kBackendNames[i]) return static_cast<Backend>(i);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown partitioned backend \"", name,
-      "\" (one of: native, persist, rma, auto)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown partitioned backend \"", name,
+                   "\" (one of: native, persist, rma, auto)"));
 }
 
 const char* BackendName(Backend backend) {
@@ -44,8 +44,8 @@ const char* BackendName(Backend backend) {
 
 Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
                       int64_t partition_bytes) {
-  const int64_t limit = peer_on_node ? rule.on_node_persist_max
-                                     : rule.between_nodes_persist_max;
+  const int64_t limit =
+      peer_on_node ? rule.on_node_persist_max : rule.between_nodes_persist_max;
   return partition_bytes <= limit ? Backend::kPersist : Backend::kNative;
 }
 
@@ -256,6 +256,9 @@ void Partitioned::StartSendLocked(PartitionedSend& send) {
 }
 
 void Partitioned::ApplyPlanLocked(PartitionedSend& send) {
+  send.counters.planned_delta_ns.store(
+      static_cast<uint64_t>(std::max(0.0, send.plan.delta_us) * 1000.0),
+      std::memory_order_relaxed);
   ChooseReaction(send);
   send.reaction->StartRound(send.plan);
   if (send.per_unit == 1) return;

@@ -111,8 +111,8 @@ struct PartitionedArguments {
   int32_t source_rank = 0;   // send: our rank; receive: the sender's rank
   int32_t tag = 0;
   int vci = 0;
-  std::string aggregator;  // empty: MINIMPI_PART_AGGR
-  std::string backend;     // empty: MINIMPI_PART_BACKEND
+  std::string aggregator;    // empty: MINIMPI_PART_AGGR
+  std::string backend;       // empty: MINIMPI_PART_BACKEND
   bool peer_on_node = true;  // for `auto`
   int64_t forced_transport_partitions = 0;
   int forced_channels = 0;
@@ -185,6 +185,9 @@ class Partitioned final : public vci::TrafficHandler,
     int pieces_posted = 0;
     int pieces_done = 0;
     bool all_posted = false;
+    // The round it was posted in (PartitionedSend::round), so the end of a
+    // round counts its writes without a clock.
+    uint32_t round = 0;
   };
   // A send's reaction posts its runs through one (partitioned_requests.h).
   class RunPoster;
@@ -252,6 +255,9 @@ class Partitioned final : public vci::TrafficHandler,
   // The end of a send's round `round`: profile, statistics, adaptive.
   void RecordRound(PartitionedSend& send, uint32_t round);
   void PrintStatistics(const PartitionedSend& send);
+  // The bytes of a run of `units` transport units from `first_unit`.
+  static uint64_t RunBytes(const PartitionedSend& send, int64_t first_unit,
+                           int64_t units);
   void ProfileLine(const std::string& line);
   const LogGPParameters& LogGP();
 

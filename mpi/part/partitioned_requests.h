@@ -16,6 +16,7 @@
 #include "mpi/part/aggregator.h"
 #include "mpi/part/partitioned.h"
 #include "mpi/part/reactions.h"
+#include "mpi/vci/counters.h"
 #include "mpi/vci/request.h"
 #include "net/transport.h"
 
@@ -117,10 +118,21 @@ struct PartitionedSend : PartitionedRequestBase {
   std::unique_ptr<uint32_t[]> ready_thread;    // per partition: who marked
   std::unique_ptr<int64_t[]> write_posted_ns;  // per run start unit
   std::unique_ptr<int64_t[]> write_units;      // per run start unit
-  // Totals over completed rounds (statistics).
-  int64_t rounds_done = 0;
-  int64_t total_writes = 0;
-  double total_last_ready_to_write_us = 0;
+  // Totals over completed rounds, written at the end of each round (Start
+  // or Free) and read by MINIMPI_PART_STATS and MPI_T
+  // (mpi/part/tool_variables.h) on any thread.
+  struct Counters {
+    vci::OwnedCounter rounds;
+    vci::OwnedCounter writes;  // transport partitions written
+    std::atomic<uint64_t> last_round_writes{0};
+    // The aggregator's delta (its wait) of the plan in force, ns.
+    std::atomic<uint64_t> planned_delta_ns{0};
+    // Timed sends only (see `timed`): the last MPI_Pready to the last
+    // write, summed over rounds; and bytes of runs written before the
+    // round's last MPI_Pready.
+    vci::OwnedCounter last_ready_to_write_ns;
+    vci::OwnedCounter early_bird_bytes;
+  } counters;
 };
 
 struct PartitionedReceive : PartitionedRequestBase {

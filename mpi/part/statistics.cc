@@ -25,21 +25,31 @@ using vci::Request;
 using vci::RequestState;
 
 void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
-  if (!send.timed || send.units == 0) return;
-  ++send.rounds_done;
-  int64_t last_ready = 0, last_write = 0, writes = 0;
+  if (send.units == 0) return;
+  // Counted for every send, without a clock: each run stamps its round.
+  uint64_t writes = 0;
+  for (int64_t u = 0; u < send.units; ++u) {
+    writes += send.writes[u].round == round;
+  }
+  send.counters.rounds.Add();
+  send.counters.writes.Add(writes);
+  send.counters.last_round_writes.store(writes, std::memory_order_relaxed);
+  if (!send.timed) return;
+  int64_t last_ready = 0, last_write = 0;
   for (int64_t p = 0; p < send.partitions; ++p) {
     last_ready = std::max(last_ready, send.ready_ns[p]);
   }
+  uint64_t early_bird_bytes = 0;
   for (int64_t u = 0; u < send.units; ++u) {
-    if (send.write_units[u] > 0) {
-      ++writes;
-      last_write = std::max(last_write, send.write_posted_ns[u]);
+    if (send.write_units[u] == 0) continue;
+    last_write = std::max(last_write, send.write_posted_ns[u]);
+    if (send.write_posted_ns[u] < last_ready) {
+      early_bird_bytes += RunBytes(send, u, send.write_units[u]);
     }
   }
-  send.total_writes += writes;
-  send.total_last_ready_to_write_us +=
-      std::max<int64_t>(0, last_write - last_ready) / 1000.0;
+  send.counters.last_ready_to_write_ns.Add(
+      static_cast<uint64_t>(std::max<int64_t>(0, last_write - last_ready)));
+  send.counters.early_bird_bytes.Add(early_bird_bytes);
   if (!settings_.part_profile.empty()) {
     // Times in the profile count from MPI_Init (the engine's creation).
     std::string lines = absl::StrFormat("start %d %d %d\n", send.id, round,
@@ -83,22 +93,33 @@ void Partitioned::RecordRound(PartitionedSend& send, uint32_t round) {
   for (int64_t u = 0; u < send.units; ++u) send.write_units[u] = 0;
 }
 
+uint64_t Partitioned::RunBytes(const PartitionedSend& send, int64_t first_unit,
+                               int64_t units) {
+  const int64_t first = first_unit * send.per_unit;
+  const int64_t end =
+      std::min(send.partitions, (first_unit + units) * send.per_unit);
+  return static_cast<uint64_t>(end - first) * send.partition_bytes;
+}
+
 void Partitioned::PrintStatistics(const PartitionedSend& send) {
-  const int64_t rounds = std::max<int64_t>(send.rounds_done, 1);
-  const double writes_per_round = double(send.total_writes) / double(rounds);
+  const uint64_t rounds_done = send.counters.rounds.Read();
+  const double rounds = static_cast<double>(std::max<uint64_t>(rounds_done, 1));
+  const double writes_per_round =
+      static_cast<double>(send.counters.writes.Read()) / rounds;
   std::fprintf(
       stderr,
       "minimpi part stats (rank %d): send to rank %d tag %d: %lld partitions "
-      "of %zu bytes, aggregator %s, backend %s, %lld rounds: %.1f "
+      "of %zu bytes, aggregator %s, backend %s, %llu rounds: %.1f "
       "writes/round, %.1f partitions/write, last MPI_Pready -> last write "
-      "%.2f us/round; plan: %s\n",
+      "%.2f us/round, %.0f early-bird bytes/round; plan: %s\n",
       world_rank_, send.peer.rank, send.tag,
       static_cast<long long>(send.partitions), send.partition_bytes,
       send.aggregator->name(), BackendName(send.backend),
-      static_cast<long long>(send.rounds_done),
-      writes_per_round,
+      static_cast<unsigned long long>(rounds_done), writes_per_round,
       writes_per_round > 0 ? double(send.partitions) / writes_per_round : 0.0,
-      send.total_last_ready_to_write_us / double(rounds),
+      static_cast<double>(send.counters.last_ready_to_write_ns.Read()) /
+          1000.0 / rounds,
+      static_cast<double>(send.counters.early_bird_bytes.Read()) / rounds,
       send.plan.reason.c_str());
 }
 

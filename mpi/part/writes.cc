@@ -41,6 +41,7 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
   write.pieces_posted = 0;
   write.pieces_done = 0;
   write.all_posted = false;
+  write.round = send.round.load(std::memory_order_relaxed);
   if (send.timed) {
     send.write_posted_ns[first] = NowNs();
     send.write_units[first] = units;
@@ -90,10 +91,10 @@ bool Partitioned::PostWriteLocked(int vci, PendingWrite& write) {
       EncodeImmediate(send.receiver_slot, write.first_unit, write.units);
   // rma: each piece's completion is the run's, which signals after the
   // last; native: the send's, which only counts.
-  const uint64_t context = vci::TagContext(
-      vci::Traffic::kPartitioned,
-      signal_after ? static_cast<CompletionTarget*>(&write)
-                   : static_cast<CompletionTarget*>(&send));
+  const uint64_t context =
+      vci::TagContext(vci::Traffic::kPartitioned,
+                      signal_after ? static_cast<CompletionTarget*>(&write)
+                                   : static_cast<CompletionTarget*>(&send));
   const int max_segments = transport_.max_io_segments();
   net::IoSegment local[1024];
   datatype::Segment pieces[1024];
