@@ -367,7 +367,6 @@ class Tracer {
  public:
   void Start();
   void Finish();
-  bool running() const { return running_; }
 
   void TrackComm(MPI_Comm comm, const char* created_by, MPI_Comm parent);
   void ForgetComm(MPI_Comm comm);
@@ -396,7 +395,9 @@ class Tracer {
   TraceSettings settings_;
   Clock clock_;
   EventPool events_;
-  bool running_ = false;
+  // Set once tracing started, cleared when MPI_Finalize ends it: read by
+  // every wrapped call on the program's threads.
+  std::atomic<bool> running_{false};
   int rank_ = 0;
   int size_ = 1;
   MPI_T_pvar_session session_ = MPI_T_PVAR_SESSION_NULL;
