@@ -3,7 +3,8 @@
  * MPI_Finalize; control variables listed, read and written (a write before
  * MPI_Init is honoured by it: MINIMPI_EAGER_MAX=0 makes a 64-byte send a
  * rendezvous that cannot complete before its receive is posted; after
- * MPI_Init the write is refused); categories; performance-variable
+ * MPI_Init the write is refused, except for MINIMPI_COLL_<NAME>, whose
+ * write the next collective call follows); categories; performance-variable
  * sessions with the library's own mpit_sessions_live and mpit_pvar_reads,
  * whose values are exact; event sources, and the registration lifecycle of
  * an event; and the error class of bad indices, names, handles and
@@ -202,6 +203,83 @@ static void check_write_honoured(MPI_T_cvar_handle eager, int rank) {
                        MPI_STATUS_IGNORE));
     CHECK_PATTERN(data, sizeof data, 0, 1, "the rendezvous message");
   }
+}
+
+/* The value of element `element` of a STATE variable as the name of its
+ * enumeration's item. */
+static void state_item_name(MPI_T_enum enumtype, int value, char* name,
+                            int name_size) {
+  int items = 0;
+  CHECK_T(MPI_T_enum_get_info(enumtype, &items, NULL, NULL), MPI_SUCCESS);
+  name[0] = '\0';
+  for (int i = 0; i < items; ++i) {
+    int item_value = -1, name_len = name_size;
+    CHECK_T(MPI_T_enum_get_item(enumtype, i, &item_value, name, &name_len),
+            MPI_SUCCESS);
+    if (item_value == value) return;
+  }
+  name[0] = '\0';
+}
+
+/* MINIMPI_COLL_BCAST may be written while running: the next MPI_Bcast runs
+ * the algorithm written, as coll_algorithm (bound to the communicator, one
+ * element per collective kind, bcast second) shows. */
+static void check_writable_while_running(void) {
+  int count = 0;
+  MPI_T_cvar_handle bcast;
+  CHECK_T(MPI_T_cvar_handle_alloc(cvar_index("MINIMPI_COLL_BCAST"), NULL,
+                                  &bcast, &count),
+          MPI_SUCCESS);
+  char text[256];
+  CHECK_T(MPI_T_cvar_read(bcast, text), MPI_SUCCESS);
+  CHECK(strcmp(text, "auto") == 0, "MINIMPI_COLL_BCAST reads '%s'", text);
+  CHECK_T(MPI_T_cvar_write(bcast, "no_such_algorithm"), MPI_ERR_ARG);
+  int algorithm = -1;
+  const int found = MPI_T_pvar_get_index("coll_algorithm",
+                                         MPI_T_PVAR_CLASS_STATE, &algorithm);
+  MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+  MPI_T_pvar_session session = MPI_T_PVAR_SESSION_NULL;
+  MPI_T_pvar_handle handle = MPI_T_PVAR_HANDLE_NULL;
+  MPI_Comm world = MPI_COMM_WORLD;
+  if (found == MPI_SUCCESS) {
+    CHECK_T(MPI_T_pvar_get_info(algorithm, NULL, NULL, NULL, NULL, NULL,
+                                &enumtype, NULL, NULL, NULL, NULL, NULL, NULL),
+            MPI_SUCCESS);
+    CHECK_T(MPI_T_pvar_session_create(&session), MPI_SUCCESS);
+    CHECK_T(
+        MPI_T_pvar_handle_alloc(session, algorithm, &world, &handle, &count),
+        MPI_SUCCESS);
+    CHECK(count >= 2, "coll_algorithm has %d elements", count);
+  }
+  const char* choices[] = {"binomial", "scatter_allgather", "binomial"};
+  for (int round = 0; round < 3; ++round) {
+    CHECK_T(MPI_T_cvar_write(bcast, choices[round]), MPI_SUCCESS);
+    CHECK_T(MPI_T_cvar_read(bcast, text), MPI_SUCCESS);
+    CHECK(strcmp(text, choices[round]) == 0, "reads '%s' after writing %s",
+          text, choices[round]);
+    int data[16];
+    int rank = 0;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    for (int i = 0; i < 16; ++i) data[i] = rank == 0 ? 1000 * round + i : -1;
+    MPI_CHECK(MPI_Bcast(data, 16, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < 16; ++i) {
+      CHECK(data[i] == 1000 * round + i, "bcast element %d: %d", i, data[i]);
+    }
+    if (found != MPI_SUCCESS) continue;
+    int values[64];
+    CHECK(count <= 64, "coll_algorithm count %d", count);
+    CHECK_T(MPI_T_pvar_read(session, handle, values), MPI_SUCCESS);
+    char name[64];
+    state_item_name(enumtype, values[1], name, sizeof name);
+    CHECK(strcmp(name, choices[round]) == 0,
+          "MPI_Bcast ran '%s' after MINIMPI_COLL_BCAST=%s was written", name,
+          choices[round]);
+  }
+  CHECK_T(MPI_T_cvar_write(bcast, "auto"), MPI_SUCCESS);
+  if (found == MPI_SUCCESS) {
+    CHECK_T(MPI_T_pvar_session_free(&session), MPI_SUCCESS);
+  }
+  CHECK_T(MPI_T_cvar_handle_free(&bcast), MPI_SUCCESS);
 }
 
 static void check_categories(int num_cvars) {
@@ -533,6 +611,7 @@ int main(int argc, char** argv) {
   MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   check_write_honoured(eager, rank);
+  check_writable_while_running();
   CHECK_T(MPI_T_cvar_get_num(&num_cvars), MPI_SUCCESS);
   check_categories(num_cvars);
   check_pvars();

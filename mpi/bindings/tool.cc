@@ -22,10 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/window_object.h"
+#include "mpi/coll/algorithms.h"
 #include "mpi/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/tool/catalogue.h"
@@ -180,10 +182,28 @@ void RegisterInterfaceVariables() {
   tool::RegisterPerformanceVariable(std::move(reads));
 }
 
+// The settings that may change while running. MINIMPI_COLL_<NAME>: every
+// collective call reads its algorithm choice (coll::ChosenAlgorithm), so
+// the next call runs the algorithm written; the other settings choose
+// things made once at MPI_Init (transports, VCIs, engines, tables) and stay
+// fixed.
+void RegisterSettingWriters() {
+  for (const char* collective : runtime::kCollectiveNames) {
+    tool::ControlVariableWriter writer;
+    writer.name =
+        absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
+    writer.write = [collective](const std::string& value) {
+      return coll::ConfigureAlgorithms({{collective, value}}).ok();
+    };
+    tool::RegisterControlVariableWriter(std::move(writer));
+  }
+}
+
 void RegisterEverything() {
   static std::once_flag once;
   std::call_once(once, [] {
     RegisterInterfaceVariables();
+    RegisterSettingWriters();
     tool::RegisterAllToolVariables();
   });
 }

@@ -1,6 +1,7 @@
 #include "mpi/coll/algorithms.h"
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,9 +15,12 @@
 namespace minimpi::coll {
 namespace {
 
-// The chosen algorithm per collective (nullptr: automatic). Written once at
-// MPI_Init, before any collective runs; read-only afterwards.
-const Algorithm* chosen[static_cast<size_t>(Collective::kExscan) + 1] = {};
+// The chosen algorithm per collective (nullptr: automatic). Written at
+// MPI_Init, and again when a tool writes MINIMPI_COLL_<NAME> through MPI_T
+// (each call reads it, so the next call runs the new choice): atomic, read
+// relaxed (a plain load on x86).
+std::atomic<const Algorithm*>
+    chosen[static_cast<size_t>(Collective::kExscan) + 1] = {};
 
 constexpr size_t kCollectives = static_cast<size_t>(Collective::kExscan) + 1;
 
@@ -79,7 +83,7 @@ absl::Status ConfigureAlgorithms(
     }
     const size_t index = static_cast<size_t>(entry->collective);
     if (algorithm_name == "auto") {
-      chosen[index] = nullptr;
+      chosen[index].store(nullptr, std::memory_order_relaxed);
       continue;
     }
     const Algorithm* algorithm = Find(*entry, algorithm_name.c_str());
@@ -92,18 +96,20 @@ absl::Status ConfigureAlgorithms(
           absl::StrCat("MINIMPI_COLL_", upper, "=", algorithm_name,
                        " is not one of: ", absl::StrJoin(names, ", ")));
     }
-    chosen[index] = algorithm;
+    chosen[index].store(algorithm, std::memory_order_relaxed);
   }
   return absl::OkStatus();
 }
 
 std::string ConfiguredAlgorithm(Collective collective) {
-  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  const Algorithm* algorithm =
+      chosen[static_cast<size_t>(collective)].load(std::memory_order_relaxed);
   return algorithm == nullptr ? "auto" : algorithm->name;
 }
 
 const char* ChosenAlgorithm(Collective collective) {
-  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  const Algorithm* algorithm =
+      chosen[static_cast<size_t>(collective)].load(std::memory_order_relaxed);
   return algorithm == nullptr ? nullptr : algorithm->name;
 }
 
@@ -114,7 +120,8 @@ std::unique_ptr<Schedule> Build(Collective collective, Communicator& comm,
     return BuildIntercomm(collective, comm, arguments);
   }
   const CollectiveAlgorithms& entry = Entry(collective);
-  const Algorithm* algorithm = chosen[static_cast<size_t>(collective)];
+  const Algorithm* algorithm =
+      chosen[static_cast<size_t>(collective)].load(std::memory_order_relaxed);
   if (algorithm == nullptr ||
       (algorithm->serves != nullptr && !algorithm->serves(comm, arguments))) {
     algorithm = Find(entry, entry.choose(comm, arguments));

@@ -131,7 +131,9 @@ const std::vector<CollectiveAlgorithms>& Registry();
 
 // Applies the user's MINIMPI_COLL_<NAME> choices (collective name ->
 // algorithm name, "auto" for the rule). Unknown names are an error that lists
-// the accepted ones. Called once at MPI_Init.
+// the accepted ones. Called at MPI_Init, and by MPI_T_cvar_write of a
+// MINIMPI_COLL_<NAME> (every process must write the same value at the same
+// point of its collective calls, as with any MPI_T_SCOPE_ALL_EQ variable).
 absl::Status ConfigureAlgorithms(
     const std::map<std::string, std::string>& choices);
 

@@ -5,19 +5,19 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/synchronization/mutex.h"
 #include "mpi/tool/catalogue.h"
 
 namespace minimpi::tool {
 namespace {
 
 struct Listeners {
-  absl::Mutex mutex;
-  std::map<int, std::vector<std::shared_ptr<EventRegistration>>> by_event
-      ABSL_GUARDED_BY(mutex);
+  std::shared_mutex mutex;
+  std::map<int, std::vector<std::shared_ptr<EventRegistration>>> by_event;
 };
 
 Listeners& TheListeners() {
@@ -182,7 +182,7 @@ std::shared_ptr<EventRegistration> AddEventRegistration(int event_index,
                                                         const void* object) {
   auto registration = std::make_shared<EventRegistration>(event_index, object);
   Listeners& l = TheListeners();
-  absl::MutexLock lock(&l.mutex);
+  std::unique_lock<std::shared_mutex> lock(l.mutex);
   l.by_event[event_index].push_back(registration);
   return registration;
 }
@@ -190,7 +190,7 @@ std::shared_ptr<EventRegistration> AddEventRegistration(int event_index,
 void RemoveEventRegistration(const std::shared_ptr<EventRegistration>& r) {
   {
     Listeners& l = TheListeners();
-    absl::MutexLock lock(&l.mutex);
+    std::unique_lock<std::shared_mutex> lock(l.mutex);
     auto& list = l.by_event[r->event_index()];
     for (auto it = list.begin(); it != list.end(); ++it) {
       if (it->get() == r.get()) {
@@ -210,7 +210,7 @@ void RemoveEventRegistration(const std::shared_ptr<EventRegistration>& r) {
 
 void UpdateEventListeners(int event_index) {
   Listeners& l = TheListeners();
-  absl::MutexLock lock(&l.mutex);
+  std::unique_lock<std::shared_mutex> lock(l.mutex);
   int listening = 0;
   for (const auto& r : l.by_event[event_index]) {
     for (int slot = 0; slot < kNumSafetyLevels; ++slot) {
@@ -234,7 +234,7 @@ void DeliverPendingEvents() {
   absl::InlinedVector<std::shared_ptr<EventRegistration>, 8> all;
   {
     Listeners& l = TheListeners();
-    absl::MutexLock lock(&l.mutex);
+    std::unique_lock<std::shared_mutex> lock(l.mutex);
     for (const auto& [index, list] : l.by_event) {
       all.insert(all.end(), list.begin(), list.end());
     }
@@ -266,7 +266,7 @@ void Event::Raise(const void* object, const void* payload) const {
   absl::InlinedVector<std::shared_ptr<EventRegistration>, 4> listening;
   {
     Listeners& l = TheListeners();
-    absl::ReaderMutexLock lock(&l.mutex);
+    std::shared_lock<std::shared_mutex> lock(l.mutex);
     auto it = l.by_event.find(index_);
     if (it == l.by_event.end()) return;
     for (const auto& r : it->second) {

@@ -8,10 +8,10 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
 #include "mpi/tool/catalogue.h"
 
 namespace minimpi::tool {
@@ -24,13 +24,12 @@ struct EventEntry {
 };
 
 struct Catalogue {
-  absl::Mutex mutex;
-  std::deque<PerformanceVariable> performance_variables ABSL_GUARDED_BY(mutex);
-  std::deque<EventEntry> events ABSL_GUARDED_BY(mutex);
-  std::map<std::string, ControlVariableWriter, std::less<>> writers
-      ABSL_GUARDED_BY(mutex);
-  std::deque<Category> categories ABSL_GUARDED_BY(mutex);
-  int category_stamp ABSL_GUARDED_BY(mutex) = 0;
+  std::mutex mutex;
+  std::deque<PerformanceVariable> performance_variables;
+  std::deque<EventEntry> events;
+  std::map<std::string, ControlVariableWriter, std::less<>> writers;
+  std::deque<Category> categories;
+  int category_stamp = 0;
 };
 
 Catalogue& TheCatalogue() {
@@ -46,8 +45,7 @@ Catalogue& TheCatalogue() {
 
 // The category named `name`, made on first use. An empty name files the
 // member under no category.
-Category* CategoryNamed(Catalogue& c, std::string_view name)
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(c.mutex) {
+Category* CategoryNamed(Catalogue& c, std::string_view name) {
   if (name.empty()) return nullptr;
   for (Category& category : c.categories) {
     if (category.name == name) return &category;
@@ -83,7 +81,7 @@ int RegisterPerformanceVariable(PerformanceVariable variable) {
   // (counters, timers, aggregates, watermarks) are writable.
   if (IsInstantaneousClass(variable.var_class)) variable.readonly = true;
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   for (const PerformanceVariable& known : c.performance_variables) {
     if (known.name == variable.name && known.var_class == variable.var_class) {
       RegistrationError("performance variable " + variable.name +
@@ -108,7 +106,7 @@ Event* RegisterEventType(EventType type) {
     }
   }
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   for (const EventEntry& known : c.events) {
     if (known.type.name == type.name) {
       RegistrationError("event " + type.name + " registered twice");
@@ -126,26 +124,26 @@ Event* RegisterEventType(EventType type) {
 
 void RegisterControlVariableWriter(ControlVariableWriter writer) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   std::string name = writer.name;
   c.writers.insert_or_assign(std::move(name), std::move(writer));
 }
 
 int NumPerformanceVariables() {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return static_cast<int>(c.performance_variables.size());
 }
 
 const PerformanceVariable& PerformanceVariableAt(int index) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return c.performance_variables.at(index);
 }
 
 int FindPerformanceVariable(std::string_view name, int var_class) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   for (size_t i = 0; i < c.performance_variables.size(); ++i) {
     const PerformanceVariable& v = c.performance_variables[i];
     if (v.name == name && v.var_class == var_class) return static_cast<int>(i);
@@ -155,25 +153,25 @@ int FindPerformanceVariable(std::string_view name, int var_class) {
 
 int NumEventTypes() {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return static_cast<int>(c.events.size());
 }
 
 const EventType& EventTypeAt(int index) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return c.events.at(index).type;
 }
 
 Event* EventAt(int index) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return &c.events.at(index).event;
 }
 
 int FindEventType(std::string_view name) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   for (size_t i = 0; i < c.events.size(); ++i) {
     if (c.events[i].type.name == name) return static_cast<int>(i);
   }
@@ -182,14 +180,14 @@ int FindEventType(std::string_view name) {
 
 const ControlVariableWriter* FindControlVariableWriter(std::string_view name) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.writers.find(name);
   return it == c.writers.end() ? nullptr : &it->second;
 }
 
 void AddControlVariableToCategory(std::string_view category, int cvar_index) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   if (Category* made = CategoryNamed(c, category)) {
     made->control_variables.push_back(cvar_index);
     ++c.category_stamp;
@@ -198,19 +196,19 @@ void AddControlVariableToCategory(std::string_view category, int cvar_index) {
 
 int NumCategories() {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return static_cast<int>(c.categories.size());
 }
 
 Category CategoryAt(int index) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return c.categories.at(index);
 }
 
 int FindCategory(std::string_view name) {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   for (size_t i = 0; i < c.categories.size(); ++i) {
     if (c.categories[i].name == name) return static_cast<int>(i);
   }
@@ -219,7 +217,7 @@ int FindCategory(std::string_view name) {
 
 int CategoryStamp() {
   Catalogue& c = TheCatalogue();
-  absl::MutexLock lock(&c.mutex);
+  std::lock_guard<std::mutex> lock(c.mutex);
   return c.category_stamp;
 }
 

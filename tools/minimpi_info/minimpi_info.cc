@@ -102,6 +102,83 @@ bool PrintSettings() {
   return invalid.empty() && algorithms.ok();
 }
 
+const char* PvarClassName(int var_class) {
+  switch (var_class) {
+    case MPI_T_PVAR_CLASS_STATE:
+      return "state";
+    case MPI_T_PVAR_CLASS_LEVEL:
+      return "level";
+    case MPI_T_PVAR_CLASS_SIZE:
+      return "size";
+    case MPI_T_PVAR_CLASS_PERCENTAGE:
+      return "percentage";
+    case MPI_T_PVAR_CLASS_HIGHWATERMARK:
+      return "highwatermark";
+    case MPI_T_PVAR_CLASS_LOWWATERMARK:
+      return "lowwatermark";
+    case MPI_T_PVAR_CLASS_COUNTER:
+      return "counter";
+    case MPI_T_PVAR_CLASS_AGGREGATE:
+      return "aggregate";
+    case MPI_T_PVAR_CLASS_TIMER:
+      return "timer";
+    default:
+      return "generic";
+  }
+}
+
+const char* BindingName(int bind) {
+  switch (bind) {
+    case MPI_T_BIND_MPI_COMM:
+      return "MPI_Comm";
+    case MPI_T_BIND_MPI_REQUEST:
+      return "MPI_Request";
+    case MPI_T_BIND_MPI_WIN:
+      return "MPI_Win";
+    default:
+      return "process";
+  }
+}
+
+// The performance variables and events, as a tool sees them: through
+// MPI_T itself (which needs no MPI_Init).
+void PrintToolInterface() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
+  int num = 0;
+  MPI_T_pvar_get_num(&num);
+  PrintSection(
+      "Performance variables (MPI_T; counters and timers read from a "
+      "handle's start):");
+  for (int i = 0; i < num; ++i) {
+    char name[256], desc[1024];
+    int name_len = sizeof name, desc_len = sizeof desc, var_class = 0, bind = 0,
+        continuous = 0;
+    if (MPI_T_pvar_get_info(i, name, &name_len, nullptr, &var_class, nullptr,
+                            nullptr, desc, &desc_len, &bind, nullptr,
+                            &continuous, nullptr) != MPI_SUCCESS) {
+      continue;
+    }
+    std::printf("  %-36s %-13s per %-11s%s\n", name, PvarClassName(var_class),
+                BindingName(bind), continuous ? "" : " (start/stop)");
+    std::printf("  %-36s %s\n", "", desc);
+  }
+  MPI_T_event_get_num(&num);
+  PrintSection("Events (MPI_T; stamped by the steady clock in ns):");
+  for (int i = 0; i < num; ++i) {
+    char name[256], desc[1024];
+    int name_len = sizeof name, desc_len = sizeof desc, bind = 0;
+    if (MPI_T_event_get_info(i, name, &name_len, nullptr, nullptr, nullptr,
+                             nullptr, nullptr, nullptr, desc, &desc_len,
+                             &bind) != MPI_SUCCESS) {
+      continue;
+    }
+    std::printf("  %-36s per %s\n", name, BindingName(bind));
+    std::printf("  %-36s %s\n", "", desc);
+  }
+  MPI_T_finalize();
+}
+
 void PrintWrappers() {
   PrintSection("Compiler wrappers (mpicc, mpicxx):");
   std::printf("  MINIMPI_CC  = %-8s (default cc)  C compiler under mpicc\n",
@@ -191,6 +268,7 @@ int main() {
   std::printf("MPI standard version: %d.%d\n", version, subversion);
 
   bool settings_valid = PrintSettings();
+  PrintToolInterface();
   PrintWaiting();
   PrintWrappers();
   PrintTransports();
