@@ -135,6 +135,7 @@ void RegisterWatermarks(const std::string& name, const std::string& what,
   comm.read = [field](const void* object, void* values) {
     *static_cast<uint64_t*>(values) = CommValue(object, field, Combine::kMax);
   };
+  comm.readonly = false;  // MPI_T_pvar_reset restarts a handle's mark
   comm.reset_mark = [](const void* object) {
     const auto* c = static_cast<const Communicator*>(object);
     const p2p::PointToPoint* p2p = p2p::ShownToTools();

@@ -79,6 +79,10 @@ MPI_TEST_PROGRAMS = {
     "partitioned": {"srcs": ["partitioned.c"], "threaded": False},
     # Issue 43: queues of known depth, watched by apps/mpit_trace.
     "mpit_queue_depth": {"srcs": ["mpit_queue_depth.c"], "threaded": False},
+    # The matching engines' queues and the partitioned requests through
+    # MPI_T, with exact values, and their events.
+    "mpit_queues": {"srcs": ["mpit_queues.c"], "threaded": False},
+    "mpit_events": {"srcs": ["mpit_events.c"], "threaded": False},
     "partitioned_threads": {"srcs": ["partitioned_threads.c"], "threaded": True},
     "partitioned_errors": {"srcs": ["partitioned_errors.c"], "threaded": False},
     "handles": {"srcs": ["handles.c"], "threaded": False},
@@ -1017,4 +1021,15 @@ MPI_TEST_CASES = [
     # MPI_Init honoured by it), categories, pvar sessions, event
     # registrations, error classes of bad handles.
     {"name": "mpit_interface", "program": "mpit_interface", "ranks": [2]},
+    # Queue lengths, marks, match attempts and elements searched of a
+    # communicator's queues of known depth, under every matching engine.
+    {"name": "mpit_queues", "program": "mpit_queues", "ranks": [2]},
+    {"name": "mpit_queues_ll", "program": "mpit_queues", "ranks": [2], "env": ["MINIMPI_MATCH=ll"]},
+    {"name": "mpit_queues_perpeer", "program": "mpit_queues", "ranks": [2], "env": ["MINIMPI_MATCH=perpeer"]},
+    {"name": "mpit_queues_col_ll", "program": "mpit_queues", "ranks": [2], "env": ["MINIMPI_MATCH=col+ll"]},
+    {"name": "mpit_queues_ll_pnp", "program": "mpit_queues", "ranks": [2], "env": ["MINIMPI_MATCH=ll+pnp"]},
+    # unexp_message_enqueued/dequeued and partition_arrived counted by
+    # callbacks, payloads checked (one write per user partition: none).
+    {"name": "mpit_events", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_AGGR=none"]},
+    {"name": "mpit_events_ll", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_AGGR=none", "MINIMPI_MATCH=ll"]},
 ]
