@@ -455,10 +455,16 @@ static void check_pvars(void) {
     MPI_T_pvar_handle bound;
     CHECK_T(MPI_T_pvar_handle_alloc(session, i, &dup, &bound, &count),
             MPI_SUCCESS);
-    CHECK(count >= 0, "bound count %d", count);
-    CHECK_T(MPI_T_pvar_handle_free(session, &bound), MPI_SUCCESS);
+    CHECK(count >= 0 && count <= 64, "bound count %d", count);
+    unsigned long long bound_values[64];
+    CHECK_T(MPI_T_pvar_read(session, bound, bound_values), MPI_SUCCESS);
     MPI_Comm freed = dup;
     MPI_CHECK(MPI_Comm_free(&dup));
+    /* The handle outlives its communicator: refused, not read. */
+    CHECK_T(MPI_T_pvar_read(session, bound, bound_values),
+            MPI_T_ERR_INVALID_HANDLE);
+    CHECK_T(MPI_T_pvar_reset(session, bound), MPI_T_ERR_INVALID_HANDLE);
+    CHECK_T(MPI_T_pvar_handle_free(session, &bound), MPI_SUCCESS);
     CHECK_T(MPI_T_pvar_handle_alloc(session, i, &freed, &bound, &count),
             MPI_T_ERR_INVALID_HANDLE);
     MPI_Comm null_comm = MPI_COMM_NULL;

@@ -324,6 +324,16 @@ class ToolCall {
   ::minimpi::ToolState& s = call_state.state();                    \
   (void)s
 
+// False when the object a handle is bound to has been freed since (its
+// MPI handle no longer names it): the module's read would touch freed
+// memory.
+bool BoundObjectAlive(const PvarHandle& handle) {
+  const tool::Binding binding = handle.variable().binding;
+  if (binding == tool::Binding::kNoObject) return true;
+  void* user_handle = handle.user_handle();
+  return BoundObject(binding, &user_handle) == handle.object();
+}
+
 int StartStopOrReset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                      int (PvarHandle::*operation)()) {
   MINIMPI_TOOL_CALL(call);
@@ -331,12 +341,17 @@ int StartStopOrReset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
   if (owner == nullptr) return MPI_T_ERR_INVALID_SESSION;
   if (handle == MPI_T_PVAR_ALL_HANDLES) {
     // Applies to every handle it may apply to; the others are skipped
-    // (15.3.7: continuous or read-only ones are ignored).
-    for (const auto& each : owner->handles()) (each.get()->*operation)();
+    // (15.3.7: continuous or read-only ones are ignored), and so are
+    // handles whose object is gone.
+    for (const auto& each : owner->handles()) {
+      if (BoundObjectAlive(*each)) (each.get()->*operation)();
+    }
     return MPI_SUCCESS;
   }
   if (!owner->Owns(handle)) return MPI_T_ERR_INVALID_HANDLE;
-  return (reinterpret_cast<PvarHandle*>(handle)->*operation)();
+  auto* found = reinterpret_cast<PvarHandle*>(handle);
+  if (!BoundObjectAlive(*found)) return MPI_T_ERR_INVALID_HANDLE;
+  return (found->*operation)();
 }
 
 // The owning session's handle, or the error class for a bad pair
@@ -348,6 +363,14 @@ int LookupPvarHandle(ToolState& s, MPI_T_pvar_session session,
   if (!owner->Owns(handle)) return MPI_T_ERR_INVALID_HANDLE;
   *found = reinterpret_cast<PvarHandle*>(handle);
   return MPI_SUCCESS;
+}
+
+// The same for a handle about to be read or written: its object must live.
+int LookupLivePvarHandle(ToolState& s, MPI_T_pvar_session session,
+                         MPI_T_pvar_handle handle, PvarHandle** found) {
+  const int error = LookupPvarHandle(s, session, handle, found);
+  if (error != MPI_SUCCESS) return error;
+  return BoundObjectAlive(**found) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
 // The category at `index`, or false (MPI_T_ERR_INVALID_INDEX).
@@ -671,6 +694,8 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index,
   }
   PvarHandle* made = owner->AddHandle(pvar_index, &v, object);
   if (made == nullptr) return MPI_T_ERR_INVALID_HANDLE;
+  if (object != nullptr)
+    made->set_user_handle(*static_cast<void**>(obj_handle));
   *handle = reinterpret_cast<MPI_T_pvar_handle>(made);
   *count = made->count();
   return MPI_SUCCESS;
@@ -709,7 +734,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                      void* buf) {
   MINIMPI_TOOL_CALL(call);
   PvarHandle* found = nullptr;
-  const int error = minimpi::LookupPvarHandle(s, session, handle, &found);
+  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
   if (error != MPI_SUCCESS) return error;
   if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
   const int result = found->Read(buf);
@@ -722,7 +747,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                       const void* buf) {
   MINIMPI_TOOL_CALL(call);
   PvarHandle* found = nullptr;
-  const int error = minimpi::LookupPvarHandle(s, session, handle, &found);
+  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
   if (error != MPI_SUCCESS) return error;
   if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
   return found->Write(buf);
@@ -733,7 +758,7 @@ int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                           void* buf) {
   MINIMPI_TOOL_CALL(call);
   PvarHandle* found = nullptr;
-  const int error = minimpi::LookupPvarHandle(s, session, handle, &found);
+  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
   if (error != MPI_SUCCESS) return error;
   if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
   const int result = found->ReadReset(buf);

@@ -39,6 +39,11 @@ class PvarHandle {
   bool started() const { return started_; }
   // Bytes of one element as read (8, or 4 for an int state).
   size_t element_size() const;
+  // The tool's handle of the bound object (an MPI_Comm, MPI_Request or
+  // MPI_Win value), kept so the bindings can check before each use that it
+  // still names object(): a handle on a freed object must not be read.
+  void set_user_handle(void* handle) { user_handle_ = handle; }
+  void* user_handle() const { return user_handle_; }
 
   // Each returns MPI_SUCCESS or the MPI_T error class.
   int Start();  // MPI_T_ERR_PVAR_NO_STARTSTOP for a continuous variable
@@ -63,6 +68,7 @@ class PvarHandle {
   const void* const object_;
   const int count_;
   const Kind kind_;
+  void* user_handle_ = nullptr;
   bool started_ = false;
   bool enabled_ = false;
   // kRelative: the sum kept from earlier intervals and the module's value
