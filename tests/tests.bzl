@@ -1032,4 +1032,9 @@ MPI_TEST_CASES = [
     # callbacks, payloads checked (one write per user partition: none).
     {"name": "mpit_events", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_AGGR=none"]},
     {"name": "mpit_events_ll", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_AGGR=none", "MINIMPI_MATCH=ll"]},
+    # MPICH's size scheme merging pairs of 16-byte partitions: 3 writes a round.
+    {"name": "mpit_events_size", "program": "mpit_events", "ranks": [2], "args": ["3"], "env": ["MINIMPI_PART_AGGR=size", "MINIMPI_PART_AGGR_SIZE=32"]},
+    # Partitions as messages (the persist backend) and as RMA writes.
+    {"name": "mpit_events_persist", "program": "mpit_events", "ranks": [2], "args": ["3"], "env": ["MINIMPI_PART_BACKEND=persist", "MINIMPI_PART_AGGR=size", "MINIMPI_PART_AGGR_SIZE=32"]},
+    {"name": "mpit_events_rma", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma", "MINIMPI_PART_AGGR=none"]},
 ]
