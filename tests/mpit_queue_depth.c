@@ -31,6 +31,10 @@ enum {
 static int Expected(int tag, int i) { return 1000 * tag + i; }
 
 static void UnexpectedQueue(MPI_Comm comm, int rank) {
+  /* Rank 0 must have finished MPI_Comm_dup before rank 1 sends: a tool
+   * binds its event callbacks to comm once the constructor returns, and the
+   * call may pull early arrivals into the queue before it does. */
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   if (rank == 1) {
     for (int tag = 0; tag < kMessages; ++tag) {
       int data[kInts];

@@ -190,7 +190,12 @@ def events_level(events):
     for t_us, change in steps:
         level += change
         series.append((t_us, level))
-    return series
+    # Below zero: messages joined the queue before the tool listened (it
+    # binds a communicator's events when the constructor has returned, and
+    # that call may already have pulled early arrivals in). They were there
+    # from the start, so lift the whole series by them.
+    missed = -min(level for _, level in series)
+    return [(t_us, level + missed) for t_us, level in series]
 
 
 def series_of(trace, key, var_filter):

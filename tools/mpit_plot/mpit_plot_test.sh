@@ -62,6 +62,19 @@ sed 's/^rank 0 /rank 1 /' "${sample}" >"${out}/dir/mpit_trace.1"
   fail "a directory's two ranks were not both read"
 python3 "${plot}" "${out}/dir" --rank 1 --summary | grep -q '^rank 1 ' || fail "--rank 1"
 
+# Messages queued before the tool listened (dequeued, never seen enqueued)
+# lift the events' level: two removed means two were there.
+{
+  echo "rank 0 size 2 interval_us 0"
+  echo "comm 0 size 2 from MPI_COMM_WORLD parent -"
+  echo "event 5.0 unexp_message_enqueued comm 0 1 0 8 3 0"
+  echo "event 6.0 unexp_message_dequeued comm 0 1 0 8 2 0"
+  echo "event 7.0 unexp_message_dequeued comm 0 1 1 8 1 0"
+  echo "event 8.0 unexp_message_dequeued comm 0 1 2 8 0 0"
+} >"${out}/early"
+python3 "${plot}" "${out}/early" --summary >"${out}/early.txt"
+expect_line "${out}/early.txt" "rank 0 comm 0 peak unexpected_queue_from_events 3"
+
 # Bad input is an error, not a chart.
 if python3 "${plot}" "${out}/missing" >/dev/null 2>&1; then fail "a missing file drew"; fi
 echo "sample 1 2 3" >"${out}/bad"
