@@ -24,6 +24,7 @@
 #include "mpi/bindings/buffered_send.h"  // compat
 #include "mpi/bindings/generalized_requests.h"
 #include "mpi/coll/persistent.h"
+#include "mpi/tool/events.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;
@@ -369,7 +370,10 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
     return MPI_SUCCESS;
   }
   Instance::Get().p2p().Wait(r);
-  return CollectOne(kCall, r, request, status);
+  const int error = CollectOne(kCall, r, request, status);
+  // MPI_T callbacks that asked for a context free of locks run here.
+  minimpi::tool::DeliverEventsIfPending();
+  return error;
 }
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -418,7 +422,9 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[],
     }
     return true;
   });
-  return collector.Finish();
+  const int error = collector.Finish();
+  minimpi::tool::DeliverEventsIfPending();
+  return error;
 }
 
 int PMPI_Testall(int count, MPI_Request array_of_requests[], int* flag,

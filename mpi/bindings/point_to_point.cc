@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/datatype/pack.h"
+#include "mpi/tool/events.h"
 
 using minimpi::Communicator;
 using minimpi::Datatype;
@@ -197,6 +198,8 @@ int BlockingReceive(const char* call, void* buf, MPI_Count count,
   minimpi::ToMpiStatus(r->status, status);
   int error = minimpi::RaiseRequestError(call, r, c);
   engine.Retire(r);
+  // MPI_T callbacks that asked for a context free of locks run here.
+  minimpi::tool::DeliverEventsIfPending();
   return error;
 }
 

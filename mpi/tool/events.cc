@@ -13,6 +13,9 @@
 #include "mpi/tool/catalogue.h"
 
 namespace minimpi::tool {
+
+std::atomic<uint64_t> pending_event_count{0};
+
 namespace {
 
 struct Listeners {
@@ -25,8 +28,6 @@ Listeners& TheListeners() {
   return *listeners;
 }
 
-// Instances queued plus drops not yet reported, over all registrations.
-std::atomic<uint64_t> pending_count{0};
 std::atomic<size_t> queue_limit{kDefaultEventQueueLimit};
 // Serializes the delivery of queued instances, so a callback that asked
 // for no thread safety never runs twice at once.
@@ -137,7 +138,7 @@ void EventRegistration::Deliver(const EventInstance& instance) {
     return;
   }
   if (queue_.size() >= queue_limit.load(std::memory_order_relaxed)) {
-    if (dropped_++ == 0) pending_count.fetch_add(1);
+    if (dropped_++ == 0) pending_event_count.fetch_add(1);
     return;
   }
   EventInstance& copy = queue_.emplace_back();
@@ -147,7 +148,7 @@ void EventRegistration::Deliver(const EventInstance& instance) {
   copy.owned_payload.assign(
       instance.payload,
       instance.payload + EventTypeAt(instance.event_index).payload_bytes);
-  pending_count.fetch_add(1);
+  pending_event_count.fetch_add(1);
 }
 
 void EventRegistration::DeliverQueued() {
@@ -156,7 +157,7 @@ void EventRegistration::DeliverQueued() {
   queued.swap(queue_);
   const uint64_t dropped = dropped_;
   dropped_ = 0;
-  pending_count.fetch_sub(queued.size() + (dropped > 0 ? 1 : 0));
+  pending_event_count.fetch_sub(queued.size() + (dropped > 0 ? 1 : 0));
   // The least restrictive callback: here no lock is held and the caller
   // is a thread inside MPI that may call anything.
   const Callback callback =
@@ -221,10 +222,6 @@ void UpdateEventListeners(int event_index) {
     }
   }
   EventAt(event_index)->listeners().store(listening, std::memory_order_relaxed);
-}
-
-bool EventsPending() {
-  return pending_count.load(std::memory_order_relaxed) > 0;
 }
 
 void DeliverPendingEvents() {

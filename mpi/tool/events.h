@@ -94,10 +94,20 @@ void RemoveEventRegistration(const std::shared_ptr<EventRegistration>& r);
 // Keeps Event::active() in step with the registrations' callbacks.
 void UpdateEventListeners(int event_index);
 
+// Queued instances plus unreported drops, over all registrations.
+extern std::atomic<uint64_t> pending_event_count;
 // True when some registration has queued instances or drops to report.
-bool EventsPending();
+inline bool EventsPending() {
+  return pending_event_count.load(std::memory_order_relaxed) > 0;
+}
 // Delivers what is queued, unless this thread is already inside a callback.
 void DeliverPendingEvents();
+// What a blocking MPI call does as it returns, holding no lock: one relaxed
+// load when nothing is queued.
+inline void DeliverEventsIfPending() {
+  if (EventsPending()) [[unlikely]]
+    DeliverPendingEvents();
+}
 void SetEventQueueLimit(size_t limit);
 inline constexpr size_t kDefaultEventQueueLimit = 4096;
 
