@@ -97,7 +97,7 @@ cat "${out}/part_summary.txt"
 arrived="$(awk '$5 == "user_partitions_arrived" { print $6 }' "${out}/part_summary.txt")"
 rounds="$(awk '$5 == "rounds_complete" { print $6 }' "${out}/part_summary.txt")"
 counted="$(awk '$6 == "part_partitions_arrived" { print $7 }' "${out}/part_summary.txt")"
-[ -n "${arrived}" ] && [ "${arrived}" -gt 0 ] || fail "no partition arrived at rank 1"
+if [ -z "${arrived}" ] || [ "${arrived}" -eq 0 ]; then fail "no partition arrived at rank 1"; fi
 [ "${arrived}" = "${counted}" ] ||
   fail "events report ${arrived} partitions, the variable ${counted}"
 [ "$((rounds * 16))" = "${arrived}" ] ||
