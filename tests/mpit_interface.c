@@ -608,6 +608,117 @@ static void check_events(void) {
           MPI_T_ERR_INVALID_HANDLE);
 }
 
+/* What the unexp_message_enqueued callbacks saw of tag 77 on `traffic`. */
+typedef struct {
+  int calls;
+  int wrong; /* payloads or contexts that were not as sent */
+  MPI_T_cb_safety expected_safety;
+} Seen;
+
+static void on_enqueued(MPI_T_event_instance instance,
+                        MPI_T_event_registration registration,
+                        MPI_T_cb_safety safety, void* user_data) {
+  (void)registration;
+  Seen* seen = (Seen*)user_data;
+  int source = -1, tag = -1, collective = -1, source_index = -1;
+  unsigned long long bytes = 0;
+  MPI_Count stamp = 0;
+  if (MPI_T_event_read(instance, 4, &collective) != MPI_SUCCESS ||
+      MPI_T_event_read(instance, 1, &tag) != MPI_SUCCESS) {
+    ++seen->wrong;
+    return;
+  }
+  if (collective != 0 || tag != 77) return;
+  ++seen->calls;
+  if (MPI_T_event_read(instance, 0, &source) != MPI_SUCCESS ||
+      MPI_T_event_read(instance, 2, &bytes) != MPI_SUCCESS ||
+      MPI_T_event_get_timestamp(instance, &stamp) != MPI_SUCCESS ||
+      MPI_T_event_get_source(instance, &source_index) != MPI_SUCCESS ||
+      source != 1 || bytes != 40 || stamp <= 0 || source_index != 0 ||
+      safety != seen->expected_safety) {
+    ++seen->wrong;
+  }
+}
+
+/* unexp_message_enqueued end to end: rank 1 sends three messages rank 0
+ * has not asked for. The callback registered as thread-safe runs as each
+ * arrives (inside rank 0's MPI_Iprobe); the one that asked for no lock
+ * held is queued and runs when the next blocking receive returns. */
+static void check_event_delivery(int rank) {
+  int index = -1;
+  CHECK_T(MPI_T_event_get_index("unexp_message_enqueued", &index), MPI_SUCCESS);
+  MPI_Datatype types[8];
+  int elements = 8;
+  CHECK_T(MPI_T_event_get_info(index, NULL, NULL, NULL, types, NULL, &elements,
+                               NULL, NULL, NULL, NULL, NULL),
+          MPI_SUCCESS);
+  CHECK(elements == 5 && types[0] == MPI_INT && types[1] == MPI_INT &&
+            types[2] == MPI_UNSIGNED_LONG_LONG && types[4] == MPI_INT,
+        "unexp_message_enqueued's %d elements are not as this test reads "
+        "them",
+        elements);
+  MPI_Comm traffic;
+  MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &traffic));
+  Seen now = {0, 0, MPI_T_CB_REQUIRE_THREAD_SAFE};
+  Seen later = {0, 0, MPI_T_CB_REQUIRE_NONE};
+  MPI_T_event_registration now_registration, later_registration;
+  if (rank == 0) {
+    CHECK_T(MPI_T_event_handle_alloc(index, &traffic, MPI_INFO_NULL,
+                                     &now_registration),
+            MPI_SUCCESS);
+    CHECK_T(MPI_T_event_register_callback(now_registration,
+                                          MPI_T_CB_REQUIRE_THREAD_SAFE,
+                                          MPI_INFO_NULL, &now, on_enqueued),
+            MPI_SUCCESS);
+    CHECK_T(MPI_T_event_handle_alloc(index, &traffic, MPI_INFO_NULL,
+                                     &later_registration),
+            MPI_SUCCESS);
+    CHECK_T(
+        MPI_T_event_register_callback(later_registration, MPI_T_CB_REQUIRE_NONE,
+                                      MPI_INFO_NULL, &later, on_enqueued),
+        MPI_SUCCESS);
+  }
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  unsigned char data[3][40];
+  if (rank == 1) {
+    MPI_Request requests[3];
+    for (int i = 0; i < 3; ++i) {
+      test_fill(data[i], sizeof data[i], 1, 77 + i);
+      MPI_CHECK(MPI_Isend(data[i], sizeof data[i], MPI_BYTE, 0, 77, traffic,
+                          &requests[i]));
+    }
+    MPI_CHECK(MPI_Waitall(3, requests, MPI_STATUSES_IGNORE));
+  } else if (rank == 0) {
+    const double give_up = MPI_Wtime() + 30;
+    while (now.calls < 3 && MPI_Wtime() < give_up) {
+      int flag = 0;
+      MPI_CHECK(MPI_Iprobe(1, 99, traffic, &flag, MPI_STATUS_IGNORE));
+    }
+    CHECK(now.calls == 3 && now.wrong == 0,
+          "thread-safe callback: %d calls (%d wrong), expected 3", now.calls,
+          now.wrong);
+    CHECK(later.calls == 0,
+          "the queued callback ran %d times before any "
+          "MPI_T or blocking call",
+          later.calls);
+    for (int i = 0; i < 3; ++i) {
+      memset(data[i], 0, sizeof data[i]);
+      MPI_CHECK(MPI_Recv(data[i], sizeof data[i], MPI_BYTE, 1, 77, traffic,
+                         MPI_STATUS_IGNORE));
+      CHECK(later.calls == 3 && later.wrong == 0,
+            "after MPI_Recv %d: the queued callback ran %d times (%d wrong)", i,
+            later.calls, later.wrong);
+      CHECK_PATTERN(data[i], sizeof data[i], 1, 77 + i,
+                    "an unexpected message");
+    }
+    CHECK(now.calls == 3, "thread-safe callback: %d calls", now.calls);
+    CHECK_T(MPI_T_event_handle_free(now_registration, NULL, NULL), MPI_SUCCESS);
+    CHECK_T(MPI_T_event_handle_free(later_registration, NULL, NULL),
+            MPI_SUCCESS);
+  }
+  MPI_CHECK(MPI_Comm_free(&traffic));
+}
+
 int main(int argc, char** argv) {
   check_initialization();
   check_cvar_listing();
@@ -622,6 +733,7 @@ int main(int argc, char** argv) {
   check_categories(num_cvars);
   check_pvars();
   check_events();
+  check_event_delivery(rank);
   CHECK_T(MPI_T_cvar_handle_free(&eager), MPI_SUCCESS);
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   test_report_pass("mpit_interface", MPI_COMM_WORLD);
