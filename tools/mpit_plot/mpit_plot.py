@@ -8,6 +8,7 @@ line, times in microseconds since that rank's MPI_Init:
     rank <r> size <n> interval_us <us>
     pvar <name> class <level|highwatermark|counter|timer|...> bind <comm|request>
     event_type <name> bind <comm|request|none> elements <n> <type>...
+    # <name>: <the library's description, which names the elements>
     comm <id> size <n> from <MPI call> parent <id|->
     request <id> <MPI_Psend_init|MPI_Precv_init> partitions <n> comm <id>
     sample <t_us> <pvar> comm|request <id> <value>[,<value>...]
