@@ -218,6 +218,36 @@ TEST_P(OneSidedTest, ExclusiveLocksExcludeEveryone) {
   CloseWindow();
 }
 
+// What a tool reads of lock waits: a request the target queued behind
+// another holder is counted once at its origin, when its grant comes; one
+// granted at once is not; Lock's time waiting is counted either way.
+TEST_P(OneSidedTest, QueuedLockRequestsAreCountedAtTheirOrigin) {
+  std::vector<int32_t> memory0(4, 0), memory1(4, 0);
+  OpenWindow(memory0.data(), memory1.data(), 16, 4);
+  Window& origin = *members_[0];
+  Window& target = *members_[1];
+  engine_->Lock(target, 1, /*exclusive=*/true);  // granted at once
+  EXPECT_EQ(target.lock_waits.Read(), 0u);
+  std::thread waiter([&] {
+    engine_->Lock(origin, 1, /*exclusive=*/true);
+    engine_->Unlock(origin, 1, /*exclusive=*/true);
+  });
+  // Until the target's lock manager holds the request back.
+  for (;;) {
+    vcis_->TryProgress(target.vci);
+    std::lock_guard lock(vcis_->mutex(target.vci));
+    if (!target.lock_queue.empty()) break;
+  }
+  EXPECT_EQ(origin.lock_waits.Read(), 0u);
+  engine_->Unlock(target, 1, /*exclusive=*/true);
+  waiter.join();
+  EXPECT_EQ(origin.lock_waits.Read(), 1u);
+  EXPECT_EQ(target.lock_waits.Read(), 0u);
+  EXPECT_GT(origin.lock_wait_ns.Read(), 0u);
+  EXPECT_GT(target.lock_wait_ns.Read(), 0u);
+  CloseWindow();
+}
+
 TEST_P(OneSidedTest, DynamicWindowRefusesWhatIsNotAttached) {
   OpenWindow(nullptr, nullptr, 0, 1, Flavor::kDynamic);
   std::vector<int32_t> attached(16, 0), other(16, 0);

@@ -127,6 +127,13 @@ TEST_F(VciSetTest, MessagesGoToTheKindThatOwnsTheirType) {
   EXPECT_EQ(part.messages[0].vci, 0);
   // Nothing left: the next round finds nothing.
   EXPECT_FALSE(vcis_->TryProgress(0));
+  // What a tool reads: three messages received on VCI 0, all from this
+  // process (the loopback's link), none on the other VCIs.
+  EXPECT_EQ(vcis_->counters(0).messages_received.Read(net::Link::kSelf), 3u);
+  EXPECT_EQ(vcis_->counters(0).messages_received.Read(net::Link::kShm), 0u);
+  for (int v = 1; v < vcis_->num_vcis(); ++v) {
+    EXPECT_EQ(vcis_->counters(v).messages_received.Read(net::Link::kSelf), 0u);
+  }
 }
 
 TEST_F(VciSetTest, LocalCompletionsGoByTheTagInTheirContext) {
