@@ -343,7 +343,7 @@ enum {
 
 /* MPI_Type_match_size's type classes (typebind: datatype bindings). */
 enum {
-  MPIX_TYPECLASS_LOGICAL = 191, /* MPI-5.0's ABI; minimpi has no LOGICAL */
+  MPIX_TYPECLASS_LOGICAL = 191, /* the standard ABI's: MPI_LOGICAL1..16 */
   MPI_TYPECLASS_INTEGER = 192,
   MPI_TYPECLASS_REAL = 193,
   MPI_TYPECLASS_COMPLEX = 194

@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
     check_messages(&kIntegers[k], rank, size);
   }
 
-  /* MPI_Type_match_size finds the integers by size. */
+  /* MPI_Type_match_size finds the integers by size, and the logicals by
+   * the standard ABI's MPIX_TYPECLASS_LOGICAL: each the very type. */
   for (int k = 0; k < kTypes; ++k) {
     MPI_Datatype matched = MPI_DATATYPE_NULL;
     MPI_CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, kIntegers[k].size,
@@ -220,6 +221,11 @@ int main(int argc, char** argv) {
     CHECK(matched_size == kIntegers[k].size,
           "MPI_Type_match_size(INTEGER, %d) has size %d", kIntegers[k].size,
           matched_size);
+    MPI_CHECK(MPI_Type_match_size(MPIX_TYPECLASS_LOGICAL, kLogicals[k].size,
+                                  &matched));
+    CHECK(matched == kLogicals[k].type,
+          "MPI_Type_match_size(LOGICAL, %d) is not %s", kLogicals[k].size,
+          kLogicals[k].name);
   }
 
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));

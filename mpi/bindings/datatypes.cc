@@ -146,6 +146,9 @@ int GetElements(const char* call, const MPI_Status* status,
 const MPI_Datatype kIntegerClass[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
                                       MPI_INTEGER8, MPI_INTEGER16};
 const MPI_Datatype kRealClass[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
+// MPI-5.0's ABI names the LOGICAL class (MPIX_TYPECLASS_LOGICAL).
+const MPI_Datatype kLogicalClass[] = {MPI_LOGICAL1, MPI_LOGICAL2, MPI_LOGICAL4,
+                                      MPI_LOGICAL8, MPI_LOGICAL16};
 const MPI_Datatype kComplexClass[] = {MPI_COMPLEX8, MPI_COMPLEX16,
                                       MPI_COMPLEX32};
 
@@ -294,11 +297,15 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
       candidates = kComplexClass;
       class_name = "MPI_TYPECLASS_COMPLEX";
       break;
+    case MPIX_TYPECLASS_LOGICAL:
+      candidates = kLogicalClass;
+      class_name = "MPIX_TYPECLASS_LOGICAL";
+      break;
     default:
       return RaiseError(
           nullptr, kCall, MPI_ERR_ARG,
           absl::StrFormat("invalid typeclass %d (must be MPI_TYPECLASS_"
-                          "INTEGER, _REAL or _COMPLEX)",
+                          "INTEGER, _REAL, _COMPLEX or MPIX_TYPECLASS_LOGICAL)",
                           typeclass));
   }
   for (const MPI_Datatype candidate : candidates) {
