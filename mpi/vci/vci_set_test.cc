@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "mpi/tool/catalogue.h"
+#include "mpi/vci/tool_variables.h"
 #include "net/testing/loopback_transport.h"
 #include "runtime/settings.h"
 
@@ -377,6 +379,86 @@ TEST_F(VciSetTest, ThreadsRacingForOneVciHandleEachMessageOnce) {
     EXPECT_TRUE(seen.insert(message.bytes.substr(1)).second) << message.bytes;
   }
   EXPECT_EQ(seen.size(), size_t{kThreads * kPerThread});
+}
+
+// A tool's thread reads every VCI variable (as MPI_T_pvar_read does) while
+// threads send through the outbox and progress: the counters are written
+// under the VCI's lock with plain loads and stores, read without it. Run
+// under TSan in CI; the totals must come out exact.
+TEST_F(VciSetTest, ToolReadsWhileTrafficFlows) {
+  static std::once_flag registered;
+  std::call_once(registered, RegisterVciToolVariables);
+  Make();
+  RecordingHandler handler;
+  ASSERT_TRUE(vcis_
+                  ->Register({.traffic = Traffic::kPointToPoint,
+                              .handler = &handler,
+                              .message_types = {7}})
+                  .ok());
+  std::vector<int> variables;
+  for (int i = 0; i < tool::NumPerformanceVariables(); ++i) {
+    if (tool::PerformanceVariableAt(i).category == "vci")
+      variables.push_back(i);
+  }
+  ASSERT_EQ(variables.size(), 3u * net::kNumLinks + 5);
+  std::atomic<bool> stop{false};
+  std::thread tool_thread([&] {
+    std::vector<double> values;  // wide enough for either element type
+    while (!stop.load()) {
+      for (int i : variables) {
+        const tool::PerformanceVariable& variable =
+            tool::PerformanceVariableAt(i);
+        values.assign(variable.count_for(nullptr), 0);
+        variable.read(nullptr, values.data());
+      }
+    }
+  });
+  constexpr int kThreads = 2, kPerThread = 2000;
+  const uint8_t type = 7;
+  const std::string text = "0123456789";
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPerThread; ++i) {
+        Outbox::Message message;
+        message.header = &type;
+        message.header_length = 1;
+        message.payload = text.data();
+        message.payload_length = text.size();
+        {
+          std::lock_guard lock(vcis_->mutex(1));
+          vcis_->outbox(1).Send(vcis_->transport(), 1, {0, 0}, message);
+        }
+        vcis_->TryProgress(1);
+        vcis_->TryProgress(0);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  vcis_->WaitUntil(0, [&] {
+    std::lock_guard lock(vcis_->mutex(1));
+    return vcis_->outbox(1).empty() &&
+           vcis_->counters(0).messages_received.Read(net::Link::kSelf) ==
+               uint64_t{kThreads * kPerThread};
+  });
+  stop = true;
+  tool_thread.join();
+  const int sent = tool::FindPerformanceVariable("vci_self_messages_sent",
+                                                 MPI_T_PVAR_CLASS_COUNTER);
+  const int bytes = tool::FindPerformanceVariable("vci_self_bytes_sent",
+                                                  MPI_T_PVAR_CLASS_COUNTER);
+  const int received = tool::FindPerformanceVariable(
+      "vci_self_messages_received", MPI_T_PVAR_CLASS_COUNTER);
+  const int slots = vcis_->capacity();
+  std::vector<uint64_t> values(slots);
+  tool::PerformanceVariableAt(sent).read(nullptr, values.data());
+  EXPECT_EQ(values[1], uint64_t{kThreads * kPerThread});
+  EXPECT_EQ(values[0], 0u);
+  tool::PerformanceVariableAt(bytes).read(nullptr, values.data());
+  EXPECT_EQ(values[1], uint64_t{kThreads * kPerThread} * text.size());
+  tool::PerformanceVariableAt(received).read(nullptr, values.data());
+  EXPECT_EQ(values[0], uint64_t{kThreads * kPerThread});
+  EXPECT_EQ(values[1], 0u);
 }
 
 }  // namespace
