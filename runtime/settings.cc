@@ -214,6 +214,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_RMA_PROGRESS_US", 1, 10'000'000, s.rma_progress_us));
   status.Update(
       ReadInt("MINIMPI_CONNECT_TIMEOUT", 0, 1'000'000, s.connect_timeout_s));
+  status.Update(ReadInt("MINIMPI_MPIT_EVENT_QUEUE", 1, 1 << 24,
+                        s.mpit_event_queue));
   for (const char* collective : kCollectiveNames) {
     std::string variable =
         absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
@@ -447,6 +449,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        absl::StrCat(d.connect_timeout_s),
        "dynamic processes: seconds MPI_Comm_connect waits for an "
        "MPI_Comm_accept on an open port before MPI_ERR_PORT (0: for ever)"},
+      {"MINIMPI_MPIT_EVENT_QUEUE", absl::StrCat(s.mpit_event_queue),
+       absl::StrCat(d.mpit_event_queue),
+       "MPI_T: event instances queued per registration for callbacks that "
+       "run outside locks; more are dropped and counted"},
   };
   for (const char* collective : kCollectiveNames) {
     auto chosen = s.collective_algorithms.find(collective);

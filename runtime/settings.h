@@ -240,6 +240,11 @@ struct Settings {
   // MPI_Comm_accept on a port that exists (MPI-4.1 11.8.2 lets it time out;
   // MPICH waits 180 s too); 0 waits for ever.
   int connect_timeout_s = 180;
+  // MPI_T: event instances kept per registration for callbacks that asked
+  // for a context without locks (delivered at the next MPI_T call or
+  // blocking call); past it they are counted and reported to the dropped
+  // handler. Read at MPI_T_init_thread; writable through MPI_T while running.
+  int mpit_event_queue = 4096;
 
   // Reads the MINIMPI_* environment; an unknown value is an error that names
   // the variable and lists the accepted values.

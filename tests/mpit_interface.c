@@ -640,6 +640,14 @@ static void on_enqueued(MPI_T_event_instance instance,
   }
 }
 
+static MPI_Count later_dropped = 0;
+static void on_later_dropped(MPI_Count count,
+                             MPI_T_event_registration registration, int source,
+                             MPI_T_cb_safety safety, void* user_data) {
+  (void)registration, (void)safety, (void)user_data;
+  if (source == 0) later_dropped += count;
+}
+
 /* unexp_message_enqueued end to end: rank 1 sends three messages rank 0
  * has not asked for. The callback registered as thread-safe runs as each
  * arrives (inside rank 0's MPI_Iprobe); the one that asked for no lock
@@ -712,10 +720,61 @@ static void check_event_delivery(int rank) {
                     "an unexpected message");
     }
     CHECK(now.calls == 3, "thread-safe callback: %d calls", now.calls);
+  }
+
+  /* With MINIMPI_MPIT_EVENT_QUEUE written to 2 while running, 5 unexpected
+   * messages leave 2 queued for the callback and 3 for the dropped
+   * handler. */
+  int count = 0;
+  MPI_T_cvar_handle queue;
+  CHECK_T(MPI_T_cvar_handle_alloc(cvar_index("MINIMPI_MPIT_EVENT_QUEUE"), NULL,
+                                  &queue, &count),
+          MPI_SUCCESS);
+  CHECK(cvar_read_int(queue) == 4096, "MINIMPI_MPIT_EVENT_QUEUE reads %d",
+        cvar_read_int(queue));
+  const int two = 2, zero = 0;
+  CHECK_T(MPI_T_cvar_write(queue, &zero), MPI_ERR_ARG);
+  CHECK_T(MPI_T_cvar_write(queue, &two), MPI_SUCCESS);
+  CHECK(cvar_read_int(queue) == 2, "MINIMPI_MPIT_EVENT_QUEUE reads %d",
+        cvar_read_int(queue));
+  now.calls = later.calls = 0;
+  if (rank == 0) {
+    CHECK_T(
+        MPI_T_event_set_dropped_handler(later_registration, on_later_dropped),
+        MPI_SUCCESS);
+  }
+  MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+  if (rank == 1) {
+    MPI_Request requests[5];
+    for (int i = 0; i < 5; ++i) {
+      MPI_CHECK(MPI_Isend(data[0], sizeof data[0], MPI_BYTE, 0, 77, traffic,
+                          &requests[i]));
+    }
+    MPI_CHECK(MPI_Waitall(5, requests, MPI_STATUSES_IGNORE));
+  } else if (rank == 0) {
+    const double give_up = MPI_Wtime() + 30;
+    while (now.calls < 5 && MPI_Wtime() < give_up) {
+      int flag = 0;
+      MPI_CHECK(MPI_Iprobe(1, 99, traffic, &flag, MPI_STATUS_IGNORE));
+    }
+    CHECK(now.calls == 5, "thread-safe callback: %d calls", now.calls);
+    MPI_CHECK(MPI_Recv(data[0], sizeof data[0], MPI_BYTE, 1, 77, traffic,
+                       MPI_STATUS_IGNORE));
+    CHECK(later.calls == 2 && later.wrong == 0 && later_dropped == 3,
+          "bounded queue: %d delivered (%d wrong), %lld dropped; expected 2 "
+          "and 3",
+          later.calls, later.wrong, (long long)later_dropped);
+    for (int i = 1; i < 5; ++i) {
+      MPI_CHECK(MPI_Recv(data[0], sizeof data[0], MPI_BYTE, 1, 77, traffic,
+                         MPI_STATUS_IGNORE));
+    }
     CHECK_T(MPI_T_event_handle_free(now_registration, NULL, NULL), MPI_SUCCESS);
     CHECK_T(MPI_T_event_handle_free(later_registration, NULL, NULL),
             MPI_SUCCESS);
   }
+  const int standard = 4096;
+  CHECK_T(MPI_T_cvar_write(queue, &standard), MPI_SUCCESS);
+  CHECK_T(MPI_T_cvar_handle_free(&queue), MPI_SUCCESS);
   MPI_CHECK(MPI_Comm_free(&traffic));
 }
 

@@ -197,6 +197,18 @@ void RegisterSettingWriters() {
     };
     tool::RegisterControlVariableWriter(std::move(writer));
   }
+  // Each queued event reads the bound, so a new one holds for the next.
+  tool::ControlVariableWriter queue;
+  queue.name = "MINIMPI_MPIT_EVENT_QUEUE";
+  queue.write = [](const std::string& value) {
+    int limit = 0;
+    if (!absl::SimpleAtoi(value, &limit) || limit < 1 || limit > (1 << 24)) {
+      return false;
+    }
+    tool::SetEventQueueLimit(static_cast<size_t>(limit));
+    return true;
+  };
+  tool::RegisterControlVariableWriter(std::move(queue));
 }
 
 void RegisterEverything() {
@@ -411,7 +423,16 @@ int PMPI_T_init_thread(int required, int* provided) {
   ToolState& s = minimpi::State();
   std::lock_guard<std::mutex> lock(s.mutex);
   minimpi::BuildControlVariables(s);
-  ++s.init_count;
+  if (s.init_count++ == 0 && s.written.count("MINIMPI_MPIT_EVENT_QUEUE") == 0) {
+    // The queue bound as the environment (or a write before MPI_Init) says.
+    for (const auto& info : minimpi::CurrentSettings()) {
+      int limit = 0;
+      if (info.name == "MINIMPI_MPIT_EVENT_QUEUE" &&
+          absl::SimpleAtoi(info.value, &limit)) {
+        minimpi::tool::SetEventQueueLimit(static_cast<size_t>(limit));
+      }
+    }
+  }
   if (provided != nullptr) {
     // MPI_T calls are serialized inside: any level the program asks for.
     *provided = required >= MPI_THREAD_MULTIPLE     ? MPI_THREAD_MULTIPLE
@@ -592,6 +613,11 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
       return MPI_ERR_ARG;
     }
     s.written_before_init[cvar.name] = value;
+    // A setting that also changes while running takes the value now.
+    if (const minimpi::tool::ControlVariableWriter* writer =
+            minimpi::tool::FindControlVariableWriter(cvar.name)) {
+      writer->write(value);
+    }
     return MPI_SUCCESS;
   }
   const minimpi::tool::ControlVariableWriter* writer =
