@@ -58,6 +58,22 @@ int CheckLogicalSize(const char* call, int logical_size) {
                                  " (must be 1, 2, 4, 8 or 16)"));
 }
 
+// The booleans of one LOGICAL size, copied out under the lock (errors are
+// raised after it is released: a handler may call back into the library).
+FortranBooleans BooleansOfSize(int logical_size) {
+  FortranBooleanTable& table = Booleans();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  return table.by_size[LogicalSizeIndex(logical_size)];
+}
+
+int CheckBooleanBuffers(const char* call, void* logical_true,
+                        void* logical_false) {
+  if (int error = CheckOutput(call, logical_true, "logical_true")) {
+    return error;
+  }
+  return CheckOutput(call, logical_false, "logical_false");
+}
+
 }  // namespace
 
 extern "C" {
@@ -104,15 +120,10 @@ int PMPI_Abi_get_fortran_booleans(int logical_size, void* logical_true,
   constexpr const char* kCall = "MPI_Abi_get_fortran_booleans";
   if (int error = CheckLogicalSize(kCall, logical_size)) return error;
   if (int error = CheckOutput(kCall, is_set, "is_set")) return error;
-  FortranBooleanTable& table = Booleans();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  const FortranBooleans& booleans =
-      table.by_size[LogicalSizeIndex(logical_size)];
+  const FortranBooleans booleans = BooleansOfSize(logical_size);
   *is_set = booleans.is_set ? 1 : 0;
-  if (!booleans.is_set) return MPI_SUCCESS;
-  if (int error = CheckOutput(kCall, logical_true, "logical_true"))
-    return error;
-  if (int error = CheckOutput(kCall, logical_false, "logical_false")) {
+  if (!booleans.is_set) return MPI_SUCCESS;  // nothing to write
+  if (int error = CheckBooleanBuffers(kCall, logical_true, logical_false)) {
     return error;
   }
   std::memcpy(logical_true, booleans.true_bytes, logical_size);
@@ -124,17 +135,16 @@ int PMPI_Abi_set_fortran_booleans(int logical_size, void* logical_true,
                                   void* logical_false) {
   constexpr const char* kCall = "MPI_Abi_set_fortran_booleans";
   if (int error = CheckLogicalSize(kCall, logical_size)) return error;
-  if (int error = CheckOutput(kCall, logical_true, "logical_true"))
-    return error;
-  if (int error = CheckOutput(kCall, logical_false, "logical_false")) {
+  if (int error = CheckBooleanBuffers(kCall, logical_true, logical_false)) {
     return error;
   }
-  FortranBooleanTable& table = Booleans();
-  std::lock_guard<std::mutex> lock(table.mutex);
-  FortranBooleans& booleans = table.by_size[LogicalSizeIndex(logical_size)];
+  FortranBooleans booleans;
   std::memcpy(booleans.true_bytes, logical_true, logical_size);
   std::memcpy(booleans.false_bytes, logical_false, logical_size);
   booleans.is_set = true;
+  FortranBooleanTable& table = Booleans();
+  std::lock_guard<std::mutex> lock(table.mutex);
+  table.by_size[LogicalSizeIndex(logical_size)] = booleans;
   return MPI_SUCCESS;
 }
 
