@@ -159,7 +159,7 @@ constexpr int kMessageSlots = 4096;  // recent errors whose text is kept
 constexpr int kUserFlag = 1 << 30;
 static_assert(kUserFlag > MPI_ERR_LASTCODE);
 constexpr int kFirstUserSlot = MPI_ERR_ABI + 1;  // the last predefined
-constexpr int kLastUserSlot = kClassMask - 1;  // kClassMask is LASTCODE's
+constexpr int kLastUserSlot = kClassMask - 1;    // kClassMask is LASTCODE's
 static_assert(kClassMask == MPI_ERR_LASTCODE);
 constexpr int kMaxUserCodes = (1 << 16) - 1;
 

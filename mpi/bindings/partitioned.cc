@@ -265,11 +265,11 @@ int PMPI_Psend_init(const void* buf, int partitions, int count,
                            info, request);
 }
 
-int PMPI_Precv_init(void* buf, int partitions, int count,
-                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                    MPI_Info info, MPI_Request* request) {
-  return PMPI_Precv_init_c(buf, partitions, count, datatype, source, tag,
-                           comm, info, request);
+int PMPI_Precv_init(void* buf, int partitions, int count, MPI_Datatype datatype,
+                    int source, int tag, MPI_Comm comm, MPI_Info info,
+                    MPI_Request* request) {
+  return PMPI_Precv_init_c(buf, partitions, count, datatype, source, tag, comm,
+                           info, request);
 }
 
 int PMPI_Pready(int partition, MPI_Request request) {
