@@ -94,6 +94,7 @@ absl::Status Instance::Setup(int thread_level) {
   auto settings = runtime::Settings::FromEnvironment();
   if (!settings.ok()) return settings.status();
   settings_ = *settings;
+  set_match_stats(settings_.match_stats);
 
   auto bootstrap = runtime::Bootstrap::Init(settings_.node_split);
   if (!bootstrap.ok()) return bootstrap.status();
@@ -215,7 +216,7 @@ void Instance::TearDown() {
   Errhandler::SetReleaseSink(nullptr);
   Instance* instance = instance_;
   instance_ = nullptr;
-  if (instance->settings_.match_stats) {
+  if (instance->match_stats()) {
     // One write per rank, so ranks' blocks do not interleave.
     const std::string text = absl::StrCat(
         "minimpi: rank ", instance->world_rank_, " matching statistics\n",

@@ -77,6 +77,15 @@ class Instance final : public CommunicatorReleaseSink,
   static Instance& Get() { return *instance_; }
 
   const runtime::Settings& settings() const { return settings_; }
+  // MINIMPI_MATCH_STATS as the runtime's end (TearDown) sees it: MPI_Init's
+  // value, or what a tool wrote through MPI_T since (the statistics'
+  // counts are always kept; their times only when it was on at MPI_Init).
+  bool match_stats() const {
+    return match_stats_.load(std::memory_order_relaxed);
+  }
+  void set_match_stats(bool on) {
+    match_stats_.store(on, std::memory_order_relaxed);
+  }
   runtime::Bootstrap& bootstrap() { return *bootstrap_; }
   net::Transport& transport() { return *transport_; }
   vci::VciSet& vcis() { return *vcis_; }
@@ -137,6 +146,7 @@ class Instance final : public CommunicatorReleaseSink,
   static int users_;  // guarded by users_mutex_
 
   runtime::Settings settings_;
+  std::atomic<bool> match_stats_{false};
   std::unique_ptr<runtime::Bootstrap> bootstrap_;
   std::unique_ptr<net::Transport> transport_;
   std::unique_ptr<vci::VciSet> vcis_;

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <time.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -778,7 +779,65 @@ static void check_event_delivery(int rank) {
   MPI_CHECK(MPI_Comm_free(&traffic));
 }
 
+/* MINIMPI_MATCH_STATS written while running decides whether the runtime
+ * prints the matching statistics as it ends (at process exit, after
+ * MPI_Finalize): rank 0 turns it on, rank 1 leaves it off, and each reads
+ * back what was written on its stderr from an exit handler registered
+ * before MPI_Init (so it runs after the runtime's). */
+static int stats_rank = -1;
+static int stats_file = -1;
+static int saved_stderr = -1;
+static char stats_path[512];
+
+static void check_match_stats_output(void) {
+  if (stats_file < 0) return;
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  static char text[1 << 16];
+  const ssize_t length = pread(stats_file, text, sizeof text - 1, 0);
+  close(stats_file);
+  unlink(stats_path);
+  text[length > 0 ? length : 0] = '\0';
+  const int printed = strstr(text, "matching statistics") != NULL;
+  if (printed != (stats_rank == 0)) {
+    fprintf(stderr,
+            "FAIL [rank %d] %s: the runtime %s the matching statistics at "
+            "exit\n",
+            stats_rank, __FILE__, printed ? "printed" : "did not print");
+    fflush(stderr);
+    _exit(1);
+  }
+}
+
+static void finalize_with_match_stats(int rank) {
+  int count = 0;
+  MPI_T_cvar_handle stats;
+  CHECK_T(MPI_T_cvar_handle_alloc(cvar_index("MINIMPI_MATCH_STATS"), NULL,
+                                  &stats, &count),
+          MPI_SUCCESS);
+  CHECK(cvar_read_int(stats) == 0, "MINIMPI_MATCH_STATS reads %d",
+        cvar_read_int(stats));
+  const int on = 1, bad = 2;
+  CHECK_T(MPI_T_cvar_write(stats, &bad), MPI_ERR_ARG);
+  if (rank == 0) CHECK_T(MPI_T_cvar_write(stats, &on), MPI_SUCCESS);
+  CHECK(cvar_read_int(stats) == (rank == 0), "MINIMPI_MATCH_STATS reads %d",
+        cvar_read_int(stats));
+  CHECK_T(MPI_T_cvar_handle_free(&stats), MPI_SUCCESS);
+
+  const char* dir = getenv("TEST_TMPDIR");
+  snprintf(stats_path, sizeof stats_path, "%s/mpit_interface_XXXXXX",
+           dir ? dir : "/tmp");
+  stats_file = mkstemp(stats_path);
+  CHECK(stats_file >= 0, "mkstemp %s", stats_path);
+  stats_rank = rank;
+  fflush(stderr);
+  saved_stderr = dup(2);
+  dup2(stats_file, 2);
+  MPI_CHECK(MPI_Finalize());
+}
+
 int main(int argc, char** argv) {
+  atexit(check_match_stats_output);
   check_initialization();
   check_cvar_listing();
   MPI_T_cvar_handle eager = write_before_init();
@@ -796,7 +855,7 @@ int main(int argc, char** argv) {
   CHECK_T(MPI_T_cvar_handle_free(&eager), MPI_SUCCESS);
   MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   test_report_pass("mpit_interface", MPI_COMM_WORLD);
-  MPI_CHECK(MPI_Finalize());
+  finalize_with_match_stats(rank);
 
   /* After MPI_Finalize MPI_T still answers until its last finalize. */
   CHECK_T(MPI_T_cvar_get_num(&num_cvars), MPI_SUCCESS);

@@ -184,9 +184,10 @@ void RegisterInterfaceVariables() {
 
 // The settings that may change while running. MINIMPI_COLL_<NAME>: every
 // collective call reads its algorithm choice (coll::ChosenAlgorithm), so
-// the next call runs the algorithm written; the other settings choose
-// things made once at MPI_Init (transports, VCIs, engines, tables) and stay
-// fixed.
+// the next call runs the algorithm written. MINIMPI_MATCH_STATS: whether
+// MPI_Finalize prints the matching statistics. MINIMPI_MPIT_EVENT_QUEUE:
+// the bound on queued events. The other settings choose things made once
+// at MPI_Init (transports, VCIs, engines, tables) and stay fixed.
 void RegisterSettingWriters() {
   for (const char* collective : runtime::kCollectiveNames) {
     tool::ControlVariableWriter writer;
@@ -197,6 +198,17 @@ void RegisterSettingWriters() {
     };
     tool::RegisterControlVariableWriter(std::move(writer));
   }
+  // MPI_Finalize reads it to print the matching statistics.
+  tool::ControlVariableWriter match_stats;
+  match_stats.name = "MINIMPI_MATCH_STATS";
+  match_stats.write = [](const std::string& value) {
+    if (value != "0" && value != "1") return false;
+    if (Instance::state() == LibraryState::kInitialized) {
+      Instance::Get().set_match_stats(value == "1");
+    }
+    return true;
+  };
+  tool::RegisterControlVariableWriter(std::move(match_stats));
   // Each queued event reads the bound, so a new one holds for the next.
   tool::ControlVariableWriter queue;
   queue.name = "MINIMPI_MPIT_EVENT_QUEUE";
