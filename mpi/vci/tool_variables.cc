@@ -18,21 +18,23 @@ std::atomic<VciSet*> shown{nullptr};
 std::atomic<tool::Event*> slept_event{nullptr};
 std::atomic<tool::Event*> woke_event{nullptr};
 
-// Elements per variable: the VCIs this process may have. Before MPI_Init
-// (a tool may allocate handles right after MPI_T_init_thread) the settings
-// the runtime will read say how many there will be.
+// Elements per variable: the VCIs this process may have, fixed at the
+// first ask so that every handle and every read agree (a read never writes
+// past the count its handle was given). Before MPI_Init (a tool may
+// allocate handles right after MPI_T_init_thread) the settings the runtime
+// will read say how many there will be; VCIs past the count are not shown.
 int NumVciSlots() {
-  if (const VciSet* vcis = shown.load(std::memory_order_acquire)) {
-    return vcis->capacity();
-  }
-  static const int from_settings = [] {
+  static const int slots = [] {
+    if (const VciSet* vcis = shown.load(std::memory_order_acquire)) {
+      return vcis->capacity();
+    }
     absl::StatusOr<runtime::Settings> settings =
         runtime::Settings::FromEnvironment();
     const runtime::Settings chosen =
         settings.ok() ? *settings : runtime::Settings();
     return chosen.num_vcis + chosen.endpoint_vcis;
   }();
-  return from_settings;
+  return slots;
 }
 
 // Registers one per-VCI variable whose element for VCI v is read(vcis, v);
