@@ -56,8 +56,9 @@ struct QueueCounters {
   OwnedCount inserted;        // elements ever queued
 
   void Queued() {
-    length.Add();
-    high_watermark.RaiseTo(length.Read());
+    const uint64_t now = length.Read() + 1;
+    length.Set(now);
+    high_watermark.RaiseTo(now);
     inserted.Add();
   }
   void Dequeued() { length.Subtract(); }
@@ -92,8 +93,8 @@ struct ContextCounters {
 // pointer; lookups take no lock. Ids past the table share one entry.
 class ContextCounterTable {
  public:
-  static constexpr int32_t kContextsPerChunk = 64;
-  static constexpr int32_t kMaxChunks = 2048;
+  static constexpr uint32_t kContextsPerChunk = 64;
+  static constexpr uint32_t kMaxChunks = 2048;
 
   ContextCounterTable() = default;
   ContextCounterTable(const ContextCounterTable&) = delete;
@@ -104,12 +105,11 @@ class ContextCounterTable {
 
   // The context's counters, or nullptr if nothing was counted for it yet.
   const ContextCounters* Find(int32_t context) const {
-    if (context < 0 || context >= kContextsPerChunk * kMaxChunks) {
-      return &overflow_;
-    }
+    const auto id = static_cast<uint32_t>(context);  // negative: past the end
+    if (id >= kContextsPerChunk * kMaxChunks) return &overflow_;
     const ContextCounters* chunk =
-        chunks_[context / kContextsPerChunk].load(std::memory_order_acquire);
-    return chunk == nullptr ? nullptr : &chunk[context % kContextsPerChunk];
+        chunks_[id / kContextsPerChunk].load(std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[id % kContextsPerChunk];
   }
 
   // The context's counters, made if need be (once per kContextsPerChunk
@@ -126,26 +126,26 @@ class ContextCounterTable {
 
   // The same without touching its kind (the layer above naming an owner).
   ContextCounters& Make(int32_t context) {
-    if (context < 0 || context >= kContextsPerChunk * kMaxChunks) {
+    const auto id = static_cast<uint32_t>(context);  // negative: past the end
+    if (id >= kContextsPerChunk * kMaxChunks) [[unlikely]]
       return overflow_;
-    }
-    std::atomic<ContextCounters*>& slot = chunks_[context / kContextsPerChunk];
+    std::atomic<ContextCounters*>& slot = chunks_[id / kContextsPerChunk];
     ContextCounters* chunk = slot.load(std::memory_order_acquire);
     if (chunk == nullptr) [[unlikely]]
       chunk = MakeChunk(slot);
-    return chunk[context % kContextsPerChunk];
+    return chunk[id % kContextsPerChunk];
   }
 
   // Calls visit(context, counters) for every context counted so far (-1:
   // the ids past the table).
   template <typename Visit>
   void ForEach(Visit&& visit) const {
-    for (int32_t c = 0; c < kMaxChunks; ++c) {
+    for (uint32_t c = 0; c < kMaxChunks; ++c) {
       const ContextCounters* chunk = chunks_[c].load(std::memory_order_acquire);
       if (chunk == nullptr) continue;
-      for (int32_t i = 0; i < kContextsPerChunk; ++i) {
+      for (uint32_t i = 0; i < kContextsPerChunk; ++i) {
         if (chunk[i].used.load(std::memory_order_relaxed)) {
-          visit(c * kContextsPerChunk + i, chunk[i]);
+          visit(static_cast<int32_t>(c * kContextsPerChunk + i), chunk[i]);
         }
       }
     }

@@ -223,8 +223,16 @@ class MatchEngine {
 
  protected:
   bool timed() const { return time_searches_ || SearchTimingRequested(); }
+  // Traffic comes in runs on one context (a collective's steps, a window
+  // of messages): the last context's counters are kept at hand.
   ContextCounters& CountersFor(int32_t context, const TrafficKind& kind) {
-    return contexts_.FindOrMake(context, kind.is_collective());
+    if (context == cached_context_) [[likely]]
+      return *cached_counters_;
+    ContextCounters& counters =
+        contexts_.FindOrMake(context, kind.is_collective());
+    cached_context_ = context;
+    cached_counters_ = &counters;
+    return counters;
   }
   // An element of `kind` was queued; the structure now holds `queued_now`.
   void RecordQueued(QueueCounters& counters, const TrafficKind& kind,
@@ -239,6 +247,9 @@ class MatchEngine {
  private:
   const bool time_searches_;
   ContextCounterTable contexts_;
+  // The engine's thread's alone (under the VCI's lock): see CountersFor.
+  int32_t cached_context_ = -1;
+  ContextCounters* cached_counters_ = nullptr;
   OwnedCount longest_[2][2];  // [collective][posted]
 };
 
