@@ -146,8 +146,9 @@ void RegisterVciToolVariables() {
       [](const VciSet& vcis, int v) { return vcis.counters(v).sleeps.Read(); });
   RegisterPerVci(
       "vci_waiter_wakeups",
-      "Sleeps on the VCI's doorbell that a ring ended before their time "
-      "limit (a peer's message, or a thread of this process), per VCI.",
+      "Sleeps on the VCI's doorbell that ended before their time limit, "
+      "per VCI: rung by a peer's message or a thread of this process (or "
+      "cut into slices where a VCI has both node and network traffic).",
       MPI_T_PVAR_CLASS_COUNTER, [](const VciSet& vcis, int v) {
         return vcis.counters(v).wakeups.Read();
       });

@@ -90,7 +90,9 @@ inline void* UntagContext(uint64_t context) {
 struct VciCounters {
   LinkCounters messages_received;
   SharedCounter sleeps;
-  SharedCounter wakeups;  // sleeps that ended before their time limit
+  // Sleeps that ended before their time limit: rung, or cut into slices
+  // by the transport (net/routed_transport.h's mixed sleeps).
+  SharedCounter wakeups;
   SharedCounter asleep_ns;
 };
 struct alignas(64) Vci {
