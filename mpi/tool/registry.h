@@ -12,9 +12,11 @@
 // numbers.
 //
 // Registration happens once per process, from RegisterAllToolVariables()
-// (mpi/bindings/tool_catalogue.cc, which sits above every module), before
-// the first MPI_T_init_thread or MPI_Init returns; indices are stable from
-// then on.
+// (mpi/bindings/tool_catalogue.cc, which sits above every module), which
+// the first MPI_T_init_thread calls before it returns (a process that never
+// initializes MPI_T registers nothing: its Event pointers stay null and
+// its data paths raise nothing); indices are stable from then on. Writers
+// of control variables are registered by mpi/bindings/tool.cc.
 //
 // Owned by: mpi/tool. Called by: every module that exposes a variable or
 // raises an event; mpi/bindings/tool.cc.
