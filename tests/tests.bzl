@@ -70,6 +70,8 @@ MPI_TEST_PROGRAMS = {
     # Issue 40: what MPICH's test suite and mpi4py found.
     "errhandler_codes": {"srcs": ["errhandler_codes.c"], "threaded": False},
     "optional_types": {"srcs": ["optional_types.c"], "threaded": False},
+    # Issue 43: the MPI-5 standard ABI's calls and run-time values.
+    "abi_calls": {"srcs": ["abi_calls.c"], "threaded": False},
     "split_resource_guided": {"srcs": ["split_resource_guided.c"], "threaded": False},
     "stale_datatypes": {"srcs": ["stale_datatypes.c"], "threaded": False},
     "fatal_objects": {"srcs": ["fatal_objects.c"], "threaded": False},
@@ -141,6 +143,9 @@ MPI_TEST_PROGRAMS = {
     "mpi42_errors": {"srcs": ["mpi42_errors.c"], "threaded": False},
     # Issue 43: every MPI_T call, before MPI_Init, during and after.
     "mpit_interface": {"srcs": ["mpit_interface.c"], "threaded": False},
+    # Issue 43: VCI traffic, collectives' algorithms, one-sided operations
+    # and waiter sleeps read through MPI_T against traffic of known size.
+    "mpit_traffic": {"srcs": ["mpit_traffic.c"], "threaded": False},
 }
 
 # net/ib over the software verbs device (paths resolved by run_mpi_test.sh).
@@ -477,6 +482,7 @@ MPI_TEST_CASES = [
     {"name": "errors_objects", "program": "errors_objects", "ranks": [1, 2, 3]},
     {"name": "errhandler_codes", "program": "errhandler_codes", "ranks": [1, 2, 3]},
     {"name": "optional_types", "program": "optional_types", "ranks": [1, 2, 4]},
+    {"name": "abi_calls", "program": "abi_calls", "ranks": [1, 3]},
     {"name": "split_resource_guided", "program": "split_resource_guided", "ranks": [1, 3, 4]},
     {"name": "split_resource_guided_nodes", "program": "split_resource_guided", "ranks": [4], "env": ["MINIMPI_NODE_SPLIT=2"]},
     {"name": "stale_datatypes", "program": "stale_datatypes", "ranks": [1, 2, 3]},
@@ -1037,4 +1043,53 @@ MPI_TEST_CASES = [
     # Partitions as messages (the persist backend) and as RMA writes.
     {"name": "mpit_events_persist", "program": "mpit_events", "ranks": [2], "args": ["3"], "env": ["MINIMPI_PART_BACKEND=persist", "MINIMPI_PART_AGGR=size", "MINIMPI_PART_AGGR_SIZE=32"]},
     {"name": "mpit_events_rma", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma", "MINIMPI_PART_AGGR=none"]},
+    # Messages and bytes by link, the forced bcast algorithm and node-path
+    # allreduce, operations by kind on a window, a queued lock request, and
+    # a receive that sleeps (no spin) raising waiter_slept/woke.
+    {
+        "name": "mpit_traffic",
+        "program": "mpit_traffic",
+        "ranks": [2],
+        "env": [
+            "MINIMPI_COLL_BCAST=binomial",
+            "MINIMPI_COLL_ALLREDUCE=shm",
+            "MINIMPI_WAIT_POLICY=sleep",
+            "MINIMPI_WAIT_SPIN_US=0",
+            "MINIMPI_WAIT_QUIET_SPIN_US=0",
+            "MINIMPI_WAIT_YIELD_US=0",
+        ],
+    },
+    # The same over sockets and over the software verbs device: the tcp and
+    # ib counters move instead (no node path there: allreduce forced onto a
+    # point-to-point algorithm).
+    {
+        "name": "mpit_traffic_tcp",
+        "program": "mpit_traffic",
+        "ranks": [2],
+        "args": ["tcp"],
+        "env": [
+            "MINIMPI_TRANSPORT=tcp",
+            "MINIMPI_COLL_BCAST=binomial",
+            "MINIMPI_COLL_ALLREDUCE=recursive_doubling",
+            "MINIMPI_WAIT_POLICY=sleep",
+            "MINIMPI_WAIT_SPIN_US=0",
+            "MINIMPI_WAIT_QUIET_SPIN_US=0",
+            "MINIMPI_WAIT_YIELD_US=0",
+        ],
+    },
+    {
+        "name": "mpit_traffic_ib",
+        "program": "mpit_traffic",
+        "ranks": [2],
+        "args": ["ib"],
+        "env": _IB + [
+            "MINIMPI_COLL_BCAST=binomial",
+            "MINIMPI_COLL_ALLREDUCE=recursive_doubling",
+            "MINIMPI_WAIT_POLICY=sleep",
+            "MINIMPI_WAIT_SPIN_US=0",
+            "MINIMPI_WAIT_QUIET_SPIN_US=0",
+            "MINIMPI_WAIT_YIELD_US=0",
+        ],
+        "timeout": 120,
+    },
 ]

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Lays out a minimpi installation:
 #   PREFIX/bin      mpicc mpicxx mpiexec mpirun (-> mpiexec) minimpi_info
-#                   loggp_probe
-#   PREFIX/include  mpi.h
-#   PREFIX/lib      libmpi.so
+#                   loggp_probe mpit_trace mpit_plot
+#                   mpicc_abi mpicxx_abi (-> mpicc, mpicxx)
+#   PREFIX/include  mpi.h mpi_abi.h
+#   PREFIX/lib      libmpi.so libmpi_abi.so.1 libmpi_abi.so (-> .so.1)
+#                   libmpit_trace.so
 #   PREFIX/lib/pkgconfig  mpi.pc minimpi.pc mpi-c.pc mpi-cxx.pc
 #
 # Run it as   bazel run //:install -- PREFIX
@@ -34,7 +36,8 @@ for arg in "$@"; do
   esac
 done
 if [ -z "${prefix}" ]; then usage; fi
-for name in libmpi header mpiexec minimpi_info loggp_probe mpicc mpicxx; do
+for name in libmpi libmpi_abi header abi_header mpiexec minimpi_info loggp_probe mpicc mpicxx \
+    mpit_trace_lib mpit_trace mpit_plot; do
   if [ -z "${files[${name}]:-}" ]; then
     echo "install: missing --${name}=...; run this through 'bazel run //:install'" >&2
     exit 2
@@ -57,12 +60,24 @@ prefix="$(cd -- "${prefix}" && pwd -P)"
 # 'install' writes a fresh file, so a running program or a read-only copy at
 # the destination never blocks a re-install.
 install -m 0755 "${files[libmpi]}" "${prefix}/lib/libmpi.so"
+# The MPI-5 standard ABI: its library under its soname with the link name
+# linkers look for, its header, and MPICH's names for the wrappers that
+# build against it (mpicc and mpicxx under these names do).
+install -m 0755 "${files[libmpi_abi]}" "${prefix}/lib/libmpi_abi.so.1"
+ln -sfn libmpi_abi.so.1 "${prefix}/lib/libmpi_abi.so"
+install -m 0644 "${files[abi_header]}" "${prefix}/include/mpi_abi.h"
 install -m 0644 "${files[header]}" "${prefix}/include/mpi.h"
 install -m 0755 "${files[mpiexec]}" "${prefix}/bin/mpiexec"
 install -m 0755 "${files[minimpi_info]}" "${prefix}/bin/minimpi_info"
 install -m 0755 "${files[loggp_probe]}" "${prefix}/bin/loggp_probe"
 install -m 0755 "${files[mpicc]}" "${prefix}/bin/mpicc"
 install -m 0755 "${files[mpicxx]}" "${prefix}/bin/mpicxx"
+# The MPI_T tracer: the launcher finds the library at ../lib beside itself.
+install -m 0755 "${files[mpit_trace_lib]}" "${prefix}/lib/libmpit_trace.so"
+install -m 0755 "${files[mpit_trace]}" "${prefix}/bin/mpit_trace"
+install -m 0755 "${files[mpit_plot]}" "${prefix}/bin/mpit_plot"
+ln -sfn mpicc "${prefix}/bin/mpicc_abi"
+ln -sfn mpicxx "${prefix}/bin/mpicxx_abi"
 # mpiexec behaves as mpirun when invoked by that name.
 ln -sfn mpiexec "${prefix}/bin/mpirun"
 
@@ -99,8 +114,10 @@ done
 # those do not travel with the copy, so refuse an installation that would
 # only work inside the build tree.
 broken=0
-for file in "${prefix}/lib/libmpi.so" "${prefix}/bin/mpiexec" \
-    "${prefix}/bin/minimpi_info" "${prefix}/bin/loggp_probe"; do
+for file in "${prefix}/lib/libmpi.so" "${prefix}/lib/libmpi_abi.so.1" \
+    "${prefix}/bin/mpiexec" \
+    "${prefix}/bin/minimpi_info" "${prefix}/bin/loggp_probe" \
+    "${prefix}/lib/libmpit_trace.so"; do
   if ldd "${file}" 2>&1 | grep -E "not found|_solib" >&2; then
     echo "install: ${file} needs libraries outside ${prefix}" >&2
     broken=1
