@@ -31,8 +31,15 @@ const MatchEngine* EngineOf(const Communicator& comm) {
   return p2p == nullptr ? nullptr : p2p->EngineAt(comm.vci);
 }
 
-// `field` over a communicator's two contexts.
-uint64_t CommValue(const void* object, Field field, Combine combine) {
+// Which of a communicator's contexts a variable looks at. Queue lengths and
+// their marks look at one (COL+PNP keeps the two kinds of traffic in queues
+// of their own, and a mark of a sum cannot be rebuilt from two marks);
+// counters and timers add both.
+enum class Traffic { kPointToPoint, kCollective, kBoth };
+
+// `field` over the communicator's contexts that `traffic` names.
+uint64_t CommValue(const void* object, Field field, Combine combine,
+                   Traffic traffic = Traffic::kBoth) {
   const auto* comm = static_cast<const Communicator*>(object);
   if (comm == nullptr) return 0;
   const MatchEngine* engine = EngineOf(*comm);
@@ -40,6 +47,11 @@ uint64_t CommValue(const void* object, Field field, Combine combine) {
   uint64_t value = 0;
   for (int32_t context :
        {comm->point_to_point_context(), comm->collective_context()}) {
+    const bool collective = context == comm->collective_context();
+    if ((traffic == Traffic::kPointToPoint && collective) ||
+        (traffic == Traffic::kCollective && !collective)) {
+      continue;
+    }
     if (const ContextCounters* counters = engine->contexts().Find(context)) {
       value = Combined(combine, value, field(*counters));
     }
@@ -61,12 +73,18 @@ uint64_t OverEngines(Combine combine, PerEngine per_engine) {
   return value;
 }
 
-// `field` summed over every context of the process.
-uint64_t ProcessSum(Field field) {
-  return OverEngines(Combine::kSum, [field](const MatchEngine& engine) {
+// `field` summed over every context of the process that carries `traffic`.
+uint64_t ProcessSum(Field field, Traffic traffic = Traffic::kBoth) {
+  return OverEngines(Combine::kSum, [field,
+                                     traffic](const MatchEngine& engine) {
     uint64_t total = 0;
     engine.contexts().ForEach([&](int32_t, const ContextCounters& counters) {
-      total += field(counters);
+      const bool collective =
+          counters.collective.load(std::memory_order_relaxed);
+      if (traffic == Traffic::kBoth ||
+          collective == (traffic == Traffic::kCollective)) {
+        total += field(counters);
+      }
     });
     return total;
   });
@@ -99,17 +117,19 @@ tool::PerformanceVariable Variable(std::string name, std::string description,
 
 // The per-communicator variable `name` and its process-wide twin.
 void RegisterPair(const std::string& name, const std::string& description,
-                  int var_class, Field field, Combine comm_combine) {
+                  int var_class, Field field, Combine comm_combine,
+                  Traffic traffic = Traffic::kBoth) {
   tool::PerformanceVariable comm =
       Variable(name, description + " Per communicator.", var_class);
   comm.binding = tool::Binding::kComm;
-  comm.read = [field, comm_combine](const void* object, void* values) {
-    *static_cast<uint64_t*>(values) = CommValue(object, field, comm_combine);
+  comm.read = [field, comm_combine, traffic](const void* object, void* values) {
+    *static_cast<uint64_t*>(values) =
+        CommValue(object, field, comm_combine, traffic);
   };
   tool::PerformanceVariable process = Variable(
       name + "_process", description + " Summed over the process.", var_class);
-  process.read = [field](const void*, void* values) {
-    *static_cast<uint64_t*>(values) = ProcessSum(field);
+  process.read = [field, traffic](const void*, void* values) {
+    *static_cast<uint64_t*>(values) = ProcessSum(field, traffic);
   };
   tool::RegisterPerformanceVariable(std::move(comm));
   tool::RegisterPerformanceVariable(std::move(process));
@@ -118,42 +138,44 @@ void RegisterPair(const std::string& name, const std::string& description,
 // A high-water mark per communicator, and the most one VCI held per kind of
 // traffic for the process.
 void RegisterWatermarks(const std::string& name, const std::string& what,
-                        bool posted) {
+                        bool posted, Traffic traffic) {
   const Field field =
       posted ? +[](const ContextCounters&
                        c) { return c.posted.high_watermark.Read(); }
              : +[](const ContextCounters& c) {
                  return c.unexpected.high_watermark.Read();
                };
-  tool::PerformanceVariable comm = Variable(
-      name,
-      "The most " + what +
-          " a communicator held at once (the higher of its point-to-point "
-          "and collective queues) since it was made or the handle reset.",
-      MPI_T_PVAR_CLASS_HIGHWATERMARK);
+  const bool collective = traffic == Traffic::kCollective;
+  tool::PerformanceVariable comm =
+      Variable(name,
+               "The most " + what + " a communicator's " +
+                   (collective ? "collective" : "point-to-point") +
+                   " queue held at once since it was made or the handle reset.",
+               MPI_T_PVAR_CLASS_HIGHWATERMARK);
   comm.binding = tool::Binding::kComm;
-  comm.read = [field](const void* object, void* values) {
-    *static_cast<uint64_t*>(values) = CommValue(object, field, Combine::kMax);
+  comm.read = [field, traffic](const void* object, void* values) {
+    *static_cast<uint64_t*>(values) =
+        CommValue(object, field, Combine::kMax, traffic);
   };
   comm.readonly = false;  // MPI_T_pvar_reset restarts a handle's mark
-  comm.reset_mark = [](const void* object) {
+  comm.reset_mark = [collective](const void* object) {
     const auto* c = static_cast<const Communicator*>(object);
     const p2p::PointToPoint* p2p = p2p::ShownToTools();
     if (c == nullptr || p2p == nullptr) return;
-    p2p->RestartHighWatermarks(c->vci, c->point_to_point_context());
-    p2p->RestartHighWatermarks(c->vci, c->collective_context());
+    p2p->RestartHighWatermarks(c->vci, collective
+                                           ? c->collective_context()
+                                           : c->point_to_point_context());
   };
   tool::PerformanceVariable process =
       Variable(name + "_process",
-               "The most " + what +
-                   " one VCI's engine held at once for one kind of traffic "
-                   "(point-to-point or collective) in this process.",
+               "The most " + what + " one VCI's engine held at once in " +
+                   (collective ? "collective" : "point-to-point") +
+                   " queues in this process.",
                MPI_T_PVAR_CLASS_HIGHWATERMARK);
-  process.read = [posted](const void*, void* values) {
-    *static_cast<uint64_t*>(values) =
-        OverEngines(Combine::kMax, [posted](const MatchEngine& engine) {
-          return std::max(engine.longest(false, posted),
-                          engine.longest(true, posted));
+  process.read = [posted, collective](const void*, void* values) {
+    *static_cast<uint64_t*>(values) = OverEngines(
+        Combine::kMax, [posted, collective](const MatchEngine& engine) {
+          return engine.longest(collective, posted);
         });
   };
   tool::RegisterPerformanceVariable(std::move(comm));
@@ -250,24 +272,34 @@ void RegisterCollectiveProfile() {
 }  // namespace
 
 void RegisterMatchingToolVariables() {
-  RegisterPair(
-      "posted_recvq_length",
-      "Receives posted and not yet matched (the posted receive queue's "
-      "length).",
-      MPI_T_PVAR_CLASS_LEVEL,
-      [](const ContextCounters& c) { return c.posted.length.Read(); },
-      Combine::kSum);
-  RegisterPair(
-      "unexpected_recvq_length",
-      "Messages arrived before a matching receive and not yet received "
-      "(the unexpected message queue's length).",
-      MPI_T_PVAR_CLASS_LEVEL,
-      [](const ContextCounters& c) { return c.unexpected.length.Read(); },
-      Combine::kSum);
-  RegisterWatermarks("posted_recvq_length_hwm", "posted receives",
-                     /*posted=*/true);
-  RegisterWatermarks("unexpected_recvq_length_hwm", "unexpected messages",
-                     /*posted=*/false);
+  // Queue lengths and their marks, once for the program's point-to-point
+  // traffic and once (prefixed "collective_") for the library's collective
+  // traffic on the same communicator: the two never share a queue.
+  for (const Traffic traffic : {Traffic::kPointToPoint, Traffic::kCollective}) {
+    const bool collective = traffic == Traffic::kCollective;
+    const std::string prefix = collective ? "collective_" : "";
+    const std::string kind = collective ? " (collective traffic)" : "";
+    RegisterPair(
+        prefix + "posted_recvq_length",
+        "Receives posted and not yet matched (the posted receive queue's "
+        "length)" +
+            kind + ".",
+        MPI_T_PVAR_CLASS_LEVEL,
+        [](const ContextCounters& c) { return c.posted.length.Read(); },
+        Combine::kSum, traffic);
+    RegisterPair(
+        prefix + "unexpected_recvq_length",
+        "Messages arrived before a matching receive and not yet received "
+        "(the unexpected message queue's length)" +
+            kind + ".",
+        MPI_T_PVAR_CLASS_LEVEL,
+        [](const ContextCounters& c) { return c.unexpected.length.Read(); },
+        Combine::kSum, traffic);
+    RegisterWatermarks(prefix + "posted_recvq_length_hwm", "posted receives",
+                       /*posted=*/true, traffic);
+    RegisterWatermarks(prefix + "unexpected_recvq_length_hwm",
+                       "unexpected messages", /*posted=*/false, traffic);
+  }
   RegisterPair(
       "posted_recvq_match_attempts",
       "Searches of the posted receive queue (one per arriving message).",

@@ -134,6 +134,12 @@ static void Receiver(MPI_Comm comm) {
 
   EXPECT_READ(h.unexpected, kMessages);
   EXPECT_READ(h.world_unexpected, 0);
+  /* The communicator's collective traffic has queues of its own: the
+   * program's messages are not in them. */
+  MPI_T_pvar_handle collective_unexpected = Handle(
+      "collective_unexpected_recvq_length", MPI_T_PVAR_CLASS_LEVEL, &comm);
+  EXPECT_READ(collective_unexpected, 0);
+  MPI_CHECK(MPI_T_pvar_handle_free(session, &collective_unexpected));
   EXPECT_READ(h.unexpected_mark, kMessages);
   EXPECT_READ(h.posted, 0);
   EXPECT_READ(h.posted_attempts, kMessages);
