@@ -1024,7 +1024,12 @@ TEST_F(DatatypeBindingsTest, NamesMatchSizeValueIndexAndAddresses) {
   }
   MPI_Datatype found;
   EXPECT_CLASS(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &found), MPI_ERR_ARG);
-  EXPECT_CLASS(MPI_Type_match_size(191, 4, &found), MPI_ERR_ARG);
+  // 190 names no type class (191 is the ABI's MPIX_TYPECLASS_LOGICAL).
+  EXPECT_CLASS(MPI_Type_match_size(190, 4, &found), MPI_ERR_ARG);
+  MPI_Datatype logical = MPI_DATATYPE_NULL;
+  EXPECT_EQ(MPI_Type_match_size(MPIX_TYPECLASS_LOGICAL, 4, &logical),
+            MPI_SUCCESS);
+  EXPECT_EQ(logical, MPI_LOGICAL4);
   EXPECT_CLASS(MPI_Type_match_size(MPI_TYPECLASS_REAL, 4, nullptr),
                MPI_ERR_ARG);
 
