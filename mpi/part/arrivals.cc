@@ -1,6 +1,7 @@
 // Arrivals: a write with immediate names its units; the receiver counts
 // bytes per partition, so MPI_Parrived and the round's completion need no
 // lock.
+#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -202,7 +203,11 @@ bool Partitioned::Arrived(Request* request, int64_t partition) {
   static thread_local unsigned calls = 0;
   vcis_.TryProgress(receive.vci);
   if (++calls % 8 == 0) vcis_.ProgressBeyond(receive.vci);
-  return arrived();
+  if (arrived()) return true;
+  // Nothing yet, and the caller will most likely ask again at once: where
+  // ranks outnumber cores, let the rank that is to send it run.
+  if (vcis_.wait_policy().yield_in_polls) sched_yield();
+  return false;
 }
 
 }  // namespace minimpi::part

@@ -68,6 +68,7 @@ WaitPolicy WaitPolicy::Choose(const runtime::Settings& settings, int cores,
   // With more ranks than cores there is no free core to move to: moving
   // only churns (measured: ping-pong 3.5 us with moves, 2.1 us without).
   policy.move_off_shared_core = settings.wait_move && !oversubscribed;
+  policy.yield_in_polls = oversubscribed && settings.wait_policy != "spin";
   policy.reason = absl::StrCat(
       settings.wait_policy, ", ", shape,
       settings.wait_spin_us >= 0 ? ", spin set by MINIMPI_WAIT_SPIN_US"

@@ -62,6 +62,12 @@ struct WaitPolicy {
   // Move off a core shared with an awake rank of the node (Settings::
   // wait_move).
   bool move_off_shared_core = true;
+  // A poll for one partition (MPI_Parrived) that found nothing yields the
+  // core. Programs call it in a loop; where ranks and threads outnumber
+  // cores that loop otherwise keeps the ranks it waits for off their cores
+  // (Dslash's partitioned mode at 4 ranks on 2 cores: 1.5x master, 1.1x
+  // with the yield). Not under the spin policy, which asked for polling.
+  bool yield_in_polls = false;
   // How the choice was made, in words (minimpi_info, README).
   std::string reason;
 

@@ -34,6 +34,12 @@ TEST(WaitPolicyTest, AutoDoesNotSpinWhenThreadsOutnumberCores) {
   EXPECT_TRUE(WaitPolicy::Choose(settings, 2, 2, 1, true).move_off_shared_core);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 4, 1, true).spin_ns, 0);
   EXPECT_EQ(WaitPolicy::Choose(settings, 2, 2, 1, true).spin_ns, 100'000);
+  // A fruitless MPI_Parrived hands the core over only where it is wanted.
+  EXPECT_TRUE(WaitPolicy::Choose(settings, 2, 4, 1, true).yield_in_polls);
+  EXPECT_TRUE(WaitPolicy::Choose(settings, 2, 2, 2, true).yield_in_polls);
+  EXPECT_FALSE(WaitPolicy::Choose(settings, 2, 2, 1, true).yield_in_polls);
+  settings.wait_policy = "spin";
+  EXPECT_FALSE(WaitPolicy::Choose(settings, 2, 4, 1, true).yield_in_polls);
 }
 
 TEST(WaitPolicyTest, AutoPollsThroughOnACoreOfItsOwn) {
