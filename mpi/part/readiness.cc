@@ -45,6 +45,13 @@ Partitioned::ReadyResult Partitioned::Ready(Request* request,
     return ReadyResult::kOk;
   }
   send.reaction->OnUnitReady(unit, /*held_vci=*/-1);
+  // Until the receiver's clear for this round is applied, ready units only
+  // wait; the clear is most likely in the queue already (both sides started
+  // at about the same time), and a program that computes after its
+  // MPI_Pready calls would apply it only at its next MPI call, so no data
+  // would move during the computation (Dslash: last MPI_Pready to last
+  // write 3-5 ms, the whole interior). One try-locked round applies it.
+  if (!send.reaction->cleared()) vcis_.TryProgress(send.vci);
   return ReadyResult::kOk;
 }
 
