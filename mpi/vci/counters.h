@@ -19,24 +19,16 @@
 #include <cstdint>
 #include <vector>
 
+#include "mpi/match/context_counters.h"
 #include "net/transport.h"
 
 namespace minimpi::vci {
 
 // Bumped by one writer at a time (under a lock, or by the owning thread).
-class OwnedCounter {
- public:
-  void Add(uint64_t n = 1) {
-    value_.store(value_.load(std::memory_order_relaxed) + n,
-                 std::memory_order_relaxed);
-  }
-  uint64_t Read() const { return value_.load(std::memory_order_relaxed); }
+// The matching engines' counter (mpi/match/context_counters.h) is the same
+// idea; mpi/match depends on nothing of minimpi's, so the VCIs use it.
+using OwnedCounter = match::OwnedCount;
 
- private:
-  std::atomic<uint64_t> value_{0};
-};
-
-// Bumped by any thread, with no lock in common.
 class SharedCounter {
  public:
   void Add(uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
