@@ -102,9 +102,6 @@ set -uo pipefail
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
 # shellcheck disable=SC2034  # bazel: read by bench_setup.sh's install_minimpi
 read -r -a bazel <<<"${BAZEL:-bazel}"
-# shellcheck source=tools/slurm/cluster_common.sh
-. "${repo}/tools/slurm/cluster_common.sh"
-
 quick=0
 reps=""
 tables="pingpong,rate,coll,part,dslash"
@@ -154,62 +151,14 @@ status=0
 note() { echo "cluster_compare: $*" >&2; }
 # shellcheck source=apps/bench/bench_setup.sh
 source "${repo}/apps/bench/bench_setup.sh"
-started_cluster=0
-# shellcheck disable=SC2317  # run by the EXIT trap
-cleanup() {
-  if [ "${started_cluster}" = 1 ]; then
-    note "stopping the cluster this script started"
-    "${repo}/tools/slurm/stop_cluster.sh" >"${work}/stop_cluster.log" 2>&1 ||
-      tail -n 20 "${work}/stop_cluster.log" >&2
-  fi
-  rm -rf "${work}"
-}
-trap cleanup EXIT
-
+# shellcheck source=apps/bench/cluster_setup.sh
+source "${repo}/apps/bench/cluster_setup.sh"
+# The other srun calls (the header's) see the cluster too.
 export SLURM_CONF="${CLUSTER_CONF}"
-ompi_env=(OMPI_MCA_pml=ob1 "OMPI_MCA_btl=self,vader,tcp"
-  OMPI_MCA_btl_tcp_if_include="${CLUSTER_SUBNET}")
 libs="minimpi openmpi"
-cores="$(nproc)"
 # One line per job: TABLE LIB CASE REP ok|fail FILE (FILE without .txt).
 manifest="${raw_dir}/manifest.txt"
 : >"${manifest}"
-
-# --- the cluster -------------------------------------------------------------
-cluster_answers() { timeout 30 srun -N 2 --mpi=pmix true >/dev/null 2>&1; }
-# cluster_stamp: changes when the cluster is stopped or started again.
-cluster_stamp() {
-  echo "$(cat "${CLUSTER_DIR}/run/slurmctld.pid" 2>/dev/null) $(stat -c %Y "${CLUSTER_CONF}" 2>/dev/null)"
-}
-
-# ensure_cluster: uses a cluster that answers; starts one when there is
-# none (started_cluster=1 then); waits up to a minute for one that exists
-# but does not answer (being restarted, say) before repairing it with
-# start_cluster.sh at its own node count, so a larger cluster stays as is.
-ensure_cluster() {
-  cluster_answers && return 0
-  local fresh=0 nodes=2 deadline=$((SECONDS + 60))
-  if [ -f "${CLUSTER_CONF}" ]; then
-    note "the cluster does not answer; waiting up to 60 s"
-    while [ "${SECONDS}" -lt "${deadline}" ]; do
-      sleep 5
-      cluster_answers && return 0
-    done
-    local n
-    n="$(grep -o 'node[0-9]*' "${CLUSTER_CONF}" 2>/dev/null | sort -u | wc -l)"
-    [ "${n}" -gt 2 ] && nodes="${n}"
-  else
-    fresh=1
-  fi
-  note "starting the cluster: tools/slurm/start_cluster.sh --nodes ${nodes}"
-  if ! "${repo}/tools/slurm/start_cluster.sh" --nodes "${nodes}" >"${work}/start_cluster.log" 2>&1; then
-    tail -n 30 "${work}/start_cluster.log" >&2
-    note "could not start the cluster"
-    return 1
-  fi
-  [ "${fresh}" = 1 ] && started_cluster=1
-  return 0
-}
 
 # --- builds ------------------------------------------------------------------
 # Each program with each library's compiler, with the flags its own compare
@@ -256,23 +205,8 @@ job() {
   shift
   local program="$1"; shift
   local out="${raw_dir}/${table}_${lib}_${case_name}_r${rep}"
-  # Ranks that outnumber the machine's cores must not spin while they wait.
-  # Neither library can see it here: each takes its node's ranks from the
-  # launcher, and the simulated nodes share this machine's cores. So both
-  # get, for such jobs, what they choose themselves when they can see it:
-  # Open MPI what mpirun.openmpi --oversubscribe sets (yield when idle),
-  # minimpi what MINIMPI_WAIT_POLICY=auto picks when ranks outnumber cores
-  # (no spin, 50 us of yields, then sleep until the doorbell).
-  local oversubscribed=0
-  [ $((nodes * per_node)) -gt "${cores}" ] && oversubscribed=1
-  if [ "${lib}" = openmpi ]; then
-    env_vars+=("${ompi_env[@]}")
-    if [ "${oversubscribed}" = 1 ] && [ -z "${OMPI_MCA_mpi_yield_when_idle+set}" ]; then
-      env_vars+=(OMPI_MCA_mpi_yield_when_idle=1)
-    fi
-  elif [ "${oversubscribed}" = 1 ] && [ -z "${MINIMPI_WAIT_SPIN_US+set}" ]; then
-    env_vars+=(MINIMPI_WAIT_SPIN_US=0 MINIMPI_WAIT_YIELD_US=50)
-  fi
+  local -a job_env
+  cluster_job_env "${lib}" $((nodes * per_node))
   if [ ! -x "${work}/bin/${program}_${lib}" ]; then
     echo "${table} ${lib} ${case_name} ${rep} fail ${out}" >>"${manifest}"
     return 1
@@ -282,26 +216,11 @@ job() {
     note "${table}: ${lib} ${case_name}: skipped (it hung before)"
     return 1
   fi
-  local attempt rc stamp
-  for attempt in 1 2; do
-    note "${table}: ${lib} ${case_name} (run ${rep}/${reps_of_table}, ${nodes} node(s) x ${per_node})"
-    stamp="$(cluster_stamp)"
-    rc=0
-    env "${env_vars[@]}" timeout --kill-after=15 "${timeout_s}" \
-      srun -N "${nodes}" --ntasks-per-node="${per_node}" --mpi=pmix \
-      --kill-on-bad-exit=1 "${work}/bin/${program}_${lib}" "$@" \
-      >"${out}.txt" 2>"${out}.err" || rc=$?
-    [ "${rc}" = 0 ] && break
-    tail -n 8 "${out}.err" >&2
-    case "${rc}" in
-      124 | 137) note "${table}: ${lib} ${case_name}: timed out after ${timeout_s} s" ;;
-      *) note "${table}: ${lib} ${case_name}: failed, exit ${rc}" ;;
-    esac
-    [ "${attempt}" = 1 ] || break
-    [ "$(cluster_stamp)" != "${stamp}" ] || ! cluster_answers || break
-    note "${table}: ${lib} ${case_name}: the cluster went away or was restarted meanwhile; once more"
-    ensure_cluster || break
-  done
+  note "${table}: ${lib} ${case_name} (run ${rep}/${reps_of_table}, ${nodes} node(s) x ${per_node})"
+  local rc=0
+  cluster_srun "${table}: ${lib} ${case_name}" "${out}" "${timeout_s}" \
+    "${nodes}" "${per_node}" "${env_vars[@]}" "${job_env[@]}" -- \
+    "${work}/bin/${program}_${lib}" "$@" || rc=$?
   if [ "${rc}" != 0 ]; then
     mv -f "${out}.txt" "${out}.failed"
     local outcome=fail
@@ -617,8 +536,7 @@ for lib in ${libs}; do
 done
 minimpi_vars="$(env | grep '^MINIMPI_' | tr '\n' ' ')"
 echo "- minimpi settings: ${minimpi_vars:-none (transport auto: shm inside a node, tcp between nodes)}"
-echo "- Open MPI settings: ${ompi_env[*]}; OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1} for jobs of more than ${cores} ranks"
-echo "- minimpi, for jobs of more than ${cores} ranks: MINIMPI_WAIT_SPIN_US=${MINIMPI_WAIT_SPIN_US:-0} MINIMPI_WAIT_YIELD_US=${MINIMPI_WAIT_YIELD_US:-50} (what auto picks when it sees ranks outnumber cores; the simulated nodes hide it)"
+cluster_settings
 echo "- Launch: srun --mpi=pmix under SLURM_CONF=${CLUSTER_CONF} ($(srun --version 2>/dev/null)); nodes: $(timeout 30 srun -N 2 hostname 2>/dev/null | sort | tr '\n' ' ')"
 echo "- Machine: ${cores} cores, simulated nodes (network namespaces, veth over a bridge, one kernel); $([ "${quick}" = 1 ] && echo "quick run" || echo "full run"), ${reps} run(s) per cell"
 echo
