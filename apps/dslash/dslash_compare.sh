@@ -57,7 +57,9 @@
 # quiet runs. A run fails when it exits non-zero or its output does not end
 # in PASS (the program checks every site against its serial reference).
 # Exits non-zero when a library failed to build or a run failed; the table
-# is printed all the same, the failures listed under it.
+# is printed all the same, the failures listed under it. The defaults make
+# 210 jobs (5 configurations x 7 rounds x 6), roughly 10-15 minutes on 2
+# cores (--quick: under 2 minutes).
 set -uo pipefail
 
 repo="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -124,6 +126,9 @@ done
 
 status=0
 failures=()
+# Where a failure's logs stay: under --raw; otherwise removed at the end.
+logs_kept=1
+[ -n "${raw_dir}" ] || logs_kept=0
 note() { echo "dslash_compare: $*" >&2; }
 # shellcheck source=apps/bench/bench_setup.sh
 source "${repo}/apps/bench/bench_setup.sh"
@@ -135,6 +140,14 @@ results="${work}/results.txt"
 tried="${work}/tried.txt"
 : >"${results}"
 : >"${tried}"
+
+# log_hint FILE...: " (log: FILE, ...)" when --raw keeps them.
+log_hint() {
+  if [ "${logs_kept}" = 1 ]; then
+    local IFS=,
+    echo " (log: $*)" | sed 's/,/, /g'
+  fi
+}
 
 # --- builds ------------------------------------------------------------------
 if [[ " ${libs} " == *" minimpi "* ]] && ! install_minimpi; then
@@ -162,7 +175,7 @@ for lib in ${libs}; do
     built="${built} ${lib}"
   else
     status=1
-    failures+=("${lib}: build (log: ${raw_dir}/${lib}.build.log)")
+    failures+=("${lib}: build$(log_hint "${raw_dir}/${lib}.build.log")")
   fi
 done
 
@@ -234,10 +247,13 @@ run_one() {
   last="$(awk '{ sub(/[ \t\r]+$/, "") } NF { line = $0 } END { print line }' "${out}.txt")"
   row="$(awk -F '|' -v mode="${mode}" '
     NF == 8 { name = $2; gsub(/ /, "", name); if (name == mode) print $3 + 0, $4 + 0, $5 + 0, $6 + 0, $7 + 0 }' "${out}.txt")"
-  if [ $((SECONDS - started)) -ge "${timeout_s}" ]; then
-    why="ran into --timeout ${timeout_s} s"
-  elif [ "${rc}" != 0 ]; then
+  if [ "${rc}" != 0 ]; then
     why="exit ${rc}"
+    # The launchers end a job at MPIEXEC_TIMEOUT with an exit status of
+    # their own; timeout(1) and srun's with 124 or 137.
+    if [ $((SECONDS - started)) -ge "${timeout_s}" ] || [ "${rc}" = 124 ] || [ "${rc}" = 137 ]; then
+      why="ran into --timeout ${timeout_s} s"
+    fi
   elif [ "${last}" != PASS ]; then
     why="output does not end in PASS"
   elif [ -z "${row}" ]; then
@@ -249,7 +265,7 @@ run_one() {
   fi
   tail -n 10 "${out}.txt" "${out}.err" >&2
   note "${label}: failed (${why})"
-  failures+=("${label}: ${why} (log: ${out}.failed, ${out}.err)")
+  failures+=("${label}: ${why}$(log_hint "${out}.failed" "${out}.err")")
   mv -f "${out}.txt" "${out}.failed"
   [ "${why#ran into}" = "${why}" ] || return 2
   return 1
