@@ -15,7 +15,11 @@
  *   - a receive that must sleep (MINIMPI_WAIT_POLICY=sleep, no spin, the
  *     sender 50 ms late) raises waiter_slept/waiter_woke once per sleep the
  *     vci_waiter_sleeps counter counts, and their microseconds add up to
- *     vci_waiter_sleep_time.
+ *     vci_waiter_sleep_time;
+ *   - MPI_Parrived called in a loop on one late partition naps on the
+ *     doorbell (vci_waiter_sleeps moves) where ranks and threads outnumber
+ *     the cores (OMP_NUM_THREADS=64 says so on any machine this runs on);
+ *     a loop over two partitions never naps.
  * Every message's bytes are checked too. Run with the settings above (see
  * tests/tests.bzl). */
 /* nanosleep is POSIX, not C11. */
@@ -513,6 +517,55 @@ static void CheckSleep(void) {
   Close(&asleep);
 }
 
+/* Round 0: rank 1 polls partition 0 alone until it arrives, 30 ms late:
+ * a wait in all but name, so it naps. Round 1: it polls both partitions
+ * in turn until either arrives: it wants each at once, so it never naps. */
+static void CheckPollNaps(void) {
+  enum { kPartitions = 2, kBytes = 64 };
+  unsigned char data[kPartitions * kBytes];
+  Var sleeps = Open("vci_waiter_sleeps", MPI_T_PVAR_CLASS_COUNTER, NULL);
+  MPI_Request request;
+  if (rank == 0) {
+    CHECK(MPI_Psend_init(data, kPartitions, kBytes, MPI_BYTE, 1, 12,
+                         MPI_COMM_WORLD, MPI_INFO_NULL, &request));
+  } else {
+    CHECK(MPI_Precv_init(data, kPartitions, kBytes, MPI_BYTE, 0, 12,
+                         MPI_COMM_WORLD, MPI_INFO_NULL, &request));
+  }
+  for (int round = 0; round < 2; ++round) {
+    CHECK(MPI_Start(&request));
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) {
+      SleepMs(30);
+      for (int b = 0; b < kPartitions * kBytes; ++b) {
+        data[b] = Pattern(20 + round, b);
+      }
+      for (int p = 0; p < kPartitions; ++p) CHECK(MPI_Pready(p, request));
+    } else {
+      const unsigned long long before = Sum(&sleeps);
+      int arrived = 0;
+      for (int polls = 0; !arrived; ++polls) {
+        const int partition = round == 0 ? 0 : polls % kPartitions;
+        CHECK(MPI_Parrived(request, partition, &arrived));
+      }
+      const unsigned long long naps = Sum(&sleeps) - before;
+      if (round == 0) {
+        EXPECT(naps >= 1, "polled one partition 30 ms without a nap");
+      } else {
+        EXPECT(naps == 0, "%llu naps polling two partitions in turn", naps);
+      }
+    }
+    CHECK(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    if (rank == 1) {
+      for (int b = 0; b < kPartitions * kBytes; ++b) {
+        EXPECT(data[b] == Pattern(20 + round, b), "round %d byte %d", round, b);
+      }
+    }
+  }
+  CHECK(MPI_Request_free(&request));
+  Close(&sleeps);
+}
+
 int main(int argc, char** argv) {
   int provided;
   CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
@@ -531,6 +584,8 @@ int main(int argc, char** argv) {
   CheckTraffic("self", 0, 0, 12, 150);
   CheckTraffic("self", 1, 1, 3, 10);
   CheckCollectives();
+  /* Before any window: a window's progress thread may sleep too. */
+  CheckPollNaps();
   CheckWindow();
   CheckSleep();
   CHECK(MPI_T_pvar_session_free(&session));

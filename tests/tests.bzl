@@ -1045,7 +1045,9 @@ MPI_TEST_CASES = [
     {"name": "mpit_events_rma", "program": "mpit_events", "ranks": [2], "env": ["MINIMPI_PART_BACKEND=rma", "MINIMPI_PART_AGGR=none"]},
     # Messages and bytes by link, the forced bcast algorithm and node-path
     # allreduce, operations by kind on a window, a queued lock request, and
-    # a receive that sleeps (no spin) raising waiter_slept/woke.
+    # a receive that sleeps (no spin) raising waiter_slept/woke, and a loop
+    # of MPI_Parrived on one late partition napping (OMP_NUM_THREADS=64:
+    # ranks x threads outnumber the cores).
     {
         "name": "mpit_traffic",
         "program": "mpit_traffic",
@@ -1057,6 +1059,7 @@ MPI_TEST_CASES = [
             "MINIMPI_WAIT_SPIN_US=0",
             "MINIMPI_WAIT_QUIET_SPIN_US=0",
             "MINIMPI_WAIT_YIELD_US=0",
+            "OMP_NUM_THREADS=64",
         ],
     },
     # The same over sockets and over the software verbs device: the tcp and
@@ -1075,6 +1078,7 @@ MPI_TEST_CASES = [
             "MINIMPI_WAIT_SPIN_US=0",
             "MINIMPI_WAIT_QUIET_SPIN_US=0",
             "MINIMPI_WAIT_YIELD_US=0",
+            "OMP_NUM_THREADS=64",
         ],
     },
     {
@@ -1089,6 +1093,7 @@ MPI_TEST_CASES = [
             "MINIMPI_WAIT_SPIN_US=0",
             "MINIMPI_WAIT_QUIET_SPIN_US=0",
             "MINIMPI_WAIT_YIELD_US=0",
+            "OMP_NUM_THREADS=64",
         ],
         "timeout": 120,
     },

@@ -1,7 +1,6 @@
 // Arrivals: a write with immediate names its units; the receiver counts
 // bytes per partition, so MPI_Parrived and the round's completion need no
 // lock.
-#include <sched.h>
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -205,8 +204,10 @@ bool Partitioned::Arrived(Request* request, int64_t partition) {
   if (++calls % 8 == 0) vcis_.ProgressBeyond(receive.vci);
   if (arrived()) return true;
   // Nothing yet, and the caller will most likely ask again at once: where
-  // ranks outnumber cores, let the rank that is to send it run.
-  if (vcis_.wait_policy().yield_in_polls) sched_yield();
+  // others want this core, let them run (the rank that is to send it may
+  // be one of them).
+  vcis_.IdleAfterFruitlessPoll(receive.vci, &receive.arrived_round[partition],
+                               round, arrived);
   return false;
 }
 

@@ -52,6 +52,43 @@ bool CoreLooksQuiet() {
 
 }  // namespace
 
+void VciSet::IdleAfterFruitlessPoll(int vci, const void* what, uint64_t round,
+                                    absl::FunctionRef<bool()> done) {
+  if (wait_policy_.then == WaitPolicy::Then::kSpin) return;
+  // Polls for one thing less than this apart are one streak: the program
+  // is waiting for it.
+  constexpr int64_t kStreakGapNs = 20'000;
+  // A look at the core costs a system call: one every 64 fruitless polls,
+  // which in a loop of them is some microseconds apart.
+  constexpr unsigned kPollsPerLook = 64;
+  thread_local int64_t streak_start_ns = 0;
+  thread_local int64_t last_poll_ns = 0;
+  thread_local unsigned polls = 0;
+  thread_local bool core_wanted = false;
+  thread_local const void* polled = nullptr;
+  thread_local uint64_t polled_round = 0;
+  const int64_t now = NowNs();
+  if (now - last_poll_ns > kStreakGapNs || what != polled ||
+      round != polled_round) {
+    streak_start_ns = now;
+  }
+  last_poll_ns = now;
+  polled = what;
+  polled_round = round;
+  if (!wait_policy_.yield_in_polls) {
+    if (polls++ % kPollsPerLook == 0) core_wanted = !CoreLooksQuiet();
+    if (!core_wanted) return;
+  }
+  if (now - streak_start_ns < kPollStreakBeforeNapNs || !has_doorbell_) {
+    // A yield with nobody else runnable returns at once.
+    sched_yield();
+    return;
+  }
+  SleepUntilRung(
+      vci, done, [] {}, kPollNapNs);
+  last_poll_ns = NowNs();  // the nap continues the streak
+}
+
 bool VciSet::IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done,
                       absl::FunctionRef<void()> before_sleep) {
   // A rank that shares this core and is awake cannot run while this thread
@@ -100,7 +137,8 @@ bool VciSet::IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done,
 }
 
 bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
-                            absl::FunctionRef<void()> before_sleep) {
+                            absl::FunctionRef<void()> before_sleep,
+                            int64_t max_sleep_ns) {
   if (!has_doorbell_) {
     sched_yield();
     return false;
@@ -152,9 +190,11 @@ bool VciSet::SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
   // An unverified sleep is cut short: what it may have missed is work
   // another thread was doing anyway.
   constexpr int64_t kUnverifiedSleepNs = 50'000;
+  const int64_t longest =
+      max_sleep_ns >= 0 ? std::min(max_sleep_ns, wait_policy_.sleep_max_ns)
+                        : wait_policy_.sleep_max_ns;
   const int64_t timeout =
-      verified ? wait_policy_.sleep_max_ns
-               : std::min(wait_policy_.sleep_max_ns, kUnverifiedSleepNs);
+      verified ? longest : std::min(longest, kUnverifiedSleepNs);
   // Counted for tools (sleeps are off the message path: a sleep costs
   // microseconds, so two clock reads and three atomic adds are noise).
   VciCounters& counters = *At(bell).counters;
