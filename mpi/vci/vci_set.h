@@ -231,16 +231,17 @@ class VciSet final : public net::CompletionHandler {
   // How blocked calls wait (chosen at MPI_Init).
   const WaitPolicy& wait_policy() const { return wait_policy_; }
   // For a poll of `vci` for `what` (in its `round`) that found nothing and
-  // that the program most likely repeats at once (MPI_Parrived in a loop):
-  // where ranks and threads outnumber the cores, or this thread's core was
-  // wanted lately by another task (which the counts cannot show: nodes
-  // simulated on one machine, other jobs), yields the core. A thread that
-  // has polled for the same `what` of one round and nothing else for
-  // kPollStreakBeforeNapNs is waiting in all but name: it naps on the
-  // VCI's doorbell (until an arrival rings it or `done`, at most
-  // kPollNapNs), so that its loop costs its peers' cores what a blocked
-  // wait costs them. A loop over many partitions never naps: it wants
-  // each as soon as it is there. Never under MINIMPI_WAIT_POLICY=spin.
+  // that the program most likely repeats at once (MPI_Parrived in a loop).
+  // A thread that has polled for the same `what` of one round and nothing
+  // else for kPollStreakBeforeNapNs is waiting in all but name: where ranks
+  // and threads outnumber the cores, or its core was wanted lately by
+  // another task (which the counts cannot show: nodes simulated on one
+  // machine, other jobs), it naps on the VCI's doorbell (until an arrival
+  // rings it or `done`, at most kPollNapNs), so that its loop costs its
+  // peers' cores what a blocked wait costs them; before that it yields the
+  // core. A loop over many partitions never naps (it wants each as soon as
+  // it is there) and yields only where ranks and threads outnumber the
+  // cores. Never under MINIMPI_WAIT_POLICY=spin.
   void IdleAfterFruitlessPoll(int vci, const void* what, uint64_t round,
                               absl::FunctionRef<bool()> done);
   static constexpr int64_t kPollStreakBeforeNapNs = 100'000;
