@@ -542,12 +542,12 @@ if timeout 120 tools/slurm/start_cluster.sh --nodes 3 >"${logs}/cluster.log" 2>&
   # nodes (about 25 s); every run's checksum must pass and the table must
   # read back. The figures themselves are not judged here.
   check_limit=240 check "cluster: apps/dslash/dslash_compare.sh --quick (every mode on one node and 2 nodes, table read back)" bash -c '
-    out="$(SLURM_CONF="$1" "$2" --quick --rounds 1 --configs "one:2x1 two:2x2" --prefix "$3" 2>&1)"
+    out="$("$1" --quick --rounds 1 --timeout 60 --configs "one:2x1 two:2x2" --prefix "$2" 2>&1)"
     rc=$?; echo "$out"
     [ "$rc" -eq 0 ] && grep -q "^| one:2x1 | minimpi | endpoints | 1/1 " <<<"$out" &&
     grep -q "^| two:2x2 | minimpi | partitioned | 1/1 " <<<"$out" &&
     grep -q "^| two:2x2 | Open MPI | threads | 1/1 " <<<"$out"' \
-    _ "${cluster_conf}" apps/dslash/dslash_compare.sh "${prefix}"
+    _ apps/dslash/dslash_compare.sh "${prefix}"
   step "Slurm across nodes: faults (tests/cluster/faults.sh)"
   SLURM_CONF="${cluster_conf}" run_counted "cluster faults" 180 \
     tests/cluster/faults.sh bazel-bin/tests/rank_fails_late

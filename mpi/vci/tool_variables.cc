@@ -141,7 +141,8 @@ void RegisterVciToolVariables() {
   RegisterPerVci(
       "vci_waiter_sleeps",
       "Times a thread waiting on the VCI slept on its doorbell (the wait "
-      "policy's spin was over), per VCI.",
+      "policy's spin was over, or an MPI_Parrived loop on one partition "
+      "napped), per VCI.",
       MPI_T_PVAR_CLASS_COUNTER,
       [](const VciSet& vcis, int v) { return vcis.counters(v).sleeps.Read(); });
   RegisterPerVci(
@@ -161,8 +162,9 @@ void RegisterVciToolVariables() {
   tool::EventType slept;
   slept.name = "waiter_slept";
   slept.description =
-      "A thread waiting on a VCI goes to sleep on its doorbell. Payload: "
-      "the VCI.";
+      "A thread waiting on a VCI goes to sleep on its doorbell (an "
+      "MPI_Parrived loop on one partition's naps included). Payload: the "
+      "VCI.";
   slept.category = kCategory;
   slept.verbosity = MPI_T_VERBOSITY_USER_DETAIL;
   slept.elements = {{MPI_INT, offsetof(WaiterSleptPayload, vci), "vci"}};

@@ -231,21 +231,13 @@ class VciSet final : public net::CompletionHandler {
   // How blocked calls wait (chosen at MPI_Init).
   const WaitPolicy& wait_policy() const { return wait_policy_; }
   // For a poll of `vci` for `what` (in its `round`) that found nothing and
-  // that the program most likely repeats at once (MPI_Parrived in a loop).
-  // A thread that has polled for the same `what` of one round and nothing
-  // else for kPollStreakBeforeNapNs is waiting in all but name: where ranks
-  // and threads outnumber the cores, or its core was wanted lately by
-  // another task (which the counts cannot show: nodes simulated on one
-  // machine, other jobs), it naps on the VCI's doorbell (until an arrival
-  // rings it or `done`, at most kPollNapNs), so that its loop costs its
-  // peers' cores what a blocked wait costs them; before that it yields the
-  // core. A loop over many partitions never naps (it wants each as soon as
-  // it is there) and yields only where ranks and threads outnumber the
-  // cores. Never under MINIMPI_WAIT_POLICY=spin.
+  // that the program most likely repeats at once (MPI_Parrived in a loop):
+  // polls on, yields, or naps on the VCI's doorbell (unless `done` already
+  // holds; until the doorbell rings, at most PollStreak::kNapNs), as PollStreak
+  // says, so that a loop that waits costs its peers' cores what a blocked
+  // wait costs them.
   void IdleAfterFruitlessPoll(int vci, const void* what, uint64_t round,
                               absl::FunctionRef<bool()> done);
-  static constexpr int64_t kPollStreakBeforeNapNs = 100'000;
-  static constexpr int64_t kPollNapNs = 100'000;
 
   // net::CompletionHandler: hands a completion to its kind of traffic.
   // Called by the transport's Poll with the VCI's lock held.
@@ -270,7 +262,8 @@ class VciSet final : public net::CompletionHandler {
                 absl::FunctionRef<void()> before_sleep);
   // Arms `vci`'s doorbell, looks once more at everything that rings it,
   // and sleeps unless that look found work or `done` is true. True when it
-  // slept.
+  // slept, at most `max_sleep_ns` (< 0: the policy's sleep_max_ns; never
+  // longer than that).
   bool SleepUntilRung(int vci, absl::FunctionRef<bool()> done,
                       absl::FunctionRef<void()> before_sleep,
                       int64_t max_sleep_ns = -1);

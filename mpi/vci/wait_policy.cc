@@ -180,4 +180,32 @@ IdleRounds::Action IdleRounds::Idle(absl::FunctionRef<int64_t()> now,
   return EndSpin(now);
 }
 
+PollStreak::Action PollStreak::AfterFruitlessPoll(
+    const WaitPolicy& policy, const void* what, uint64_t round, int64_t now_ns,
+    absl::FunctionRef<bool()> core_is_quiet) {
+  if (policy.then == WaitPolicy::Then::kSpin) return Action::kPoll;
+  const bool continues =
+      now_ns - last_ns_ <= kGapNs && what == what_ && round == round_;
+  if (!continues) {
+    what_ = what;
+    round_ = round;
+    start_ns_ = now_ns;
+    polls_ = 0;
+  }
+  last_ns_ = now_ns;
+  if (!policy.yield_in_polls) {
+    // Cores enough by the counts: only a thread polling one thing gives
+    // its core up, and only when others want it. A yield per poll slows a
+    // loop over many partitions.
+    if (!continues) return Action::kPoll;
+    if (polls_++ % kPollsPerLook == 0) core_wanted_ = !core_is_quiet();
+    if (!core_wanted_) return Action::kPoll;
+  }
+  if (now_ns - start_ns_ >= kBeforeNapNs &&
+      policy.then == WaitPolicy::Then::kSleep) {
+    return Action::kNap;
+  }
+  return Action::kYield;
+}
+
 }  // namespace minimpi::vci

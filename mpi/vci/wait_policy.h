@@ -67,6 +67,8 @@ struct WaitPolicy {
   // cores that loop otherwise keeps the ranks it waits for off their cores
   // (Dslash's partitioned mode at 4 ranks on 2 cores: 1.5x master, 1.1x
   // with the yield). Not under the spin policy, which asked for polling.
+  // VciSet::IdleAfterFruitlessPoll yields, and naps in a long loop on one
+  // partition.
   bool yield_in_polls = false;
   // How the choice was made, in words (minimpi_info, README).
   std::string reason;
@@ -143,6 +145,47 @@ class IdleRounds {
   int rounds_ = 0;
   int64_t spin_started_ns_ = 0;
   int64_t last_look_ns_ = 0;
+};
+
+// What a thread that polls in a loop (MPI_Parrived) does after a poll that
+// found nothing. Polls for the same thing of the same round less than
+// kGapNs apart (time given away here not counted) are a streak: the
+// program is waiting for it. A streak of kBeforeNapNs is a wait in all but
+// name: where ranks and threads outnumber the cores, or the thread's core
+// was wanted lately by another task (which the counts cannot show: nodes
+// simulated on one machine, other jobs), it naps on the doorbell; before
+// that it yields. A loop still waiting for two or more things never naps
+// (it wants each as soon as it is there) and yields only where ranks and
+// threads outnumber the cores. Naps only under the sleep policy (auto,
+// sleep), yields only under yield, nothing under spin. One per thread.
+class PollStreak {
+ public:
+  enum class Action { kPoll, kYield, kNap };
+  static constexpr int64_t kGapNs = 20'000;
+  static constexpr int64_t kBeforeNapNs = 100'000;
+  // The longest nap: an arrival rings the doorbell and ends it sooner.
+  static constexpr int64_t kNapNs = 100'000;
+  // A look at the core costs a system call: the second poll of a streak
+  // looks, then every kPollsPerLook-th.
+  static constexpr unsigned kPollsPerLook = 64;
+
+  // `now_ns` reads a monotonic clock; `core_is_quiet` says whether another
+  // task wanted this thread's core lately.
+  Action AfterFruitlessPoll(const WaitPolicy& policy, const void* what,
+                            uint64_t round, int64_t now_ns,
+                            absl::FunctionRef<bool()> core_is_quiet);
+  // The caller is back from what the action said, at `now_ns`: the time
+  // given away continues the streak (a yield to a task that wanted the
+  // core can last longer than the gap).
+  void Resumed(int64_t now_ns) { last_ns_ = now_ns; }
+
+ private:
+  const void* what_ = nullptr;
+  uint64_t round_ = 0;
+  int64_t start_ns_ = 0;
+  int64_t last_ns_ = 0;
+  unsigned polls_ = 0;
+  bool core_wanted_ = false;
 };
 
 }  // namespace minimpi::vci

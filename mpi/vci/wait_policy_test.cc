@@ -264,5 +264,124 @@ TEST(IdleRoundsTest, YieldPolicyYieldsAndSpinPolicyNeverLeaves) {
   EXPECT_EQ(RoundsUntilLeavingSpin(spinning, clock, 1'000'000, &action), -1);
 }
 
+// A thread polling one partition of one round, every 10 us.
+struct Poller {
+  PollStreak streak;
+  WaitPolicy policy;
+  int64_t now = 1'000'000;
+  bool quiet = true;
+  int looks = 0;
+  PollStreak::Action Poll(const void* what, uint64_t round = 0,
+                          int64_t step = 10'000) {
+    now += step;
+    const PollStreak::Action action =
+        streak.AfterFruitlessPoll(policy, what, round, now, [&] {
+          ++looks;
+          return quiet;
+        });
+    streak.Resumed(now);
+    return action;
+  }
+};
+
+WaitPolicy Oversubscribed(WaitPolicy::Then then) {
+  WaitPolicy policy;
+  policy.then = then;
+  policy.yield_in_polls = true;
+  return policy;
+}
+
+TEST(PollStreakTest, OversubscribedYieldsThenNapsOnOnePartition) {
+  Poller poller;
+  poller.policy = Oversubscribed(WaitPolicy::Then::kSleep);
+  const int partition = 0;
+  // Yields from the first poll; naps once the streak is 100 us long.
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(poller.Poll(&partition), PollStreak::Action::kYield) << i;
+  }
+  EXPECT_EQ(poller.Poll(&partition), PollStreak::Action::kNap);
+  EXPECT_EQ(poller.Poll(&partition), PollStreak::Action::kNap);
+  // The counts decide: the core is never looked at.
+  EXPECT_EQ(poller.looks, 0);
+}
+
+TEST(PollStreakTest, ALoopOverTwoPartitionsNeverNaps) {
+  Poller poller;
+  poller.policy = Oversubscribed(WaitPolicy::Then::kSleep);
+  const int partitions[2] = {0, 1};
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(poller.Poll(&partitions[i % 2]), PollStreak::Action::kYield) << i;
+  }
+}
+
+TEST(PollStreakTest, AGapANewRoundOrAnotherPartitionStartsAgain) {
+  Poller poller;
+  poller.policy = Oversubscribed(WaitPolicy::Then::kSleep);
+  const int partition = 0, other = 1;
+  for (int i = 0; i < 10; ++i) poller.Poll(&partition);
+  // The program was away longer than the gap: a new streak.
+  EXPECT_EQ(poller.Poll(&partition, 0, PollStreak::kGapNs + 1),
+            PollStreak::Action::kYield);
+  for (int i = 0; i < 9; ++i) poller.Poll(&partition);
+  EXPECT_EQ(poller.Poll(&partition), PollStreak::Action::kNap);
+  // The same partition of the next round, or another one: new streaks.
+  EXPECT_EQ(poller.Poll(&partition, 1), PollStreak::Action::kYield);
+  EXPECT_EQ(poller.Poll(&other, 1), PollStreak::Action::kYield);
+}
+
+TEST(PollStreakTest, TimeGivenAwayContinuesTheStreak) {
+  Poller poller;
+  poller.policy = Oversubscribed(WaitPolicy::Then::kSleep);
+  const int partition = 0;
+  EXPECT_EQ(poller.Poll(&partition), PollStreak::Action::kYield);
+  // The yield lasted 50 us (another task ran): the caller comes back and
+  // polls 5 us later, within the gap of its return.
+  poller.now += 50'000;
+  poller.streak.Resumed(poller.now);
+  EXPECT_EQ(poller.Poll(&partition, 0, 5'000), PollStreak::Action::kYield);
+  poller.now += 50'000;
+  poller.streak.Resumed(poller.now);
+  EXPECT_EQ(poller.Poll(&partition, 0, 5'000), PollStreak::Action::kNap);
+}
+
+TEST(PollStreakTest, CoresEnoughStepsAsideOnlyWhenTheCoreIsWanted) {
+  Poller poller;  // yield_in_polls false: cores enough by the counts
+  poller.policy.then = WaitPolicy::Then::kSleep;
+  const int partition = 0;
+  // A quiet core: polls on, looking at the core on the second poll of the
+  // streak and then every kPollsPerLook polls.
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(poller.Poll(&partition, 0, 1'000), PollStreak::Action::kPoll)
+        << i;
+  }
+  EXPECT_EQ(poller.looks, 2);
+  // Another task wants the core: a new streak looks at once, yields, and
+  // naps after 100 us.
+  poller.quiet = false;
+  const int other = 1;
+  EXPECT_EQ(poller.Poll(&other), PollStreak::Action::kPoll);
+  for (int i = 0; i < 9; ++i) {
+    EXPECT_EQ(poller.Poll(&other), PollStreak::Action::kYield) << i;
+  }
+  EXPECT_EQ(poller.Poll(&other), PollStreak::Action::kNap);
+  // Two partitions in turn never step aside there, wanted core or not.
+  const int partitions[2] = {0, 1};
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(poller.Poll(&partitions[i % 2]), PollStreak::Action::kPoll) << i;
+  }
+}
+
+TEST(PollStreakTest, SpinNeverStepsAsideAndYieldNeverNaps) {
+  Poller spinner;
+  spinner.policy = Oversubscribed(WaitPolicy::Then::kSpin);
+  Poller yielder;
+  yielder.policy = Oversubscribed(WaitPolicy::Then::kYield);
+  const int partition = 0;
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(spinner.Poll(&partition), PollStreak::Action::kPoll) << i;
+    EXPECT_EQ(yielder.Poll(&partition), PollStreak::Action::kYield) << i;
+  }
+}
+
 }  // namespace
 }  // namespace minimpi::vci

@@ -32,8 +32,9 @@ int64_t NowNs() {
 // involuntary context switch): one since a recent look means the core is
 // contended, and stays meaning it for a while. A look costs a system call
 // (well under a microsecond), made once a wait at most, after 100 us of
-// polling. Switches since a look long ago say nothing of now: that look
-// only starts the count again.
+// polling (and in an MPI_Parrived loop on one partition, every 64 polls).
+// Switches since a look long ago say nothing of now: that look only starts
+// the count again.
 bool CoreLooksQuiet() {
   constexpr int64_t kRecentNs = 100'000'000;
   thread_local int64_t last_look_ns = 0;
@@ -54,44 +55,21 @@ bool CoreLooksQuiet() {
 
 void VciSet::IdleAfterFruitlessPoll(int vci, const void* what, uint64_t round,
                                     absl::FunctionRef<bool()> done) {
-  if (wait_policy_.then == WaitPolicy::Then::kSpin) return;
-  // Polls for one thing less than this apart are one streak: the program
-  // is waiting for it.
-  constexpr int64_t kStreakGapNs = 20'000;
-  // A look at the core costs a system call: one every 64 fruitless polls,
-  // which in a loop of them is some microseconds apart.
-  constexpr unsigned kPollsPerLook = 64;
-  thread_local int64_t streak_start_ns = 0;
-  thread_local int64_t last_poll_ns = 0;
-  thread_local unsigned polls = 0;
-  thread_local bool core_wanted = false;
-  thread_local const void* polled = nullptr;
-  thread_local uint64_t polled_round = 0;
-  const int64_t now = NowNs();
-  const bool streak = now - last_poll_ns <= kStreakGapNs && what == polled &&
-                      round == polled_round;
-  if (!streak) streak_start_ns = now;
-  last_poll_ns = now;
-  polled = what;
-  polled_round = round;
-  const bool waiting = now - streak_start_ns >= kPollStreakBeforeNapNs;
-  if (!wait_policy_.yield_in_polls) {
-    // Cores enough by the counts: only a thread polling one thing gives
-    // its core up, and only when others want it. A yield per poll slows a
-    // loop over many partitions (it lowered the early-bird data seen at 32
-    // partitions across simulated nodes in three runs).
-    if (!streak) return;
-    if (polls++ % kPollsPerLook == 0) core_wanted = !CoreLooksQuiet();
-    if (!core_wanted) return;
+  thread_local PollStreak streak;
+  switch (streak.AfterFruitlessPoll(wait_policy_, what, round, NowNs(),
+                                    CoreLooksQuiet)) {
+    case PollStreak::Action::kPoll:
+      return;
+    case PollStreak::Action::kYield:
+      // A yield with nobody else runnable returns at once.
+      sched_yield();
+      break;
+    case PollStreak::Action::kNap:
+      SleepUntilRung(
+          vci, done, [] {}, PollStreak::kNapNs);
+      break;
   }
-  if (!waiting || !has_doorbell_) {
-    // A yield with nobody else runnable returns at once.
-    sched_yield();
-    return;
-  }
-  SleepUntilRung(
-      vci, done, [] {}, kPollNapNs);
-  last_poll_ns = NowNs();  // the nap continues the streak
+  streak.Resumed(NowNs());
 }
 
 bool VciSet::IdleStep(IdleRounds& idle, int vci, absl::FunctionRef<bool()> done,
