@@ -25,7 +25,6 @@
 #include "absl/strings/str_split.h"
 #include "net/ib/ib_transport.h"
 #include "net/ib/ib_transport_internal.h"
-#include "net/tcp/tcp_transport.h"
 
 namespace minimpi::net::ib {
 
