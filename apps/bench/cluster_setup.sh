@@ -75,8 +75,11 @@ ensure_cluster() {
 # get, for such jobs, what they choose themselves when they can see it:
 # Open MPI what mpirun.openmpi --oversubscribe sets (yield when idle),
 # minimpi what MINIMPI_WAIT_POLICY=auto picks when ranks outnumber cores
-# (no spin, 50 us of yields, then sleep until the doorbell). A setting the
-# caller's environment already has wins.
+# (no spin, 50 us of yields, then sleep until the doorbell). Ranks are
+# counted, not their threads: 2 ranks x 2 threads on 2 cores get nothing
+# here, and each library has to notice the shared cores itself (minimpi's
+# MPI_Parrived does, by the core's involuntary switches), as it would under
+# any job manager. A setting the caller's environment already has wins.
 # shellcheck disable=SC2034  # job_env is the caller's
 cluster_job_env() {
   local lib="$1" ranks="$2"
@@ -96,7 +99,7 @@ cluster_job_env() {
 # settings.
 cluster_settings() {
   echo "- Open MPI settings under srun: ${ompi_env[*]}; OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1} for jobs of more than ${cores} ranks"
-  echo "- minimpi, for srun jobs of more than ${cores} ranks: MINIMPI_WAIT_SPIN_US=${MINIMPI_WAIT_SPIN_US:-0} MINIMPI_WAIT_YIELD_US=${MINIMPI_WAIT_YIELD_US:-50} (what auto picks when it sees ranks outnumber cores; the simulated nodes hide it)"
+  echo "- minimpi, for srun jobs of more than ${cores} ranks: MINIMPI_WAIT_SPIN_US=${MINIMPI_WAIT_SPIN_US:-0} MINIMPI_WAIT_YIELD_US=${MINIMPI_WAIT_YIELD_US:-50} (what auto picks when it sees ranks outnumber cores; the simulated nodes hide it); ranks counted, not threads"
 }
 
 # cluster_srun LABEL OUT TIMEOUT NODES PER_NODE [VAR=VALUE...] -- PROGRAM
