@@ -178,6 +178,8 @@ done
 
 # shellcheck source=apps/bench/bench_setup.sh
 source "${repo}/apps/bench/bench_setup.sh"
+# shellcheck source=apps/bench/osu_setup.sh
+source "${repo}/apps/bench/osu_setup.sh"
 
 status=0
 failures=()  # one line per failed build or run, listed under the summary
@@ -216,68 +218,9 @@ done
 [ "${labels[0]:-}" = minimpi ] || { note "nothing to compare without minimpi"; exit 1; }
 
 # --- building ------------------------------------------------------------------
-# OSU's benchmarks live in several directories (c/mpi/pt2pt/standard,
-# c/mpi/one-sided, ...): find each one's from its Makefile.am.
-tar xzf "${osu_tarball}" -C "${work}" || { note "cannot unpack ${osu_tarball}"; exit 2; }
-osu_src="$(find "${work}" -maxdepth 1 -type d -name 'osu-micro-benchmarks-*' | head -n 1)"
-[ -n "${osu_src}" ] || { note "no osu-micro-benchmarks-* folder in ${osu_tarball}"; exit 2; }
-declare -A bench_dir=()
-osu_benches=()
-for b in "${bench_list[@]}"; do
-  [ "${b}" != thread_rate ] || continue
-  am="$(grep -l -E "^${b}_SOURCES" -r "${osu_src}/c/mpi" --include=Makefile.am | head -n 1)"
-  [ -n "${am}" ] || { note "no benchmark ${b} in OSU's c/mpi"; exit 2; }
-  d="${am#"${osu_src}/"}"
-  bench_dir[${b}]="${d%/Makefile.am}"
-  osu_benches+=("${b}")
-done
-
-# build_osu LABEL: configure OSU in work/build-LABEL with LABEL's wrappers and
-# make the benchmarks asked for, directory by directory.
-build_osu() {
-  local label="$1" d b
-  local log="${raw_dir}/${label}.build.log"
-  local -a dirs=() targets flags=()
-  [ "${#osu_benches[@]}" -gt 0 ] || return 0
-  note "building OSU with ${lib_name[${label}]}'s wrappers"
-  mkdir -p "${work}/build-${label}"
-  [ -z "${precision}" ] || flags=(CPPFLAGS="-DFLOAT_PRECISION=${precision}")
-  if ! (cd "${work}/build-${label}" &&
-      "${osu_src}/configure" CC="${cc[${label}]}" CXX="${cxx[${label}]}" "${flags[@]}") \
-      >"${log}" 2>&1; then
-    tail -n 20 "${log}" >&2
-    fail "${label}: OSU's configure failed (${log##*/})"
-    return 1
-  fi
-  for b in "${osu_benches[@]}"; do
-    case " ${dirs[*]} " in *" ${bench_dir[${b}]} "*) ;; *) dirs+=("${bench_dir[${b}]}") ;; esac
-  done
-  for d in "${dirs[@]}"; do
-    targets=()
-    for b in "${osu_benches[@]}"; do
-      [ "${bench_dir[${b}]}" != "${d}" ] || targets+=("${b}")
-    done
-    if ! make -C "${work}/build-${label}/${d}" -j2 "${targets[@]}" >>"${log}" 2>&1; then
-      tail -n 20 "${log}" >&2
-      fail "${label}: building ${targets[*]} failed (${log##*/})"
-      return 1
-    fi
-    for b in "${targets[@]}"; do built["${label} ${b}"]=1; done
-  done
-}
-
-# build_thread_rate LABEL: apps/bench/thread_rate.c with LABEL's mpicc.
-build_thread_rate() {
-  local label="$1" log="${raw_dir}/${1}.thread_rate.build.log"
-  mkdir -p "${work}/build-${label}"
-  if ! "${cc[${label}]}" -std=c11 -O2 -pthread -o "${work}/build-${label}/thread_rate" \
-      "${repo}/apps/bench/thread_rate.c" >"${log}" 2>&1; then
-    tail -n 20 "${log}" >&2
-    fail "${label}: building thread_rate failed (${log##*/})"
-    return 1
-  fi
-  built["${label} thread_rate"]=1
-}
+# unpack_osu, build_osu, build_thread_rate, build_core_to_core, launch and
+# record: apps/bench/osu_setup.sh.
+unpack_osu
 
 for label in "${labels[@]}"; do
   build_osu "${label}"
@@ -285,16 +228,7 @@ for label in "${labels[@]}"; do
 done
 
 # The machine's state, measured at the start and end of every round.
-c2c="${work}/core_to_core"
-if ! cc -O2 -pthread "${shared_bench}/core_to_core.c" -o "${c2c}" 2>"${work}/c2c.log"; then
-  note "core_to_core.c did not build; the rounds' round trip will read n/a"
-  c2c=""
-fi
-core_to_core() {
-  local out=""
-  [ -z "${c2c}" ] || out="$("${c2c}" 2>/dev/null | awk '/round trip/ { print $4 }')"
-  echo "${out:-n/a}"
-}
+build_core_to_core
 
 # --- running -------------------------------------------------------------------
 cores="$(nproc)"
@@ -305,59 +239,6 @@ declare -A osc=()        # one-sided benchmark -> the osc Open MPI runs it with
 declare -A osc_failed=()  # one-sided benchmark -> the osc components that failed
 declare -A osc_why=()    # one-sided benchmark -> the default's failure, one line
 declare -A no_finalize=()  # label -> 1 when its launcher failed an osu_latency_mt that printed
-
-# bench_ranks BENCH: thread_rate is a pair; OSU's benchmarks take --ranks.
-bench_ranks() { if [ "$1" = thread_rate ]; then echo 2; else echo "${ranks}"; fi; }
-
-# launch LABEL BENCH OUT [VAR=VALUE...]: one run as a user would start it,
-# stdout to OUT.txt, stderr to OUT.err. Fails when the launcher does or the
-# program printed no figure line.
-launch() {
-  local label="$1" b="$2" out="$3"; shift 3
-  local n exe="${work}/build-${label}/thread_rate"
-  local -a launcher args
-  n="$(bench_ranks "${b}")"
-  launcher=("${mpiexec[${label}]}")
-  # Open MPI refuses more ranks than cores unless told.
-  [ "${label}" != openmpi ] || [ "${n}" -le "${cores}" ] || launcher+=(--oversubscribe)
-  launcher+=(-n "${n}")
-  if [ "${b}" = thread_rate ]; then
-    args=("${thread_rate_args[@]}")
-  else
-    exe="${work}/build-${label}/${bench_dir[${b}]}/${b}"
-    args=(-m "${min_size}:${max_size}" "${extra_args[@]}")
-    # OSU's option for threads: 2 sender and 2 receiver threads per rank.
-    [ "${b}" != osu_latency_mt ] || args+=(-t 2:2)
-  fi
-  # MPIEXEC_TIMEOUT: all three launchers end a job that outlives it;
-  # timeout(1) is the backstop.
-  local rc=0 start="${SECONDS}"
-  env MPIEXEC_TIMEOUT="${timeout_s}" "$@" \
-    timeout --kill-after=20 "$((timeout_s + 30))" \
-    "${launcher[@]}" "${exe}" "${args[@]}" \
-    >"${out}.txt" 2>"${out}.err" </dev/null || rc=$?
-  # For run_one: the exit status, and whether the job ran out of time (the
-  # launchers' own ends of a job that outlived MPIEXEC_TIMEOUT differ).
-  launch_rc="${rc}"
-  launch_timed_out=0
-  if [ "${rc}" = 124 ] || [ "${rc}" = 137 ] || [ $((SECONDS - start)) -ge "${timeout_s}" ]; then
-    launch_timed_out=1
-  fi
-  grep -q -E '^[0-9]+[[:space:]]+[0-9.]+' "${out}.txt" || return 1
-  [ "${rc}" != 0 ] || return 0
-  # OSU 7.2's osu_latency_mt returns from main without MPI_Finalize (its
-  # omb_lat_mt_session_finalize calls nothing unless OSU runs with MPI
-  # sessions), after every figure is printed. The launchers take that
-  # differently: minimpi's and Open MPI's fail the job, MPICH's now and then
-  # kills the other rank (exit 9). For that benchmark alone a failed exit
-  # after the figures counts as run (record still wants every size's
-  # figure), and the summary says which launchers complained.
-  if [ "${b}" = osu_latency_mt ] && [ "${launch_timed_out}" = 0 ]; then
-    no_finalize[${label}]=1
-    return 0
-  fi
-  return 1
-}
 
 # run_one ROUND LABEL BENCH: LABEL's run of BENCH in ROUND, with Open MPI's
 # osc fallback for one-sided benchmarks; the figures go to figures.tsv.
@@ -406,34 +287,6 @@ run_one() {
   fail "round ${r}: ${lib_name[${label}]}'s ${b} failed, exit ${launch_rc}$([ "${launch_timed_out}" = 1 ] && echo ", past --timeout ${timeout_s} s") (round${r}/${label}.${b}.err, .failed.txt)"
 }
 
-# record ROUND LABEL BENCH: appends the run's figures at the sizes asked for
-# to figures.tsv: round, bench, size, library, figure, kind. The kind comes
-# from the output's "# Size" header: lat (a latency in us, lower is better),
-# rate (a Messages/s column, which osu_mbw_mr and thread_rate print; higher
-# is better) or bw (MB/s, higher is better). A size asked for and not
-# printed fails the run: a figure the tables would silently lack.
-record() {
-  local r="$1" label="$2" b="$3" s got
-  local f="${raw_dir}/round${r}/${label}.${b}.txt"
-  local -a want=("${size_list[@]}")
-  [ "${b}" != thread_rate ] || want=(8)  # thread_rate measures 8 B only
-  got="$(awk -v r="${r}" -v b="${b}" -v lib="${label}" -v sizes="${want[*]}" '
-    BEGIN { n = split(sizes, s, " "); for (i = 1; i <= n; i++) want[s[i]] = 1; kind = "bw"; col = 2 }
-    /^# Size/ {
-      sub(/^# */, ""); kind = "bw"; col = 2
-      if ($0 ~ /Latency|\(us\)/) kind = "lat"
-      for (i = 1; i <= NF; i++) if ($i == "Messages/s") { kind = "rate"; col = i }
-    }
-    /^#/ { next }
-    NF >= col && ($1 in want) && $col ~ /^[0-9.]+$/ {
-      printf "%s\t%s\t%s\t%s\t%s\t%s\n", r, b, $1, lib, $col, kind
-    }' "${f}")"
-  [ -z "${got}" ] || echo "${got}" >>"${raw_dir}/figures.tsv"
-  for s in "${want[@]}"; do
-    awk -F'\t' -v s="${s}" '$3 == s { found = 1 } END { exit !found }' <<<"${got}" ||
-      fail "round ${r}: ${lib_name[${label}]}'s ${b} printed no figure for ${s} B (round${r}/${label}.${b}.txt)"
-  done
-}
 
 # --- the tables ----------------------------------------------------------------
 # tables MODE [ROUND]: reads figures.tsv. MODE round: ROUND's table, a row
