@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/match/context_counters.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/match/search_stats.h"

@@ -5,7 +5,7 @@
 // program built against the standard's header may call beyond MPI-4.1.
 //
 // toint / fromint give the integers c2f / f2c give (see
-// mpi/handle_conversion.h), so the two ways agree. minimpi has no files: a
+// mpi/objects/handle_conversion.h), so the two ways agree. minimpi has no files: a
 // file handle's integer is its bits, which no call accepts but MPI_FILE_NULL.
 //
 // Owned by: mpi/bindings. Called by: programs.

@@ -1,7 +1,7 @@
 // Attribute caching on communicators: keyvals, set/get/delete, the MPI-1
 // names old programs still call (MPI_Keyval_create, MPI_Attr_put, ...), and
 // the predefined attributes of MPI-4.1 section 11.2.7. The store itself is
-// mpi/attributes.h.
+// mpi/objects/attributes.h.
 //
 // Predefined attributes answer on every communicator (as MPICH does; MPI
 // attaches them to MPI_COMM_WORLD), their value a pointer to an int the

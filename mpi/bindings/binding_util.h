@@ -8,12 +8,12 @@
 
 #include "mpi/bindings/error_dispatch.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/datatype/datatype.h"
-#include "mpi/handle_table.h"
-#include "mpi/instance.h"
+#include "mpi/objects/handle_table.h"
+#include "mpi/instance/instance.h"
 #include "mpi/mpi.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 #include "mpi/p2p/point_to_point.h"
 
 // Every function is defined as PMPI_<name>; MPI_<name> is a weak alias, so a
@@ -37,7 +37,7 @@
 namespace minimpi {
 
 // Handles below this value are predefined constants, never object handles
-// (mpi/handle_table.h).
+// (mpi/objects/handle_table.h).
 inline constexpr uintptr_t kLargestPredefinedHandle = 0xfff;
 
 inline bool IsPredefinedHandle(const void* handle) {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/functional/function_ref.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/mpi.h"
 #include "mpi/p2p/buffered_sends.h"
 #include "mpi/vci/request.h"

@@ -15,8 +15,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "mpi/bindings/binding_util.h"
-#include "mpi/group.h"
-#include "mpi/info.h"
+#include "mpi/objects/group.h"
+#include "mpi/objects/info.h"
 
 namespace minimpi {
 

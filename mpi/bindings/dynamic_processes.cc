@@ -23,7 +23,7 @@
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/dynamic_util.h"
 #include "mpi/coll/basic.h"
-#include "mpi/info.h"
+#include "mpi/objects/info.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;

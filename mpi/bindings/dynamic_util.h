@@ -22,7 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 
 namespace minimpi {
 

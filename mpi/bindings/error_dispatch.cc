@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/session_util.h"
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 
 namespace minimpi {
 

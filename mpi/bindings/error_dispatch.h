@@ -28,8 +28,8 @@
 
 #include <string>
 
-#include "mpi/comm.h"
-#include "mpi/errhandler.h"
+#include "mpi/objects/comm.h"
+#include "mpi/objects/errhandler.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/errhandler_util.h"  // compat
-#include "mpi/errhandler.h"
+#include "mpi/objects/errhandler.h"
 
 using minimpi::Communicator;
 using minimpi::Errhandler;

@@ -1,5 +1,5 @@
 // Groups: MPI_Comm_group and every MPI_Group_* call. The set algebra lives
-// in mpi/group.h; these check handles and arguments and hand out handles.
+// in mpi/objects/group.h; these check handles and arguments and hand out handles.
 // Constructors whose result is empty return MPI_GROUP_EMPTY itself (MPI-4.1
 // 7.3.2 says so for incl with n = 0, and MPICH's tests expect it for every
 // empty result), so freeing MPI_GROUP_EMPTY must work: it only resets the

@@ -2,7 +2,7 @@
 // MPI_<Kind>_c2f and MPI_<Kind>_f2c for communicators, datatypes, groups,
 // requests, operations, info objects, error handlers, messages, windows and
 // sessions, and MPI_Status_c2f / MPI_Status_f2c. The integers are described in
-// mpi/handle_conversion.h: a predefined handle is its own ABI value, any
+// mpi/objects/handle_conversion.h: a predefined handle is its own ABI value, any
 // other handle its slot index and some generation bits, and converting
 // back the integer of a freed handle gives an invalid handle.
 //
@@ -10,15 +10,15 @@
 // MPI_Init and after MPI_Finalize too (info objects live that long); other
 // objects exist only in between. No conversion raises an error: c2f and f2c
 // have no error to return, and an invalid input gives an invalid output.
-#include "mpi/handle_conversion.h"
+#include "mpi/objects/handle_conversion.h"
 
 #include <cstring>
 
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/window_object.h"
-#include "mpi/group.h"
-#include "mpi/info.h"
-#include "mpi/session.h"
+#include "mpi/objects/group.h"
+#include "mpi/objects/info.h"
+#include "mpi/objects/session.h"
 
 using minimpi::HandleKind;
 using minimpi::HandleTable;

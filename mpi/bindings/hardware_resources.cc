@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mpi/bindings/binding_util.h"
-#include "mpi/info.h"
+#include "mpi/objects/info.h"
 #include "runtime/topology.h"
 
 using minimpi::Info;

@@ -1,4 +1,4 @@
-// Info objects: MPI_Info_* and MPI_INFO_ENV. The store is mpi/info.h.
+// Info objects: MPI_Info_* and MPI_INFO_ENV. The store is mpi/objects/info.h.
 //
 // These calls are valid before MPI_Init and after MPI_Finalize. An error
 // then has no communicator to be raised on; it goes to MPI's initial

@@ -8,7 +8,7 @@
 #ifndef MINIMPI_MPI_BINDINGS_KEYVAL_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_KEYVAL_UTIL_H_
 
-#include "mpi/attributes.h"
+#include "mpi/objects/attributes.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

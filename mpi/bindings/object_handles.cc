@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "mpi/datatype/derived_datatypes.h"
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 
 namespace minimpi {
 

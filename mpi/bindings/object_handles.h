@@ -1,6 +1,6 @@
 // Handles of the objects a program makes (derived datatypes, user
 // operations): issuing them, finding the object a handle names, ending
-// them. The objects themselves (mpi/datatype.h, mpi/op.h) know nothing of
+// them. The objects themselves (mpi/datatype.h, mpi/objects/op.h) know nothing of
 // handle tables; the tables are the Instance's, and translating handles
 // is the bindings' work.
 //
@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 namespace minimpi {
 

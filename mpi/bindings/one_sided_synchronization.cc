@@ -17,7 +17,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/window_object.h"
-#include "mpi/group.h"
+#include "mpi/objects/group.h"
 
 using minimpi::AnyPassiveEpoch;
 using minimpi::Engine;

@@ -13,7 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "mpi/bindings/binding_util.h"
-#include "mpi/info.h"
+#include "mpi/objects/info.h"
 #include "mpi/part/aggregator.h"
 
 using minimpi::Communicator;

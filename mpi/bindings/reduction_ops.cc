@@ -7,7 +7,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/object_handles.h"
 #include "mpi/datatype/pack.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 using minimpi::LookupOp;
 using minimpi::Op;

@@ -17,7 +17,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/buffered_send.h"
 #include "mpi/bindings/session_util.h"
-#include "mpi/session.h"
+#include "mpi/objects/session.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;

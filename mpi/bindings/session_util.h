@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "mpi/errhandler.h"
+#include "mpi/objects/errhandler.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

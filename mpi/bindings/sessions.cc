@@ -42,9 +42,9 @@
 #include "mpi/bindings/session_util.h"
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/basic.h"
-#include "mpi/group.h"
-#include "mpi/info.h"
-#include "mpi/session.h"
+#include "mpi/objects/group.h"
+#include "mpi/objects/info.h"
+#include "mpi/objects/session.h"
 
 using minimpi::Communicator;
 using minimpi::Errhandler;

@@ -28,7 +28,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/window_object.h"
 #include "mpi/coll/algorithms.h"
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/tool/catalogue.h"
 #include "mpi/tool/events.h"

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "mpi/attributes.h"
-#include "mpi/comm.h"
-#include "mpi/errhandler.h"
-#include "mpi/handle_table.h"
-#include "mpi/instance.h"
+#include "mpi/objects/attributes.h"
+#include "mpi/objects/comm.h"
+#include "mpi/objects/errhandler.h"
+#include "mpi/objects/handle_table.h"
+#include "mpi/instance/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/rma/one_sided.h"
 

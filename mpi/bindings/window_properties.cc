@@ -14,8 +14,8 @@
 #include "mpi/bindings/errhandler_util.h"
 #include "mpi/bindings/keyval_util.h"
 #include "mpi/bindings/window_object.h"
-#include "mpi/errhandler.h"
-#include "mpi/info.h"
+#include "mpi/objects/errhandler.h"
+#include "mpi/objects/info.h"
 
 using minimpi::AttributeFailure;
 using minimpi::AttributeObjectKind;

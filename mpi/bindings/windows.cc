@@ -37,8 +37,8 @@
 #include "mpi/bindings/comm_util.h"
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/window_object.h"
-#include "mpi/errhandler.h"
-#include "mpi/info.h"
+#include "mpi/objects/errhandler.h"
+#include "mpi/objects/info.h"
 #include "mpi/vci/vci_lock.h"
 
 using minimpi::AttributeFailure;

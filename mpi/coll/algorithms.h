@@ -19,9 +19,9 @@
 
 #include "absl/status/status.h"
 #include "mpi/coll/schedule.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/mpi.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 namespace minimpi::coll {
 

@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/p2p/point_to_point.h"
 
 namespace minimpi::coll {

@@ -8,7 +8,7 @@
 
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/schedule.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 
 namespace minimpi::coll {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "mpi/coll/schedule.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/mpi.h"
 #include "mpi/topo/topology.h"

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 namespace minimpi::coll {
 namespace {

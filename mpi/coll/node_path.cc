@@ -39,7 +39,7 @@
 #include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
 #include "mpi/coll/tool_variables.h"
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 
 namespace minimpi::coll {
 namespace {

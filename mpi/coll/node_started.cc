@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "mpi/coll/tool_variables.h"
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 
 namespace minimpi::coll {
 namespace {

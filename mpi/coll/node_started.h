@@ -30,7 +30,7 @@
 #include "mpi/coll/algorithms.h"
 #include "mpi/coll/node_collectives.h"
 #include "mpi/coll/node_region.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 
 namespace minimpi::coll {
 

@@ -32,7 +32,7 @@
 
 #include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/vci/request.h"
 

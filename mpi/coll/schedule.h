@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/match/match_engine.h"
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 #include "mpi/p2p/point_to_point.h"
 
 namespace minimpi::coll {

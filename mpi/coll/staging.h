@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "mpi/coll/algorithms.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/datatype/datatype.h"
 
 namespace minimpi::coll {

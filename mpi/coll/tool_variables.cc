@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kKinds = static_cast<int>(Collective::kExscan) + 1;
 static_assert(kKinds == Communicator::CollectiveCounts::kKinds,
-              "mpi/comm.h counts a collective kind per coll::Collective");
+              "mpi/objects/comm.h counts a collective kind per coll::Collective");
 
 // Numbers 0 and 1; "none" (0) is what a communicator starts with.
 constexpr int kIntercomm = 1;

@@ -21,7 +21,7 @@
 #define MINIMPI_MPI_COLL_TOOL_VARIABLES_H_
 
 #include "mpi/coll/algorithms.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 
 namespace minimpi::coll {
 

@@ -14,7 +14,7 @@
 // they lie).
 //
 // Owned by: mpi/datatype. Called by: the bindings (argument checks, every
-// MPI_Type_* call), mpi/op.cc.
+// MPI_Type_* call), mpi/objects/op.cc.
 #ifndef MINIMPI_MPI_DATATYPE_DATATYPE_H_
 #define MINIMPI_MPI_DATATYPE_DATATYPE_H_
 
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "mpi/attributes.h"
+#include "mpi/objects/attributes.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/datatype/predefined.h"
 #include "mpi/mpi.h"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/vci/vci_set.h"
 

@@ -1,4 +1,4 @@
-#include "mpi/instance.h"
+#include "mpi/instance/instance.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "mpi/datatype/datatype.h"
 #include "mpi/datatype/predefined.h"
-#include "mpi/group.h"
-#include "mpi/op.h"
+#include "mpi/objects/group.h"
+#include "mpi/objects/op.h"
 #include "runtime/topology.h"
 
 namespace minimpi {

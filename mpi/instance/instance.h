@@ -3,8 +3,8 @@
 // predefined communicators and the table of local communicator ids.
 //
 // Owned by: mpi/. Called by: the bindings.
-#ifndef MINIMPI_MPI_INSTANCE_H_
-#define MINIMPI_MPI_INSTANCE_H_
+#ifndef MINIMPI_MPI_INSTANCE_INSTANCE_H_
+#define MINIMPI_MPI_INSTANCE_INSTANCE_H_
 
 #include <atomic>
 #include <deque>
@@ -15,9 +15,9 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "mpi/comm.h"
-#include "mpi/errhandler.h"
-#include "mpi/handle_table.h"
+#include "mpi/objects/comm.h"
+#include "mpi/objects/errhandler.h"
+#include "mpi/objects/handle_table.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/part/partitioned.h"
 #include "mpi/rma/one_sided.h"
@@ -103,7 +103,7 @@ class Instance final : public CommunicatorReleaseSink,
   int world_rank() const { return world_rank_; }
   std::thread::id main_thread() const { return main_thread_; }
 
-  // The tables that turn object handles into objects (mpi/handle_table.h).
+  // The tables that turn object handles into objects (mpi/objects/handle_table.h).
   // Predefined handles never reach them.
   HandleTable<Communicator>& communicators() { return communicators_; }
   HandleTable<Datatype>& datatypes() { return datatypes_; }
@@ -111,7 +111,7 @@ class Instance final : public CommunicatorReleaseSink,
   HandleTable<Op>& ops() { return ops_; }
   HandleTable<p2p::UnexpectedRecord>& messages() { return messages_; }
   // Issue 8: group handles (MPI_GROUP_EMPTY never enters the table; info
-  // handles are process-wide, see mpi/info.h). Groups left at MPI_Finalize
+  // handles are process-wide, see mpi/objects/info.h). Groups left at MPI_Finalize
   // are deleted there.
   HandleTable<Group>& groups() { return groups_; }
 
@@ -173,4 +173,4 @@ class Instance final : public CommunicatorReleaseSink,
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_INSTANCE_H_
+#endif  // MINIMPI_MPI_INSTANCE_INSTANCE_H_

@@ -1,4 +1,4 @@
-#include "mpi/attributes.h"
+#include "mpi/objects/attributes.h"
 
 #include <algorithm>
 #include <limits>

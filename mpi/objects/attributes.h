@@ -29,8 +29,8 @@
 //
 // Owned by: mpi/. Called by: the attribute, communicator, datatype and
 // window bindings.
-#ifndef MINIMPI_MPI_ATTRIBUTES_H_
-#define MINIMPI_MPI_ATTRIBUTES_H_
+#ifndef MINIMPI_MPI_OBJECTS_ATTRIBUTES_H_
+#define MINIMPI_MPI_OBJECTS_ATTRIBUTES_H_
 
 #include <atomic>
 #include <cstdint>
@@ -177,4 +177,4 @@ class AttributeStore {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_ATTRIBUTES_H_
+#endif  // MINIMPI_MPI_OBJECTS_ATTRIBUTES_H_

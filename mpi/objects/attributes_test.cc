@@ -4,7 +4,7 @@
 // keyval lifetime (freed keyvals live while attributes use them, ids are
 // never reused), callbacks that call back into the store, and threads
 // sharing one store (run under ThreadSanitizer).
-#include "mpi/attributes.h"
+#include "mpi/objects/attributes.h"
 
 #include <string>
 #include <thread>

@@ -1,4 +1,4 @@
-#include "mpi/comm.h"
+#include "mpi/objects/comm.h"
 
 namespace minimpi {
 

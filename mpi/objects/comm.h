@@ -8,8 +8,8 @@
 // threads create communicators on different parents at the same time.
 //
 // Owned by: mpi/. Called by: the bindings and mpi/coll.
-#ifndef MINIMPI_MPI_COMM_H_
-#define MINIMPI_MPI_COMM_H_
+#ifndef MINIMPI_MPI_OBJECTS_COMM_H_
+#define MINIMPI_MPI_OBJECTS_COMM_H_
 
 #include <atomic>
 #include <cstdint>
@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "mpi/attributes.h"
-#include "mpi/errhandler.h"
+#include "mpi/objects/attributes.h"
+#include "mpi/objects/errhandler.h"
 #include "mpi/mpi.h"
 #include "mpi/topo/topology.h"
 #include "mpi/vci/counters.h"
@@ -203,4 +203,4 @@ class Communicator {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_COMM_H_
+#endif  // MINIMPI_MPI_OBJECTS_COMM_H_

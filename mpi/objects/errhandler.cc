@@ -1,4 +1,4 @@
-#include "mpi/errhandler.h"
+#include "mpi/objects/errhandler.h"
 
 namespace minimpi {
 

@@ -6,8 +6,8 @@
 // a handler that communicators still use.
 //
 // Owned by: mpi/. Called by: mpi/errors.cc (raising) and the bindings.
-#ifndef MINIMPI_MPI_ERRHANDLER_H_
-#define MINIMPI_MPI_ERRHANDLER_H_
+#ifndef MINIMPI_MPI_OBJECTS_ERRHANDLER_H_
+#define MINIMPI_MPI_OBJECTS_ERRHANDLER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -70,4 +70,4 @@ class Errhandler {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_ERRHANDLER_H_
+#endif  // MINIMPI_MPI_OBJECTS_ERRHANDLER_H_

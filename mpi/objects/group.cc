@@ -1,4 +1,4 @@
-#include "mpi/group.h"
+#include "mpi/objects/group.h"
 
 #include <algorithm>
 

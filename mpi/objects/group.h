@@ -10,8 +10,8 @@
 // is wrong and the error class MPI gives it.
 //
 // Owned by: mpi/. Called by: the group and communicator bindings.
-#ifndef MINIMPI_MPI_GROUP_H_
-#define MINIMPI_MPI_GROUP_H_
+#ifndef MINIMPI_MPI_OBJECTS_GROUP_H_
+#define MINIMPI_MPI_OBJECTS_GROUP_H_
 
 #include <cstdint>
 #include <string>
@@ -97,4 +97,4 @@ uint64_t Fingerprint(const std::vector<int>& members);
 }  // namespace group_ops
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_GROUP_H_
+#endif  // MINIMPI_MPI_OBJECTS_GROUP_H_

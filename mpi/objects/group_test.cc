@@ -1,7 +1,7 @@
 // Group set operations and rank selections against references built with
 // std::set and plain loops, on random groups (random subsets of 0..63 in
 // random order), plus the argument checks and their error classes.
-#include "mpi/group.h"
+#include "mpi/objects/group.h"
 
 #include <algorithm>
 #include <random>

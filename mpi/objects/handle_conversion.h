@@ -4,7 +4,7 @@
 // A predefined handle is one of the standard ABI's constants, all below
 // 0x1000, and converts to that very value (MPI_COMM_WORLD is 0x101 either
 // way). Any other handle is a slot index and a generation (see
-// mpi/handle_table.h); its integer keeps the index and as many low bits of
+// mpi/objects/handle_table.h); its integer keeps the index and as many low bits of
 // the generation as fit:
 //
 //   bit 31                     0, so the integer is positive
@@ -24,8 +24,8 @@
 // erroneous in MPI, as is the freed handle itself.
 //
 // Owned by: mpi/. Called by: bindings/handle_conversion.cc.
-#ifndef MINIMPI_MPI_HANDLE_CONVERSION_H_
-#define MINIMPI_MPI_HANDLE_CONVERSION_H_
+#ifndef MINIMPI_MPI_OBJECTS_HANDLE_CONVERSION_H_
+#define MINIMPI_MPI_OBJECTS_HANDLE_CONVERSION_H_
 
 #include <cstdint>
 #include <optional>
@@ -87,4 +87,4 @@ inline bool GenerationMatches(uint32_t generation, const Slot& slot,
 
 }  // namespace minimpi::handle_conversion
 
-#endif  // MINIMPI_MPI_HANDLE_CONVERSION_H_
+#endif  // MINIMPI_MPI_OBJECTS_HANDLE_CONVERSION_H_

@@ -2,7 +2,7 @@
 // values, object handles round-trip through (index, generation bits), the
 // two index widths keep their ranges apart from the predefined values and
 // from each other's bits, and stale generations are told apart.
-#include "mpi/handle_conversion.h"
+#include "mpi/objects/handle_conversion.h"
 
 #include "gtest/gtest.h"
 

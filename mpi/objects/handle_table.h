@@ -24,8 +24,8 @@
 // encode their handles the same way with the VCI in the index.
 //
 // Owned by: mpi/. Called by: the objects behind handles and the bindings.
-#ifndef MINIMPI_MPI_HANDLE_TABLE_H_
-#define MINIMPI_MPI_HANDLE_TABLE_H_
+#ifndef MINIMPI_MPI_OBJECTS_HANDLE_TABLE_H_
+#define MINIMPI_MPI_OBJECTS_HANDLE_TABLE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -211,4 +211,4 @@ class HandleTable {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_HANDLE_TABLE_H_
+#endif  // MINIMPI_MPI_OBJECTS_HANDLE_TABLE_H_

@@ -1,4 +1,4 @@
-#include "mpi/handle_table.h"
+#include "mpi/objects/handle_table.h"
 
 #include <cstdint>
 #include <vector>

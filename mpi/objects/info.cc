@@ -1,4 +1,4 @@
-#include "mpi/info.h"
+#include "mpi/objects/info.h"
 
 #include <sys/utsname.h>
 #include <unistd.h>

@@ -8,8 +8,8 @@
 //
 // Owned by: mpi/. Called by: the info bindings, and the communicator
 // bindings for hints.
-#ifndef MINIMPI_MPI_INFO_H_
-#define MINIMPI_MPI_INFO_H_
+#ifndef MINIMPI_MPI_OBJECTS_INFO_H_
+#define MINIMPI_MPI_OBJECTS_INFO_H_
 
 #include <memory>
 #include <mutex>
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "mpi/handle_table.h"
+#include "mpi/objects/handle_table.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -77,4 +77,4 @@ MPI_Info NewInfoHandle(std::unique_ptr<Info> info);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_INFO_H_
+#endif  // MINIMPI_MPI_OBJECTS_INFO_H_

@@ -2,7 +2,7 @@
 // delete and n-th key in random sequences; key and value length limits;
 // handles that go stale when freed; MPI_INFO_ENV's keys; and threads
 // setting keys of one object at once (run under ThreadSanitizer).
-#include "mpi/info.h"
+#include "mpi/objects/info.h"
 
 #include <algorithm>
 #include <random>

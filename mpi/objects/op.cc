@@ -3,7 +3,7 @@
 // runs is decided by a table indexed by (operation, datatype handle), filled
 // once when the library loads, so applying an operation costs one lookup
 // and one indirect call, never a per-element branch on the type.
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 #include <algorithm>
 #include <array>

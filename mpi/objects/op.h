@@ -9,8 +9,8 @@
 //
 // Owned by: mpi/. Called by: mpi/coll (reductions inside collectives) and the
 // bindings (MPI_Reduce_local, MPI_Op_create, MPI_Op_free, argument checks).
-#ifndef MINIMPI_MPI_OP_H_
-#define MINIMPI_MPI_OP_H_
+#ifndef MINIMPI_MPI_OBJECTS_OP_H_
+#define MINIMPI_MPI_OBJECTS_OP_H_
 
 #include <atomic>
 #include <cstdint>
@@ -68,4 +68,4 @@ void SetUserOpExtentResolver(DatatypeExtentResolver resolver);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_OP_H_
+#endif  // MINIMPI_MPI_OBJECTS_OP_H_

@@ -3,7 +3,7 @@
 // the standard allows the pair (Supports) and, where it does, the result of
 // Apply element by element on random data. Then user operations, applied in
 // the documented order, and the error classes of the C bindings.
-#include "mpi/op.h"
+#include "mpi/objects/op.h"
 
 #include <algorithm>
 #include <climits>
@@ -26,7 +26,7 @@ namespace minimpi {
 namespace {
 
 // The datatype groups of the standard's table "Predefined reduction
-// operations", kept apart from mpi/op.cc's on purpose, plus the character
+// operations", kept apart from mpi/objects/op.cc's on purpose, plus the character
 // types that MPICH and Open MPI both treat as small integers.
 enum class Group {
   kCInteger,

@@ -1,4 +1,4 @@
-#include "mpi/session.h"
+#include "mpi/objects/session.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

@@ -14,16 +14,16 @@
 // MINIMPI_NODE_SPLIT). Names are compared without regard to case.
 //
 // Owned by: mpi/. Called by: the session bindings.
-#ifndef MINIMPI_MPI_SESSION_H_
-#define MINIMPI_MPI_SESSION_H_
+#ifndef MINIMPI_MPI_OBJECTS_SESSION_H_
+#define MINIMPI_MPI_OBJECTS_SESSION_H_
 
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "mpi/errhandler.h"
-#include "mpi/handle_table.h"
+#include "mpi/objects/errhandler.h"
+#include "mpi/objects/handle_table.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {
@@ -75,4 +75,4 @@ const ProcessSet* FindProcessSet(const std::vector<ProcessSet>& sets,
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_SESSION_H_
+#endif  // MINIMPI_MPI_OBJECTS_SESSION_H_

@@ -1,4 +1,4 @@
-#include "mpi/session.h"
+#include "mpi/objects/session.h"
 
 #include <vector>
 

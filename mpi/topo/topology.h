@@ -4,7 +4,7 @@
 // order, in which order to post the sends) and is copied when its
 // communicator is duplicated.
 //
-// Owned by: mpi/topo. Called by: mpi/comm.h (each Communicator owns one),
+// Owned by: mpi/topo. Called by: mpi/objects/comm.h (each Communicator owns one),
 // the topology bindings and the neighbourhood collectives in mpi/coll.
 #ifndef MINIMPI_MPI_TOPO_TOPOLOGY_H_
 #define MINIMPI_MPI_TOPO_TOPOLOGY_H_
