@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/datatype/predefined.h"
 #include "mpi/datatype/typemap_reference.h"

@@ -9,7 +9,7 @@
 #include "mpi/bindings/error_dispatch.h"
 #include "mpi/bindings/object_handles.h"
 #include "mpi/objects/comm.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/objects/handle_table.h"
 #include "mpi/instance/instance.h"
 #include "mpi/mpi.h"

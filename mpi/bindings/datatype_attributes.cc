@@ -11,7 +11,7 @@
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/keyval_util.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/derived_datatypes.h"
+#include "mpi/objects/derived_datatypes.h"
 
 using minimpi::AttributeFailure;
 using minimpi::AttributeObjectKind;

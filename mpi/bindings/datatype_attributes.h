@@ -6,7 +6,7 @@
 #ifndef MINIMPI_MPI_BINDINGS_DATATYPE_ATTRIBUTES_H_
 #define MINIMPI_MPI_BINDINGS_DATATYPE_ATTRIBUTES_H_
 
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -17,7 +17,7 @@
 #include "mpi/bindings/datatype_attributes.h"  // compat
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/derived_datatypes.h"
+#include "mpi/objects/derived_datatypes.h"
 
 using minimpi::CheckArray;
 using minimpi::CheckCount;

@@ -18,7 +18,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/datatype_util.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/derived_datatypes.h"
+#include "mpi/objects/derived_datatypes.h"
 
 using minimpi::CheckDatatype;
 using minimpi::CheckOutput;

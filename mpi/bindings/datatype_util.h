@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "mpi/datatype/derived_datatypes.h"
+#include "mpi/objects/derived_datatypes.h"
 #include "mpi/instance/instance.h"
 
 namespace minimpi {

@@ -9,7 +9,7 @@
 #define MINIMPI_MPI_BINDINGS_OBJECT_HANDLES_H_
 
 #include "absl/status/statusor.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 #include "mpi/objects/op.h"
 

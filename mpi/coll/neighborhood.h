@@ -25,7 +25,7 @@
 
 #include "mpi/coll/schedule.h"
 #include "mpi/objects/comm.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 #include "mpi/topo/topology.h"
 

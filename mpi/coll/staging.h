@@ -40,7 +40,7 @@
 
 #include "mpi/coll/algorithms.h"
 #include "mpi/objects/comm.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 
 namespace minimpi::coll {
 

@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/datatype/predefined.h"
 #include "mpi/objects/group.h"
 #include "mpi/objects/op.h"

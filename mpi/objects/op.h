@@ -15,7 +15,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

@@ -19,7 +19,7 @@
 
 #include "gtest/gtest.h"
 #include "mpi/bindings/object_handles.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/mpi.h"
 
 namespace minimpi {

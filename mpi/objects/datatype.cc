@@ -1,4 +1,4 @@
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 
 #include <array>
 #include <memory>

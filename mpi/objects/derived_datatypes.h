@@ -15,13 +15,13 @@
 //
 // Owned by: mpi/datatype. Called by: the MPI_Type_* bindings. MPI_Finalize
 // (Instance::Finalize) gives back what the handles still open hold.
-#ifndef MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
-#define MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
+#ifndef MINIMPI_MPI_OBJECTS_DERIVED_DATATYPES_H_
+#define MINIMPI_MPI_OBJECTS_DERIVED_DATATYPES_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-#include "mpi/datatype/datatype.h"
+#include "mpi/objects/datatype.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/mpi.h"
 
@@ -82,4 +82,4 @@ absl::StatusOr<Datatype*> BuildDerivedDatatype(Datatype::Envelope envelope);
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DATATYPE_DERIVED_DATATYPES_H_
+#endif  // MINIMPI_MPI_OBJECTS_DERIVED_DATATYPES_H_

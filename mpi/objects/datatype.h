@@ -15,8 +15,8 @@
 //
 // Owned by: mpi/datatype. Called by: the bindings (argument checks, every
 // MPI_Type_* call), mpi/objects/op.cc.
-#ifndef MINIMPI_MPI_DATATYPE_DATATYPE_H_
-#define MINIMPI_MPI_DATATYPE_DATATYPE_H_
+#ifndef MINIMPI_MPI_OBJECTS_DATATYPE_H_
+#define MINIMPI_MPI_OBJECTS_DATATYPE_H_
 
 #include <atomic>
 #include <cstdint>
@@ -137,4 +137,4 @@ class Datatype {
 
 }  // namespace minimpi
 
-#endif  // MINIMPI_MPI_DATATYPE_DATATYPE_H_
+#endif  // MINIMPI_MPI_OBJECTS_DATATYPE_H_

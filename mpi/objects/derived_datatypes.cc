@@ -1,4 +1,4 @@
-#include "mpi/datatype/derived_datatypes.h"
+#include "mpi/objects/derived_datatypes.h"
 
 #include <algorithm>
 #include <cstdint>
