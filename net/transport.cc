@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "net/ib/ib_transport.h"
 #include "net/routed_transport.h"
 #include "net/shm/shm_transport.h"
@@ -67,37 +68,25 @@ absl::StatusOr<bool> EveryRankCanUseIb(runtime::Bootstrap& bootstrap,
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
+// "shm": every rank on one node.
+absl::StatusOr<std::unique_ptr<Transport>> CreateShmOnly(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
-  const int local = static_cast<int>(bootstrap.local_ranks().size());
-  // Every rank decides alike from the same node map and settings, so the
-  // transports' collective setups (their fences) match across the job.
-  const bool spans_nodes = bootstrap.num_nodes() > 1;
-  if (settings.transport == "shm") {
-    if (spans_nodes) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "net: MINIMPI_TRANSPORT=shm, but only ", local, " of ",
-          bootstrap.size(), " ranks run on this node (", bootstrap.hostname(),
-          ", ", bootstrap.num_nodes(),
-          " nodes in the job) and shared memory cannot reach the others; "
-          "use MINIMPI_TRANSPORT=auto or tcp"));
-    }
-    return CreateShm(bootstrap, settings);
+  if (bootstrap.num_nodes() > 1) {
+    const int local = static_cast<int>(bootstrap.local_ranks().size());
+    return absl::FailedPreconditionError(absl::StrCat(
+        "net: MINIMPI_TRANSPORT=shm, but only ", local, " of ",
+        bootstrap.size(), " ranks run on this node (", bootstrap.hostname(),
+        ", ", bootstrap.num_nodes(),
+        " nodes in the job) and shared memory cannot reach the others; "
+        "use MINIMPI_TRANSPORT=auto or tcp"));
   }
-  if (settings.transport == "tcp") {
-    return tcp::CreateTcpTransport(bootstrap, settings);
-  }
-  if (settings.transport == "ib") {
-    return ib::CreateIbTransport(bootstrap, settings);
-  }
-  if (settings.transport != "auto") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("net: unknown transport '", settings.transport,
-                     "' (expected auto, shm, tcp or ib)"));
-  }
-  if (!spans_nodes) return CreateShm(bootstrap, settings);
+  return CreateShm(bootstrap, settings);
+}
+
+// "auto": each pair of ranks gets its own.
+absl::StatusOr<std::unique_ptr<Transport>> CreateByPlace(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
+  if (bootstrap.num_nodes() <= 1) return CreateShm(bootstrap, settings);
   // Across nodes: shared memory inside this node, the network between:
   // RDMA when every rank can open a device, else TCP.
   absl::StatusOr<bool> use_ib = EveryRankCanUseIb(bootstrap, settings);
@@ -113,6 +102,42 @@ absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
   for (int rank : bootstrap.local_ranks()) on_node[rank] = true;
   return std::unique_ptr<Transport>(
       new RoutedTransport(*std::move(node), *std::move(network), on_node));
+}
+
+constexpr TransportChoice kTransports[] = {
+    {"auto", "shm inside a node, tcp or ib between nodes", CreateByPlace},
+    {"shm", "ranks of one node only", CreateShmOnly},
+    {"tcp", "every pair, even inside a node", tcp::CreateTcpTransport},
+    {"ib", "every pair over RDMA", ib::CreateIbTransport},
+};
+
+}  // namespace
+
+std::span<const TransportChoice> TransportChoices() { return kTransports; }
+
+std::vector<std::string> TransportNames() {
+  std::vector<std::string> names;
+  for (const TransportChoice& choice : kTransports) {
+    names.push_back(choice.name);
+  }
+  return names;
+}
+
+absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
+    runtime::Bootstrap& bootstrap, const runtime::Settings& settings) {
+  // Every rank decides alike from the same node map and settings, so the
+  // transports' collective setups (their fences) match across the job.
+  for (const TransportChoice& choice : kTransports) {
+    if (settings.transport == choice.name) {
+      return choice.create(bootstrap, settings);
+    }
+  }
+  std::vector<std::string> names = TransportNames();
+  const std::string last = names.back();
+  names.pop_back();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "net: unknown transport '", settings.transport, "' (expected ",
+      absl::StrJoin(names, ", "), " or ", last, ")"));
 }
 
 }  // namespace minimpi::net

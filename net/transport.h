@@ -27,8 +27,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -313,6 +315,21 @@ class Transport {
 // them to its network transport.
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(
     runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+
+// One transport MINIMPI_TRANSPORT may name. kTransports in transport.cc is
+// the one list of them: CreateTransport, the settings' check and help, and
+// the tests read it, so adding a transport is one entry there (plus the
+// transport itself and its conformance test parameters).
+struct TransportChoice {
+  const char* name;
+  const char* description;  // a few words, given inline in the help
+  absl::StatusOr<std::unique_ptr<Transport>> (*create)(
+      runtime::Bootstrap& bootstrap, const runtime::Settings& settings);
+};
+// Every transport, the default (auto) first.
+std::span<const TransportChoice> TransportChoices();
+// Their names, in the table's order.
+std::vector<std::string> TransportNames();
 
 }  // namespace minimpi::net
 

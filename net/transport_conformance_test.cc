@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -938,24 +939,46 @@ TEST(ShmTransportTest, RingDoorbellWakesAThreadOfTheSameProcess) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Transports, TransportConformanceTest,
-    ::testing::Values(Param{"shm", 2}, Param{"shm", 4}, Param{"ib", 2},
-                      Param{"ib", 4}, Param{"tcp", 2}, Param{"tcp", 4},
-                      // auto across pretend nodes: shm
-                      // inside each, tcp between them
-                      Param{"auto", 4, {0, 0, 1, 1}},
-                      Param{"auto", 3, {0, 1, 1}},
-                      // net/ib over the software device; auto then puts
-                      // pairs on different pretend nodes on it
-                      Param{"ib", 2, {}, true}, Param{"ib", 4, {}, true},
-                      Param{"ib", 3, {0, 1, 1}, true},
-                      Param{"auto", 4, {0, 0, 1, 1}, true}),
-    [](const ::testing::TestParamInfo<Param>& info) {
-      return absl::StrCat(info.param.transport, "_", info.param.ranks, "ranks",
-                          info.param.nodes.empty() ? "" : "_2nodes",
-                          info.param.soft_device ? "_softib" : "");
-    });
+// Every transport of the table (TransportChoices) runs here; the test
+// below fails when one does not.
+std::vector<Param> ConformanceParams() {
+  return {Param{"shm", 2}, Param{"shm", 4}, Param{"ib", 2}, Param{"ib", 4},
+          Param{"tcp", 2}, Param{"tcp", 4},
+          // auto across pretend nodes: shm inside each, tcp between them
+          Param{"auto", 4, {0, 0, 1, 1}}, Param{"auto", 3, {0, 1, 1}},
+          // net/ib over the software device; auto then puts pairs on
+          // different pretend nodes on it
+          Param{"ib", 2, {}, true}, Param{"ib", 4, {}, true},
+          Param{"ib", 3, {0, 1, 1}, true},
+          Param{"auto", 4, {0, 0, 1, 1}, true}};
+}
+
+TEST(TransportTableTest, EveryTransportIsDescribedAndRunsTheConformanceTests) {
+  std::set<std::string> names;
+  std::vector<std::string> in_order;
+  for (const TransportChoice& choice : TransportChoices()) {
+    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
+    in_order.push_back(choice.name);
+    EXPECT_STRNE(choice.description, "") << choice.name;
+    bool exercised = false;
+    for (const Param& param : ConformanceParams()) {
+      exercised |= param.transport == choice.name;
+    }
+    EXPECT_TRUE(exercised) << choice.name << " has no conformance parameters";
+  }
+  EXPECT_EQ(TransportNames(), in_order);
+  EXPECT_EQ(in_order.front(), Settings().transport);  // the default first
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,
+                         ::testing::ValuesIn(ConformanceParams()),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           return absl::StrCat(
+                               info.param.transport, "_", info.param.ranks,
+                               "ranks",
+                               info.param.nodes.empty() ? "" : "_2nodes",
+                               info.param.soft_device ? "_softib" : "");
+                         });
 
 // Selection: shared memory cannot reach another node, and says so; auto
 // gives each pair its own transport.

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -36,18 +37,50 @@ const char* Env(const char* name) {
 }
 
 absl::Status ReadChoice(const char* name,
-                        std::initializer_list<const char*> choices,
+                        const std::vector<std::string>& choices,
                         std::string& out) {
   const char* value = Env(name);
   if (value == nullptr) return absl::OkStatus();
-  for (const char* choice : choices) {
-    if (std::string(value) == choice) {
+  for (const std::string& choice : choices) {
+    if (value == choice) {
       out = value;
       return absl::OkStatus();
     }
   }
   return absl::InvalidArgumentError(absl::StrCat(
       name, "=", value, " is not one of: ", absl::StrJoin(choices, ", ")));
+}
+
+std::vector<std::string> Names(const std::vector<Choice>& choices) {
+  std::vector<std::string> names;
+  names.reserve(choices.size());
+  for (const Choice& choice : choices) names.push_back(choice.name);
+  return names;
+}
+
+// A choice whose values an owner's table gives (ChoiceLists); an empty list
+// takes any value unchecked.
+absl::Status ReadListedChoice(const char* name,
+                              const std::vector<Choice>& choices,
+                              std::string& out) {
+  if (choices.empty()) {
+    if (const char* value = Env(name)) out = value;
+    return absl::OkStatus();
+  }
+  return ReadChoice(name, Names(choices), out);
+}
+
+// "a, b, c": the values of a choice, for its description.
+std::string JoinNames(const std::vector<Choice>& choices) {
+  return absl::StrJoin(Names(choices), ", ");
+}
+
+// "a (what a is), b (what b is)": the values with their descriptions, for a
+// choice whose descriptions are short enough to give inline.
+std::string JoinNamesWithDescriptions(const std::vector<Choice>& choices) {
+  return absl::StrJoin(choices, ", ", [](std::string* out, const Choice& c) {
+    absl::StrAppend(out, c.name, " (", c.description, ")");
+  });
 }
 
 template <typename Int>
@@ -80,11 +113,11 @@ std::string SpinText(int spin_us) {
 
 }  // namespace
 
-absl::StatusOr<Settings> Settings::FromEnvironment() {
+absl::StatusOr<Settings> Settings::FromEnvironment(const ChoiceLists& choices) {
   Settings s;
   absl::Status status;
-  status.Update(ReadChoice("MINIMPI_TRANSPORT", {"auto", "shm", "tcp", "ib"},
-                           s.transport));
+  status.Update(
+      ReadListedChoice("MINIMPI_TRANSPORT", choices.transports, s.transport));
   status.Update(ReadInt("MINIMPI_NODE_SPLIT", 1, 1 << 16, s.node_split));
   if (const char* interface = Env("MINIMPI_TCP_IF")) {
     s.tcp_interface = interface;
@@ -158,9 +191,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   std::string wait_move = s.wait_move ? "1" : "0";
   status.Update(ReadChoice("MINIMPI_WAIT_MOVE", {"0", "1"}, wait_move));
   s.wait_move = wait_move == "1";
-  status.Update(ReadChoice("MINIMPI_MATCH",
-                           {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"},
-                           s.match));
+  status.Update(
+      ReadListedChoice("MINIMPI_MATCH", choices.match_engines, s.match));
   status.Update(ReadInt("MINIMPI_MATCH_THETA", 1, 1 << 30, s.match_theta));
   status.Update(ReadInt("MINIMPI_MATCH_KC", 0, 1 << 16, s.match_kc));
   status.Update(ReadInt("MINIMPI_MATCH_KP", 0, 1 << 16, s.match_kp));
@@ -180,10 +212,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
                                 s.coll_shm_direct));
   status.Update(ReadInt<size_t>("MINIMPI_COLL_SHM_SLOT", 0, size_t{1} << 20,
                                 s.coll_shm_slot));
-  status.Update(
-      ReadChoice("MINIMPI_PART_AGGR",
-                 {"none", "size", "table", "ploggp", "timer", "adaptive"},
-                 s.part_aggregator));
+  status.Update(ReadListedChoice("MINIMPI_PART_AGGR", choices.part_aggregators,
+                                 s.part_aggregator));
   status.Update(ReadInt<size_t>("MINIMPI_PART_AGGR_SIZE", 1, size_t{1} << 40,
                                 s.part_aggregation_size));
   if (const char* table = Env("MINIMPI_PART_TABLE")) s.part_table = table;
@@ -200,9 +230,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   if (const char* profile = Env("MINIMPI_PART_PROFILE")) {
     s.part_profile = profile;
   }
-  status.Update(ReadChoice("MINIMPI_PART_BACKEND",
-                           {"native", "persist", "rma", "auto"},
-                           s.part_backend));
+  status.Update(ReadListedChoice("MINIMPI_PART_BACKEND", choices.part_backends,
+                                 s.part_backend));
   status.Update(ReadInt<int64_t>("MINIMPI_PART_AUTO_PERSIST_MAX", 0,
                                  int64_t{1} << 40, s.part_auto_persist_max));
   if (const char* table = Env("MINIMPI_PART_BACKEND_TABLE")) {
@@ -214,8 +243,8 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
       ReadInt("MINIMPI_RMA_PROGRESS_US", 1, 10'000'000, s.rma_progress_us));
   status.Update(
       ReadInt("MINIMPI_CONNECT_TIMEOUT", 0, 1'000'000, s.connect_timeout_s));
-  status.Update(ReadInt("MINIMPI_MPIT_EVENT_QUEUE", 1, 1 << 24,
-                        s.mpit_event_queue));
+  status.Update(
+      ReadInt("MINIMPI_MPIT_EVENT_QUEUE", 1, 1 << 24, s.mpit_event_queue));
   for (const char* collective : kCollectiveNames) {
     std::string variable =
         absl::AsciiStrToUpper(absl::StrCat("MINIMPI_COLL_", collective));
@@ -227,12 +256,13 @@ absl::StatusOr<Settings> Settings::FromEnvironment() {
   return s;
 }
 
-std::vector<SettingInfo> DescribeSettings(const Settings& s) {
+std::vector<SettingInfo> DescribeSettings(const Settings& s,
+                                          const ChoiceLists& choices) {
   const Settings d;
   std::vector<SettingInfo> described = {
       {"MINIMPI_TRANSPORT", s.transport, d.transport,
-       "transport for every pair of ranks: auto (shm inside a node, tcp "
-       "between nodes), shm, tcp (every pair, even inside a node) or ib"},
+       absl::StrCat("transport for every pair of ranks: ",
+                    JoinNamesWithDescriptions(choices.transports))},
       {"MINIMPI_NODE_SPLIT", absl::StrCat(s.node_split),
        absl::StrCat(d.node_split),
        "splits each node's ranks into this many pretend nodes (contiguous "
@@ -346,8 +376,8 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "moves to another core (the later rank of the two); 0: it only "
        "skips its spin"},
       {"MINIMPI_MATCH", s.match, d.match,
-       "matching engine: colpnp, ll, perpeer, col+ll, ll+pnp (minimpi_info "
-       "describes them)"},
+       absl::StrCat("matching engine: ", JoinNames(choices.match_engines),
+                    " (minimpi_info describes them)")},
       {"MINIMPI_MATCH_THETA", absl::StrCat(s.match_theta),
        absl::StrCat(d.match_theta),
        "PNP: length of a shared point-to-point queue that promotes its heavy "
@@ -391,8 +421,10 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "data of at least this many bytes per block is read straight from "
        "the writer's buffer (one cross-memory copy, any size); 0: never"},
       {"MINIMPI_PART_AGGR", s.part_aggregator, d.part_aggregator,
-       "partitioned aggregator: none, size, table, ploggp, timer, adaptive "
-       "(MPI_Info key minimpi_part_aggr overrides it per request)"},
+       absl::StrCat(
+           "partitioned aggregator: ", JoinNames(choices.part_aggregators),
+           " (MPI_Info key minimpi_part_aggr overrides it per "
+           "request)")},
       {"MINIMPI_PART_AGGR_SIZE", absl::StrCat(s.part_aggregation_size),
        absl::StrCat(d.part_aggregation_size),
        "size aggregator: gcd(send, receive partitions) writes merged up to "
@@ -423,10 +455,9 @@ std::vector<SettingInfo> DescribeSettings(const Settings& s) {
        "FILE: record partitioned rounds (starts, readies, writes) to "
        "FILE.<rank> for tools/part_profile"},
       {"MINIMPI_PART_BACKEND", s.part_backend, d.part_backend,
-       "partitioned: how transport partitions travel: native (RDMA write "
-       "with immediate), persist (two-sided messages), rma (a plain write, "
-       "then a signal), auto (chosen per request); info key "
-       "minimpi_part_backend overrides it"},
+       absl::StrCat("partitioned: how transport partitions travel: ",
+                    JoinNamesWithDescriptions(choices.part_backends),
+                    "; info key minimpi_part_backend overrides it")},
       {"MINIMPI_PART_AUTO_PERSIST_MAX", absl::StrCat(s.part_auto_persist_max),
        absl::StrCat(d.part_auto_persist_max),
        "partitioned auto backend: inside a node, requests whose partitions "

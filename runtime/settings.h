@@ -15,10 +15,30 @@
 
 namespace minimpi::runtime {
 
+// One value a MINIMPI_* choice accepts, and what it means (one line).
+struct Choice {
+  std::string name;
+  std::string description;
+};
+
+// The values of the MINIMPI_* variables that pick an implementation. Each
+// list comes from the table of the package that owns the choice (net's
+// transports, mpi/match's engines, mpi/part's aggregators and backends);
+// runtime is the bottom layer and cannot see those packages, so whoever
+// assembles the library (mpi/instance/choice_lists.h) hands the lists to
+// FromEnvironment and DescribeSettings. An empty list leaves its variable
+// unchecked, for a caller that only reads other settings.
+struct ChoiceLists {
+  std::vector<Choice> transports;        // MINIMPI_TRANSPORT
+  std::vector<Choice> match_engines;     // MINIMPI_MATCH
+  std::vector<Choice> part_aggregators;  // MINIMPI_PART_AGGR
+  std::vector<Choice> part_backends;     // MINIMPI_PART_BACKEND
+};
+
 struct Settings {
-  // Which transport carries traffic (net/transport.h): "auto" (shm between
-  // ranks of one node, tcp between nodes), "shm" (all ranks must share one
-  // node), "tcp" (every pair, even inside a node: for testing) or "ib".
+  // Which transport carries traffic, by a name of net/transport.cc's
+  // table: "auto" (shm between ranks of one node, tcp or ib between nodes),
+  // "shm", "tcp" (every pair, even inside a node: for testing) or "ib".
   std::string transport = "auto";
   // Splits each node's ranks into this many pretend nodes (contiguous
   // blocks of its local ranks, as MPICH's MPIR_CVAR_NUM_CLIQUES does), so
@@ -144,8 +164,7 @@ struct Settings {
   // another core (the later rank of the two), instead of only skipping its
   // spin.
   bool wait_move = true;
-  // Matching engine by name: "colpnp" (COL+PNP), "ll", "perpeer", "col+ll"
-  // or "ll+pnp" (mpi/match).
+  // Matching engine, by a name of mpi/match/match_engine.cc's table.
   std::string match = "colpnp";
   // PNP: a shared point-to-point queue this long promotes heavy senders to
   // partners with queues of their own.
@@ -192,9 +211,9 @@ struct Settings {
   size_t coll_shm_direct = 65536;
 
   // Partitioned communication (mpi/part). How user partitions are grouped
-  // into transport partitions (one RDMA write each): "none", "size",
-  // "table", "ploggp", "timer" or "adaptive"; an MPI_Info key
-  // ("minimpi_part_aggr") overrides it per request.
+  // into transport partitions (one RDMA write each), by a name of
+  // mpi/part/aggregator.cc's table; an MPI_Info key ("minimpi_part_aggr")
+  // overrides it per request.
   std::string part_aggregator = "adaptive";
   // "size": writes are merged up to this many bytes.
   size_t part_aggregation_size = 65536;
@@ -216,9 +235,9 @@ struct Settings {
   bool part_stats = false;
   // Record every round's starts, readies and writes to FILE.<rank>.
   std::string part_profile;
-  // How transport partitions travel: "native" (RDMA write with immediate),
-  // "persist" (two-sided messages), "rma" (a plain write, then a signal),
-  // "auto" (by where the peer is and the transport partitions' size).
+  // How transport partitions travel, by a name of
+  // mpi/part/backend_choice.cc's table: "native" (RDMA write with
+  // immediate), "persist", "rma" or "auto".
   std::string part_backend = "native";
   // "auto": inside a node, transport partitions of at most this many bytes
   // go as messages (persist), larger ones as writes with immediate.
@@ -247,8 +266,9 @@ struct Settings {
   int mpit_event_queue = 4096;
 
   // Reads the MINIMPI_* environment; an unknown value is an error that names
-  // the variable and lists the accepted values.
-  static absl::StatusOr<Settings> FromEnvironment();
+  // the variable and lists the accepted values (for the choices, those of
+  // `choices`).
+  static absl::StatusOr<Settings> FromEnvironment(const ChoiceLists& choices);
 };
 
 // The collectives whose algorithm a MINIMPI_COLL_<NAME> variable chooses
@@ -270,8 +290,10 @@ struct SettingInfo {
   std::string description;  // one line
 };
 
-// One entry per MINIMPI_* variable, in a stable order.
-std::vector<SettingInfo> DescribeSettings(const Settings& settings);
+// One entry per MINIMPI_* variable, in a stable order; the choices'
+// descriptions list the values of `choices`.
+std::vector<SettingInfo> DescribeSettings(const Settings& settings,
+                                          const ChoiceLists& choices);
 
 // A value for a MINIMPI_* variable that Settings::FromEnvironment takes
 // instead of the environment's: how MPI_T_cvar_write before MPI_Init is

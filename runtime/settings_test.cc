@@ -1,22 +1,44 @@
 #include "runtime/settings.h"
 
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace minimpi::runtime {
 namespace {
 
+// Lists shaped like the library's (mpi/instance/choice_lists_test.cc checks
+// the real ones against their owners' tables).
+ChoiceLists ExampleChoices() {
+  ChoiceLists lists;
+  lists.transports = {{"auto", "by place"},
+                      {"shm", "one node"},
+                      {"tcp", "sockets"},
+                      {"ib", "RDMA"}};
+  lists.match_engines = {{"colpnp", "the default"}, {"ll", "one list"}};
+  lists.part_aggregators = {{"adaptive", "measured"}, {"none", "early bird"}};
+  lists.part_backends = {{"native", "writes"}, {"persist", "messages"}};
+  return lists;
+}
+
+absl::StatusOr<Settings> Read() {
+  return Settings::FromEnvironment(ExampleChoices());
+}
+
 TEST(SettingsTest, DefaultsWhenUnset) {
   unsetenv("MINIMPI_NUM_VCIS");
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->num_vcis, Settings().num_vcis);
 }
 
 TEST(SettingsTest, ReadsIntegers) {
   setenv("MINIMPI_NUM_VCIS", "7", 1);
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   unsetenv("MINIMPI_NUM_VCIS");
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->num_vcis, 7);
@@ -29,12 +51,12 @@ TEST(SettingsTest, ReadsTheWaitingSettingsAndAuto) {
   setenv("MINIMPI_WAIT_YIELD_US", "20", 1);
   setenv("MINIMPI_WAIT_SLEEP_MAX_US", "300", 1);
   setenv("MINIMPI_WAIT_MOVE", "0", 1);
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   setenv("MINIMPI_WAIT_SPIN_US", "7", 1);
   setenv("MINIMPI_WAIT_YIELD_US", "auto", 1);
-  auto again = Settings::FromEnvironment();
+  auto again = Read();
   setenv("MINIMPI_WAIT_YIELD_US", "-2", 1);
-  auto bad = Settings::FromEnvironment();
+  auto bad = Read();
   for (const char* name :
        {"MINIMPI_WAIT_POLICY", "MINIMPI_WAIT_SPIN_US", "MINIMPI_WAIT_YIELD_US",
         "MINIMPI_WAIT_SLEEP_MAX_US", "MINIMPI_WAIT_MOVE"}) {
@@ -63,15 +85,15 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
   setenv("MINIMPI_TCP_CONGESTION", "cubic", 1);
   setenv("MINIMPI_IB_CREDITS", "8", 1);
   setenv("MINIMPI_IB_RECEIVE_BUFFERS", "512", 1);
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   setenv("MINIMPI_TRANSPORT", "udp", 1);
-  auto bad_transport = Settings::FromEnvironment();
+  auto bad_transport = Read();
   setenv("MINIMPI_TRANSPORT", "auto", 1);
   setenv("MINIMPI_NODE_SPLIT", "0", 1);
-  auto bad_split = Settings::FromEnvironment();
+  auto bad_split = Read();
   setenv("MINIMPI_NODE_SPLIT", "1", 1);
   setenv("MINIMPI_TCP_CONGESTION", "a-name-far-too-long", 1);
-  auto bad_congestion = Settings::FromEnvironment();
+  auto bad_congestion = Read();
   for (const char* name :
        {"MINIMPI_TRANSPORT", "MINIMPI_NODE_SPLIT", "MINIMPI_TCP_IF",
         "MINIMPI_TCP_CONNECT_TIMEOUT_MS", "MINIMPI_TCP_PROGRESS_US",
@@ -79,7 +101,7 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
         "MINIMPI_IB_RECEIVE_BUFFERS"}) {
     unsetenv(name);
   }
-  auto defaults = Settings::FromEnvironment();
+  auto defaults = Read();
   ASSERT_TRUE(settings.ok()) << settings.status();
   EXPECT_EQ(settings->transport, "tcp");
   EXPECT_EQ(settings->node_split, 3);
@@ -107,19 +129,19 @@ TEST(SettingsTest, ReadsTheAcrossNodesSettings) {
 // are 0 (one read) or at least a page.
 TEST(SettingsTest, ReadsTheEagerLimitsAndReadPieces) {
   setenv("MINIMPI_EAGER_MAX", "256", 1);
-  auto derived = Settings::FromEnvironment();
+  auto derived = Read();
   setenv("MINIMPI_EAGER_MAX", "524288", 1);
-  auto capped = Settings::FromEnvironment();
+  auto capped = Read();
   setenv("MINIMPI_TCP_EAGER_MAX", "1000", 1);
   setenv("MINIMPI_NET_READ_PIECE", "0", 1);
-  auto explicit_values = Settings::FromEnvironment();
+  auto explicit_values = Read();
   setenv("MINIMPI_NET_READ_PIECE", "4095", 1);
-  auto tiny_piece = Settings::FromEnvironment();
+  auto tiny_piece = Read();
   for (const char* name : {"MINIMPI_EAGER_MAX", "MINIMPI_TCP_EAGER_MAX",
                            "MINIMPI_NET_READ_PIECE"}) {
     unsetenv(name);
   }
-  auto defaults = Settings::FromEnvironment();
+  auto defaults = Read();
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(defaults->tcp_eager_max, 8 * Settings().eager_max);
   EXPECT_EQ(defaults->network_read_piece, 524288u);
@@ -138,7 +160,7 @@ TEST(SettingsTest, ReadsTheEagerLimitsAndReadPieces) {
 
 TEST(SettingsTest, RejectsOutOfRangeAndNamesTheVariable) {
   setenv("MINIMPI_NUM_VCIS", "0", 1);
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   unsetenv("MINIMPI_NUM_VCIS");
   ASSERT_FALSE(settings.ok());
   EXPECT_NE(settings.status().message().find("MINIMPI_NUM_VCIS"),
@@ -147,14 +169,70 @@ TEST(SettingsTest, RejectsOutOfRangeAndNamesTheVariable) {
 
 TEST(SettingsTest, RejectsUnknownChoice) {
   setenv("MINIMPI_TRANSPORT", "carrier-pigeon", 1);
-  auto settings = Settings::FromEnvironment();
+  auto settings = Read();
   unsetenv("MINIMPI_TRANSPORT");
   ASSERT_FALSE(settings.ok());
   EXPECT_NE(settings.status().message().find("shm"), std::string::npos);
 }
 
+// Each choice takes exactly the names its list gives, and an unknown one is
+// an error that names the variable and lists them in order.
+TEST(SettingsTest, ListedChoicesTakeTheirListsNames) {
+  const ChoiceLists lists = ExampleChoices();
+  const struct {
+    const char* variable;
+    const std::vector<Choice>& choices;
+    std::string Settings::*field;
+  } kinds[] = {
+      {"MINIMPI_TRANSPORT", lists.transports, &Settings::transport},
+      {"MINIMPI_MATCH", lists.match_engines, &Settings::match},
+      {"MINIMPI_PART_AGGR", lists.part_aggregators, &Settings::part_aggregator},
+      {"MINIMPI_PART_BACKEND", lists.part_backends, &Settings::part_backend},
+  };
+  for (const auto& kind : kinds) {
+    std::string names;
+    for (const Choice& choice : kind.choices) {
+      setenv(kind.variable, choice.name.c_str(), 1);
+      absl::StatusOr<Settings> settings = Settings::FromEnvironment(lists);
+      ASSERT_TRUE(settings.ok()) << settings.status();
+      EXPECT_EQ((*settings).*kind.field, choice.name);
+      names += (names.empty() ? "" : ", ") + choice.name;
+    }
+    setenv(kind.variable, "bogus", 1);
+    absl::StatusOr<Settings> bad = Settings::FromEnvironment(lists);
+    // An empty list checks nothing (a caller that reads other settings).
+    absl::StatusOr<Settings> unchecked =
+        Settings::FromEnvironment(ChoiceLists());
+    unsetenv(kind.variable);
+    ASSERT_FALSE(bad.ok()) << kind.variable;
+    EXPECT_EQ(bad.status().message(),
+              absl::StrCat(kind.variable, "=bogus is not one of: ", names));
+    ASSERT_TRUE(unchecked.ok()) << unchecked.status();
+    EXPECT_EQ((*unchecked).*kind.field, "bogus");
+  }
+}
+
+TEST(SettingsTest, DescriptionsListTheChoices) {
+  const ChoiceLists lists = ExampleChoices();
+  std::map<std::string, std::string> description;
+  for (const SettingInfo& info : DescribeSettings(Settings(), lists)) {
+    description[info.name] = info.description;
+  }
+  EXPECT_EQ(description["MINIMPI_TRANSPORT"],
+            "transport for every pair of ranks: auto (by place), shm (one "
+            "node), tcp (sockets), ib (RDMA)");
+  EXPECT_EQ(description["MINIMPI_MATCH"],
+            "matching engine: colpnp, ll (minimpi_info describes them)");
+  EXPECT_EQ(description["MINIMPI_PART_AGGR"],
+            "partitioned aggregator: adaptive, none (MPI_Info key "
+            "minimpi_part_aggr overrides it per request)");
+  EXPECT_EQ(description["MINIMPI_PART_BACKEND"],
+            "partitioned: how transport partitions travel: native (writes), "
+            "persist (messages); info key minimpi_part_backend overrides it");
+}
+
 TEST(SettingsTest, DescribesEveryVariable) {
-  auto described = DescribeSettings(Settings());
+  auto described = DescribeSettings(Settings(), ExampleChoices());
   ASSERT_FALSE(described.empty());
   for (const auto& info : described) {
     EXPECT_EQ(info.name.rfind("MINIMPI_", 0), 0u) << info.name;

@@ -87,7 +87,7 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
     }
     if (auto name = hints->Get("minimpi_part_aggr")) {
       bool known = false;
-      for (const char* candidate : part::kAggregatorNames) {
+      for (const std::string& candidate : part::AggregatorNames()) {
         known |= *name == candidate;
       }
       if (!known) {
@@ -95,20 +95,20 @@ int PrepareInit(const char* call, bool send, const void* buf, int partitions,
             *c, call, MPI_ERR_INFO_VALUE,
             absl::StrFormat("info minimpi_part_aggr=%s is not one of: %s",
                             *name,
-                            absl::StrJoin(part::kAggregatorNames, ", ")));
+                            absl::StrJoin(part::AggregatorNames(), ", ")));
       }
       arguments->aggregator = *name;
     }
     if (auto name = hints->Get("minimpi_part_backend")) {
       bool known = false;
-      for (const char* candidate : part::kBackendNames) {
+      for (const std::string& candidate : part::BackendNames()) {
         known |= *name == candidate;
       }
       if (!known) {
         return RaiseError(
             *c, call, MPI_ERR_INFO_VALUE,
             absl::StrFormat("info minimpi_part_backend=%s is not one of: %s",
-                            *name, absl::StrJoin(part::kBackendNames, ", ")));
+                            *name, absl::StrJoin(part::BackendNames(), ", ")));
       }
       arguments->backend = *name;
     }

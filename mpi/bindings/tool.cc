@@ -28,6 +28,7 @@
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/window_object.h"
 #include "mpi/coll/algorithms.h"
+#include "mpi/instance/choice_lists.h"
 #include "mpi/instance/instance.h"
 #include "mpi/mpi.h"
 #include "mpi/tool/catalogue.h"
@@ -125,18 +126,19 @@ bool IsIntegerText(const std::string& text) {
 // else what it would read now (environment and overrides).
 std::vector<runtime::SettingInfo> CurrentSettings() {
   if (Instance::state() == LibraryState::kInitialized) {
-    return runtime::DescribeSettings(Instance::Get().settings());
+    return runtime::DescribeSettings(Instance::Get().settings(),
+                                     LibraryChoiceLists());
   }
   absl::StatusOr<runtime::Settings> settings =
-      runtime::Settings::FromEnvironment();
-  return runtime::DescribeSettings(settings.ok() ? *settings
-                                                 : runtime::Settings());
+      runtime::Settings::FromEnvironment(LibraryChoiceLists());
+  return runtime::DescribeSettings(
+      settings.ok() ? *settings : runtime::Settings(), LibraryChoiceLists());
 }
 
 void BuildControlVariables(ToolState& s) {
   if (!s.cvars.empty()) return;
   for (const runtime::SettingInfo& info :
-       runtime::DescribeSettings(runtime::Settings())) {
+       runtime::DescribeSettings(runtime::Settings(), LibraryChoiceLists())) {
     ControlVariable& cvar = s.cvars.emplace_back();
     cvar.name = info.name;
     cvar.description = info.description;
@@ -614,7 +616,9 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
           minimpi::LibraryState::kNotInitialized) {
     // Before MPI_Init: kept for it, checked now as MPI_Init will check it.
     minimpi::runtime::SetSettingOverride(cvar.name, value);
-    if (!minimpi::runtime::Settings::FromEnvironment().ok()) {
+    if (!minimpi::runtime::Settings::FromEnvironment(
+             minimpi::LibraryChoiceLists())
+             .ok()) {
       // Refused: the earlier write (or the environment) stands.
       auto earlier = s.written_before_init.find(cvar.name);
       if (earlier != s.written_before_init.end()) {

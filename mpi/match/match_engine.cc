@@ -19,56 +19,76 @@
 
 namespace minimpi::match {
 
+namespace {
+
+// An engine made of a collective structure and a point-to-point one.
+template <template <class> class Collective,
+          template <class> class PointToPoint>
+std::unique_ptr<MatchEngine> MakeSplit(std::string name,
+                                       const MatchEngineOptions& options) {
+  return std::make_unique<SplitEngine<Collective, PointToPoint>>(
+      std::move(name), options);
+}
+
+constexpr MatchEngineChoice kMatchEngines[] = {
+    {"colpnp",
+     "COL for collectives (profiled, hashed queue levels) and PNP for "
+     "point-to-point (partner queues); the default",
+     MakeSplit<CollectiveQueues, PartnerQueues>},
+    {"ll",
+     "one posted and one unexpected list for all traffic, searched front to "
+     "back (MPICH/MVAPICH style; the baseline)",
+     [](std::string,
+        const MatchEngineOptions& options) -> std::unique_ptr<MatchEngine> {
+       return std::make_unique<LinkedListEngine>(options);
+     }},
+    {"perpeer",
+     "a queue per sender per communicator, plus a wildcard list (Open MPI "
+     "style)",
+     MakeSplit<PerPeerQueues, PerPeerQueues>},
+    {"col+ll", "COL for collectives, one list for point-to-point",
+     MakeSplit<CollectiveQueues, SingleQueue>},
+    {"ll+pnp", "one list for collectives, PNP for point-to-point",
+     MakeSplit<SingleQueue, PartnerQueues>},
+};
+
+const MatchEngineChoice* FindEngine(std::string_view name) {
+  for (const MatchEngineChoice& engine : kMatchEngines) {
+    if (name == engine.name) return &engine;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const MatchEngineChoice> MatchEngineChoices() {
+  return kMatchEngines;
+}
+
 std::vector<std::string> MatchEngineNames() {
-  return {"colpnp", "ll", "perpeer", "col+ll", "ll+pnp"};
+  std::vector<std::string> names;
+  for (const MatchEngineChoice& engine : kMatchEngines) {
+    names.push_back(engine.name);
+  }
+  return names;
 }
 
 std::string MatchEngineDescription(std::string_view name) {
-  if (name == "colpnp") {
-    return "COL for collectives (profiled, hashed queue levels) and PNP for "
-           "point-to-point (partner queues); the default";
-  }
-  if (name == "ll") {
-    return "one posted and one unexpected list for all traffic, searched "
-           "front to back (MPICH/MVAPICH style; the baseline)";
-  }
-  if (name == "perpeer") {
-    return "a queue per sender per communicator, plus a wildcard list (Open "
-           "MPI style)";
-  }
-  if (name == "col+ll") {
-    return "COL for collectives, one list for point-to-point";
-  }
-  if (name == "ll+pnp") {
-    return "one list for collectives, PNP for point-to-point";
-  }
-  return "unknown engine";
+  const MatchEngineChoice* engine = FindEngine(name);
+  return engine == nullptr ? "unknown engine" : engine->description;
 }
 
 absl::StatusOr<std::unique_ptr<MatchEngine>> CreateMatchEngine(
     std::string_view name, const MatchEngineOptions& options) {
   const std::string engine_name(name);
+  const MatchEngineChoice* engine = FindEngine(name);
+  if (engine == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown matching engine '", engine_name,
+                     "'; known: ", absl::StrJoin(MatchEngineNames(), ", ")));
+  }
   if (options.time_searches) NanosecondsPerTick();  // calibrate now, not later
-  if (name == "colpnp") {
-    return std::make_unique<SplitEngine<CollectiveQueues, PartnerQueues>>(
-        engine_name, options);
-  }
-  if (name == "ll") return std::make_unique<LinkedListEngine>(options);
-  if (name == "perpeer") {
-    return std::make_unique<SplitEngine<PerPeerQueues, PerPeerQueues>>(
-        engine_name, options);
-  }
-  if (name == "col+ll") {
-    return std::make_unique<SplitEngine<CollectiveQueues, SingleQueue>>(
-        engine_name, options);
-  }
-  if (name == "ll+pnp") {
-    return std::make_unique<SplitEngine<SingleQueue, PartnerQueues>>(
-        engine_name, options);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown matching engine '", engine_name,
-                   "'; known: ", absl::StrJoin(MatchEngineNames(), ", ")));
+  return engine->create(engine_name, options);
 }
 
 double NanosecondsPerTick() {

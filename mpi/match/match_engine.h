@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -253,7 +254,20 @@ class MatchEngine {
   OwnedCount longest_[2][2];  // [collective][posted]
 };
 
-// Names accepted by CreateMatchEngine (MINIMPI_MATCH).
+// One matching engine MINIMPI_MATCH may name. kMatchEngines in
+// match_engine.cc is the one list of them: CreateMatchEngine, the settings'
+// check, minimpi_info and the tests all read it, so adding an engine is one
+// entry there.
+struct MatchEngineChoice {
+  const char* name;
+  const char* description;  // one line, for minimpi_info
+  std::unique_ptr<MatchEngine> (*create)(std::string name,
+                                         const MatchEngineOptions& options);
+};
+// Every engine, the default first.
+std::span<const MatchEngineChoice> MatchEngineChoices();
+
+// Names accepted by CreateMatchEngine (MINIMPI_MATCH), in the table's order.
 std::vector<std::string> MatchEngineNames();
 // One line on what the named engine is, for minimpi_info.
 std::string MatchEngineDescription(std::string_view name);

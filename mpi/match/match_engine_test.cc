@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "mpi/match/queue_search.h"
 
@@ -377,7 +378,30 @@ TEST_P(MatchEngineTest, PopAnyUnexpectedDrainsEveryContext) {
 TEST(MatchEngineFactoryTest, UnknownNameIsAnError) {
   auto engine = CreateMatchEngine("nonsense");
   ASSERT_FALSE(engine.ok());
-  EXPECT_NE(engine.status().message().find("ll"), std::string::npos);
+  EXPECT_EQ(engine.status().message(),
+            "unknown matching engine 'nonsense'; known: " +
+                absl::StrJoin(MatchEngineNames(), ", "));
+}
+
+// The table is the one list: every entry makes an engine of its name, the
+// names are unique and described, and the names' list follows it.
+TEST(MatchEngineFactoryTest, EveryTableEntryMakesItsEngine) {
+  std::set<std::string> names;
+  ASSERT_FALSE(MatchEngineChoices().empty());
+  EXPECT_STREQ(MatchEngineChoices()[0].name, "colpnp");  // the default
+  for (const MatchEngineChoice& choice : MatchEngineChoices()) {
+    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
+    EXPECT_STRNE(choice.description, "") << choice.name;
+    EXPECT_EQ(MatchEngineDescription(choice.name), choice.description);
+    auto engine = CreateMatchEngine(choice.name);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    EXPECT_EQ((*engine)->name(), choice.name);
+  }
+  std::vector<std::string> in_order;
+  for (const MatchEngineChoice& choice : MatchEngineChoices()) {
+    in_order.push_back(choice.name);
+  }
+  EXPECT_EQ(MatchEngineNames(), in_order);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, MatchEngineTest,

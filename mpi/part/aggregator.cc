@@ -366,53 +366,80 @@ std::vector<TableEntry> BuiltInTuningTable() {
   return table;
 }
 
+namespace {
+
+constexpr AggregatorChoice kAggregators[] = {
+    {"none", "one write per user partition (pure early bird)",
+     [](const AggregatorConfig&) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<NoAggregation>();
+     }},
+    {"size",
+     "MPICH's: gcd(send, receive partitions) writes, merged up to "
+     "MINIMPI_PART_AGGR_SIZE bytes",
+     [](const AggregatorConfig& config) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<SizeAggregator>(config.aggregation_size);
+     }},
+    {"table",
+     "tuning table (MINIMPI_PART_TABLE, or built in) keyed by (partitions, "
+     "bytes) -> (transport partitions, channels)",
+     [](const AggregatorConfig& config) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<TableAggregator>(
+           config.table.empty() ? BuiltInTuningTable() : config.table,
+           config.max_channels);
+     }},
+    {"ploggp",
+     "PLogGP model, many-before-one with MINIMPI_PART_DELAY_US: best "
+     "power-of-two transport partition count",
+     [](const AggregatorConfig& config) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<PLogGPAggregator>(config, /*timer=*/false);
+     }},
+    {"timer",
+     "ploggp grouping; the first thread of a group waits "
+     "MINIMPI_PART_DELTA_US, then ready runs go, latecomers go alone",
+     [](const AggregatorConfig& config) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<PLogGPAggregator>(config, /*timer=*/true);
+     }},
+    {"adaptive",
+     "timer, with delta and the grouping re-derived each round from the "
+     "arrivals measured in earlier rounds",
+     [](const AggregatorConfig& config) -> std::unique_ptr<Aggregator> {
+       return std::make_unique<AdaptiveAggregator>(config);
+     }},
+};
+
+const AggregatorChoice* FindAggregator(const std::string& name) {
+  for (const AggregatorChoice& choice : kAggregators) {
+    if (name == choice.name) return &choice;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const AggregatorChoice> AggregatorChoices() { return kAggregators; }
+
+std::vector<std::string> AggregatorNames() {
+  std::vector<std::string> names;
+  for (const AggregatorChoice& choice : kAggregators) {
+    names.push_back(choice.name);
+  }
+  return names;
+}
+
 const char* AggregatorDescription(const std::string& name) {
-  if (name == "none") return "one write per user partition (pure early bird)";
-  if (name == "size") {
-    return "MPICH's: gcd(send, receive partitions) writes, merged up to "
-           "MINIMPI_PART_AGGR_SIZE bytes";
-  }
-  if (name == "table") {
-    return "tuning table (MINIMPI_PART_TABLE, or built in) keyed by "
-           "(partitions, bytes) -> (transport partitions, channels)";
-  }
-  if (name == "ploggp") {
-    return "PLogGP model, many-before-one with MINIMPI_PART_DELAY_US: best "
-           "power-of-two transport partition count";
-  }
-  if (name == "timer") {
-    return "ploggp grouping; the first thread of a group waits "
-           "MINIMPI_PART_DELTA_US, then ready runs go, latecomers go alone";
-  }
-  if (name == "adaptive") {
-    return "timer, with delta and the grouping re-derived each round from "
-           "the arrivals measured in earlier rounds";
-  }
-  return "";
+  const AggregatorChoice* choice = FindAggregator(name);
+  return choice == nullptr ? "" : choice->description;
 }
 
 absl::StatusOr<std::unique_ptr<Aggregator>> MakeAggregator(
     const std::string& name, const AggregatorConfig& config) {
-  std::unique_ptr<Aggregator> scheme;
-  if (name == "none") {
-    scheme = std::make_unique<NoAggregation>();
-  } else if (name == "size") {
-    scheme = std::make_unique<SizeAggregator>(config.aggregation_size);
-  } else if (name == "table") {
-    scheme = std::make_unique<TableAggregator>(
-        config.table.empty() ? BuiltInTuningTable() : config.table,
-        config.max_channels);
-  } else if (name == "ploggp") {
-    scheme = std::make_unique<PLogGPAggregator>(config, /*timer=*/false);
-  } else if (name == "timer") {
-    scheme = std::make_unique<PLogGPAggregator>(config, /*timer=*/true);
-  } else if (name == "adaptive") {
-    scheme = std::make_unique<AdaptiveAggregator>(config);
-  } else {
+  const AggregatorChoice* choice = FindAggregator(name);
+  if (choice == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown aggregator '", name, "' (expected ",
-                     absl::StrJoin(kAggregatorNames, ", "), ")"));
+                     absl::StrJoin(AggregatorNames(), ", "), ")"));
   }
+  std::unique_ptr<Aggregator> scheme = choice->make(config);
   if (config.forced_transport_partitions > 0 || config.forced_channels > 0) {
     return std::unique_ptr<Aggregator>(std::make_unique<ForcedPlan>(
         std::move(scheme), config.forced_transport_partitions,

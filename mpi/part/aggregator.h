@@ -13,7 +13,8 @@
 // between rounds from what it measured (Replan).
 //
 // One class per scheme, chosen once per request (MINIMPI_PART_AGGR, or the
-// MPI_Info key "minimpi_part_aggr"):
+// MPI_Info key "minimpi_part_aggr") by its name in the table kAggregators
+// (aggregator.cc):
 //   none      one transport partition per unit: pure early bird
 //   size      MPICH's scheme: gcd(send, receive partitions) messages, merged
 //             up to MINIMPI_PART_AGGR_SIZE bytes
@@ -152,13 +153,25 @@ class Aggregator {
   }
 };
 
+// One scheme MINIMPI_PART_AGGR (or the info key minimpi_part_aggr) may
+// name. kAggregators in aggregator.cc is the one list of them:
+// MakeAggregator, the names, the descriptions, the settings' check and the
+// tests all read it, so adding an aggregator is its class and one entry.
+struct AggregatorChoice {
+  const char* name;
+  const char* description;  // one line, for minimpi_info
+  std::unique_ptr<Aggregator> (*make)(const AggregatorConfig& config);
+};
+// Every aggregator, in minimpi_info's order.
+std::span<const AggregatorChoice> AggregatorChoices();
+
 // The aggregator called `name` (see above), or an error listing the names.
 absl::StatusOr<std::unique_ptr<Aggregator>> MakeAggregator(
     const std::string& name, const AggregatorConfig& config);
 
-// The names MakeAggregator accepts, for minimpi_info and error messages.
-inline constexpr const char* kAggregatorNames[] = {
-    "none", "size", "table", "ploggp", "timer", "adaptive"};
+// The names MakeAggregator accepts, in the table's order, for error
+// messages and the info key's check.
+std::vector<std::string> AggregatorNames();
 
 // One line on what the aggregator `name` does (minimpi_info).
 const char* AggregatorDescription(const std::string& name);

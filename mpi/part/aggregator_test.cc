@@ -5,7 +5,10 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "mpi/part/model/ploggp_model.h"
 
@@ -69,7 +72,8 @@ TEST(UnitsTest, GroupsPartitionUnitsExactlyOnce) {
 
 TEST(AggregatorTest, EverySchemeGivesAValidPlanForRandomInputs) {
   std::mt19937 random(11);
-  for (const char* name : kAggregatorNames) {
+  for (const AggregatorChoice& choice : AggregatorChoices()) {
+    const std::string name = choice.name;
     absl::StatusOr<std::unique_ptr<Aggregator>> aggregator =
         MakeAggregator(name, TestConfig());
     ASSERT_TRUE(aggregator.ok()) << name;
@@ -83,8 +87,7 @@ TEST(AggregatorTest, EverySchemeGivesAValidPlanForRandomInputs) {
       EXPECT_GE(plan.channels, 1);
       EXPECT_LE(plan.channels, 4);
       EXPECT_FALSE(plan.reason.empty());
-      EXPECT_EQ(plan.timed(), std::string(name) == "timer" ||
-                                  std::string(name) == "adaptive");
+      EXPECT_EQ(plan.timed(), name == "timer" || name == "adaptive");
     }
   }
 }
@@ -264,7 +267,27 @@ TEST(AggregatorTest, UnknownNameIsAnError) {
   absl::StatusOr<std::unique_ptr<Aggregator>> bad =
       MakeAggregator("fastest", TestConfig());
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("adaptive"), std::string::npos);
+  EXPECT_EQ(bad.status().message(), "unknown aggregator 'fastest' (expected " +
+                                        absl::StrJoin(AggregatorNames(), ", ") +
+                                        ")");
+}
+
+// The table is the one list: every entry makes an aggregator of its name,
+// the names are unique and described, and the names' list follows it.
+TEST(AggregatorTest, EveryTableEntryMakesItsAggregator) {
+  std::set<std::string> names;
+  std::vector<std::string> in_order;
+  for (const AggregatorChoice& choice : AggregatorChoices()) {
+    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
+    in_order.push_back(choice.name);
+    EXPECT_STRNE(choice.description, "") << choice.name;
+    EXPECT_STREQ(AggregatorDescription(choice.name), choice.description);
+    absl::StatusOr<std::unique_ptr<Aggregator>> aggregator =
+        MakeAggregator(choice.name, TestConfig());
+    ASSERT_TRUE(aggregator.ok()) << aggregator.status();
+    EXPECT_STREQ((*aggregator)->name(), choice.name);
+  }
+  EXPECT_EQ(AggregatorNames(), in_order);
 }
 
 TEST(ArrivalSpreadTest, FindsTheLaggard) {

@@ -1,11 +1,15 @@
 // The `auto` partitioned backend's rule and its calibration file, checked
 // against the thresholds written by hand.
+#include "mpi/part/backend_choice.h"
+
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "mpi/part/partitioned.h"
 
 namespace minimpi::part {
 namespace {
@@ -22,13 +26,29 @@ TEST(ChooseBackendTest, ThresholdsByPlace) {
   EXPECT_EQ(ChooseBackend(AutoBackendRule{}, false, 1), Backend::kNative);
 }
 
-TEST(ChooseBackendTest, NamesRoundTrip) {
-  for (const char* name : kBackendNames) {
-    absl::StatusOr<Backend> backend = BackendByName(name);
-    ASSERT_TRUE(backend.ok()) << name;
-    EXPECT_STREQ(BackendName(*backend), name);
+// The table is the one list: every entry's name gives its backend and back,
+// names and backends are unique and described, and an unknown name is an
+// error that lists the table's names in order.
+TEST(ChooseBackendTest, EveryTableEntryRoundTrips) {
+  std::set<std::string> names;
+  std::set<Backend> backends;
+  std::vector<std::string> in_order;
+  for (const BackendChoice& choice : kBackends) {
+    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
+    EXPECT_TRUE(backends.insert(choice.backend).second) << choice.name;
+    EXPECT_STRNE(choice.description, "") << choice.name;
+    in_order.push_back(choice.name);
+    absl::StatusOr<Backend> backend = BackendByName(choice.name);
+    ASSERT_TRUE(backend.ok()) << choice.name;
+    EXPECT_EQ(*backend, choice.backend);
+    EXPECT_STREQ(BackendName(*backend), choice.name);
   }
-  EXPECT_FALSE(BackendByName("fast").ok());
+  EXPECT_EQ(BackendNames(), in_order);
+  absl::StatusOr<Backend> unknown = BackendByName("fast");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "unknown partitioned backend \"fast\" (one of: " +
+                absl::StrJoin(in_order, ", ") + ")");
 }
 
 std::string WriteFile(const std::string& name, const std::string& text) {
@@ -38,10 +58,10 @@ std::string WriteFile(const std::string& name, const std::string& text) {
 }
 
 TEST(ReadBackendTableTest, ReadsWhatTheToolWrites) {
-  absl::StatusOr<AutoBackendRule> rule = ReadBackendTable(WriteFile(
-      "good.txt",
-      "# made by hand\non_node_persist_max 4096\n# note\n"
-      "between_nodes_persist_max 65536  # trailing comment\n"));
+  absl::StatusOr<AutoBackendRule> rule = ReadBackendTable(
+      WriteFile("good.txt",
+                "# made by hand\non_node_persist_max 4096\n# note\n"
+                "between_nodes_persist_max 65536  # trailing comment\n"));
   ASSERT_TRUE(rule.ok()) << rule.status();
   EXPECT_EQ(rule->on_node_persist_max, 4096);
   EXPECT_EQ(rule->between_nodes_persist_max, 65536);
@@ -49,10 +69,11 @@ TEST(ReadBackendTableTest, ReadsWhatTheToolWrites) {
 
 TEST(ReadBackendTableTest, RefusesWhatItCannotRead) {
   EXPECT_FALSE(ReadBackendTable("/nonexistent/backends.txt").ok());
-  for (const char* text : {"on_node_persist_max\nbetween_nodes_persist_max 1\n",
-                           "on_node_persist_max -1\nbetween_nodes_persist_max 1\n",
-                           "on_node_persist_max 1 2\nbetween_nodes_persist_max 1\n",
-                           "fastest 1\n", "on_node_persist_max 1\n"}) {
+  for (const char* text :
+       {"on_node_persist_max\nbetween_nodes_persist_max 1\n",
+        "on_node_persist_max -1\nbetween_nodes_persist_max 1\n",
+        "on_node_persist_max 1 2\nbetween_nodes_persist_max 1\n", "fastest 1\n",
+        "on_node_persist_max 1\n"}) {
     absl::StatusOr<AutoBackendRule> rule =
         ReadBackendTable(WriteFile("bad.txt", text));
     EXPECT_FALSE(rule.ok()) << text;

@@ -28,8 +28,10 @@ int NumVciSlots() {
     if (const VciSet* vcis = shown.load(std::memory_order_acquire)) {
       return vcis->capacity();
     }
+    // Only the counts matter here: the choices' names are left unchecked
+    // (mpi/vci cannot see their owners' tables; MPI_Init checks them).
     absl::StatusOr<runtime::Settings> settings =
-        runtime::Settings::FromEnvironment();
+        runtime::Settings::FromEnvironment(runtime::ChoiceLists());
     const runtime::Settings chosen =
         settings.ok() ? *settings : runtime::Settings();
     return chosen.num_vcis + chosen.endpoint_vcis;

@@ -18,8 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mpi/coll/algorithms.h"
+#include "mpi/instance/choice_lists.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/part/aggregator.h"
+#include "mpi/part/backend_choice.h"
 #include "mpi/part/model/loggp.h"
 #include "mpi/vci/wait_policy.h"
 #include "net/ib/ib_transport.h"
@@ -34,6 +36,14 @@ using minimpi::runtime::SettingInfo;
 using minimpi::runtime::Settings;
 
 void PrintSection(const char* title) { std::printf("\n%s\n", title); }
+
+// One line per entry of an owner's table of choices: name, description.
+template <typename Table>
+void PrintChoices(const Table& table) {
+  for (const auto& entry : table) {
+    std::printf("  %-8s %s\n", entry.name, entry.description);
+  }
+}
 
 std::string EnvOr(const char* name, const char* fallback) {
   const char* value = std::getenv(name);
@@ -52,7 +62,8 @@ struct InvalidSetting {
 // again. Returns the settings in force for the valid variables.
 Settings ReadSettings(std::map<std::string, InvalidSetting>& invalid) {
   for (;;) {
-    absl::StatusOr<Settings> settings = Settings::FromEnvironment();
+    absl::StatusOr<Settings> settings =
+        Settings::FromEnvironment(minimpi::LibraryChoiceLists());
     if (settings.ok()) return *settings;
     std::string message(settings.status().message());
     // Errors name the variable first: "MINIMPI_X=value is not ...".
@@ -73,7 +84,8 @@ bool PrintSettings() {
   PrintSection("Settings (environment variables, read once at MPI_Init):");
   std::map<std::string, InvalidSetting> invalid;
   Settings settings = ReadSettings(invalid);
-  std::vector<SettingInfo> infos = DescribeSettings(settings);
+  std::vector<SettingInfo> infos =
+      DescribeSettings(settings, minimpi::LibraryChoiceLists());
   size_t name_width = 0;
   for (const SettingInfo& info : infos) {
     name_width = std::max(name_width, info.name.size());
@@ -274,18 +286,12 @@ int main() {
   PrintTransports();
 
   PrintSection("Matching engines (MINIMPI_MATCH):");
-  for (const std::string& name : minimpi::match::MatchEngineNames()) {
-    std::printf("  %-8s %s\n", name.c_str(),
-                minimpi::match::MatchEngineDescription(name).c_str());
-  }
+  PrintChoices(minimpi::match::MatchEngineChoices());
 
   PrintSection(
       "Partitioned aggregators (MINIMPI_PART_AGGR, or the MPI_Info key "
       "minimpi_part_aggr of MPI_Psend_init):");
-  for (const char* name : minimpi::part::kAggregatorNames) {
-    std::printf("  %-8s %s\n", name,
-                minimpi::part::AggregatorDescription(name));
-  }
+  PrintChoices(minimpi::part::AggregatorChoices());
   {
     const minimpi::part::LogGPParameters loggp = minimpi::part::DefaultLogGP();
     std::printf(
@@ -294,6 +300,11 @@ int main() {
         loggp.latency_us, loggp.send_overhead_us, loggp.receive_overhead_us,
         loggp.gap_us, loggp.gap_per_byte_us);
   }
+
+  PrintSection(
+      "Partitioned backends (MINIMPI_PART_BACKEND, or the MPI_Info key "
+      "minimpi_part_backend of MPI_Psend_init):");
+  PrintChoices(minimpi::part::kBackends);
 
   PrintSection(
       "Collective algorithms (MINIMPI_COLL_<NAME>=<algorithm>, default "

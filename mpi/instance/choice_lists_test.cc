@@ -1,0 +1,95 @@
+// Each MINIMPI_* choice, walked through its owner's table: the settings take
+// every name of the table and nothing else, list the names in the table's
+// order (in the error and in the description), and default to one of them.
+// A new table entry is covered here without a new line.
+#include "mpi/instance/choice_lists.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "mpi/match/match_engine.h"
+#include "mpi/part/aggregator.h"
+#include "mpi/part/backend_choice.h"
+#include "net/transport.h"
+
+namespace minimpi {
+namespace {
+
+using runtime::ChoiceLists;
+using runtime::Settings;
+
+struct Kind {
+  const char* variable;
+  std::vector<std::string> owner_names;  // from the owner's table
+  std::string Settings::*field;
+};
+
+std::vector<Kind> Kinds() {
+  return {
+      {"MINIMPI_TRANSPORT", net::TransportNames(), &Settings::transport},
+      {"MINIMPI_MATCH", match::MatchEngineNames(), &Settings::match},
+      {"MINIMPI_PART_AGGR", part::AggregatorNames(),
+       &Settings::part_aggregator},
+      {"MINIMPI_PART_BACKEND", part::BackendNames(), &Settings::part_backend},
+  };
+}
+
+TEST(ChoiceListsTest, SettingsTakeEveryNameOfTheOwnersTables) {
+  for (const Kind& kind : Kinds()) {
+    ASSERT_FALSE(kind.owner_names.empty()) << kind.variable;
+    for (const std::string& name : kind.owner_names) {
+      setenv(kind.variable, name.c_str(), 1);
+      absl::StatusOr<Settings> settings =
+          Settings::FromEnvironment(LibraryChoiceLists());
+      unsetenv(kind.variable);
+      ASSERT_TRUE(settings.ok()) << settings.status();
+      EXPECT_EQ((*settings).*kind.field, name);
+    }
+  }
+}
+
+TEST(ChoiceListsTest, SettingsRefuseAnUnknownNameListingTheTable) {
+  for (const Kind& kind : Kinds()) {
+    setenv(kind.variable, "bogus", 1);
+    absl::StatusOr<Settings> settings =
+        Settings::FromEnvironment(LibraryChoiceLists());
+    unsetenv(kind.variable);
+    ASSERT_FALSE(settings.ok()) << kind.variable;
+    EXPECT_EQ(settings.status().message(),
+              absl::StrCat(kind.variable, "=bogus is not one of: ",
+                           absl::StrJoin(kind.owner_names, ", ")));
+  }
+}
+
+TEST(ChoiceListsTest, DefaultsAreInTheTablesAndDescriptionsListThem) {
+  std::vector<runtime::SettingInfo> described =
+      runtime::DescribeSettings(Settings(), LibraryChoiceLists());
+  for (const Kind& kind : Kinds()) {
+    const Settings defaults;
+    const std::string& default_name = defaults.*kind.field;
+    EXPECT_NE(std::find(kind.owner_names.begin(), kind.owner_names.end(),
+                        default_name),
+              kind.owner_names.end())
+        << kind.variable << "'s default " << default_name;
+    bool found = false;
+    for (const runtime::SettingInfo& info : described) {
+      if (info.name != kind.variable) continue;
+      found = true;
+      size_t at = 0;  // every name, in the table's order
+      for (const std::string& name : kind.owner_names) {
+        at = info.description.find(name, at);
+        ASSERT_NE(at, std::string::npos) << kind.variable << ": " << name;
+        at += name.size();
+      }
+    }
+    EXPECT_TRUE(found) << kind.variable;
+  }
+}
+
+}  // namespace
+}  // namespace minimpi
