@@ -1,4 +1,4 @@
-// mpi/p2p's object: making it and its lane on each VCI, the pool of
+// mpi/p2p's object: making it and its state for each VCI, the pool of
 // unexpected-message records, and matching statistics. The protocols are in
 // send.cc, receive.cc, rendezvous.cc and probe_cancel.cc; completion, progress
 // and the dispatch of arrivals in progress.cc.
@@ -53,11 +53,9 @@ absl::StatusOr<std::unique_ptr<PointToPoint>> PointToPoint::Create(
 }
 
 absl::Status PointToPoint::AttachVci(int vci, vci::Vci& state) {
-  auto lane = std::make_unique<Lane>(state);
   auto engine = match::CreateMatchEngine(engine_name_, engine_options_);
   if (!engine.ok()) return engine.status();
-  lane->engine = std::move(engine).value();
-  lanes_[vci].store(lane.release(), std::memory_order_release);
+  vci_states_.Make(vci, state, std::move(engine).value());
   return absl::OkStatus();
 }
 
@@ -74,11 +72,7 @@ PointToPoint::PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
       gather_min_piece_(settings.gather_min_piece),
       world_size_(world_size),
       engine_name_(settings.match),
-      capacity_(vcis->capacity()),
-      lanes_(new std::atomic<Lane*>[vcis->capacity()]) {
-  for (int v = 0; v < capacity_; ++v) {
-    lanes_[v].store(nullptr, std::memory_order_relaxed);
-  }
+      vci_states_(vcis->capacity()) {
   engine_options_.theta = settings.match_theta;
   engine_options_.kc = settings.match_kc;
   engine_options_.kp = settings.match_kp;
@@ -88,37 +82,37 @@ PointToPoint::PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
 
 std::string PointToPoint::MatchStatistics() {
   std::string text;
-  for (int v = 0; v < capacity_; ++v) {
-    if (FindLane(v) == nullptr) continue;
-    Lane* lane = &LaneAt(v);
-    std::lock_guard lock(lane->mutex);
-    const match::MatchStats stats = lane->engine->stats();
+  for (int v = 0; v < vci_states_.capacity(); ++v) {
+    VciState* state = vci_states_.Find(v);
+    if (state == nullptr) continue;
+    std::lock_guard lock(state->mutex);
+    const match::MatchStats stats = state->engine->stats();
     const uint64_t searches = stats.point_to_point.posted.searches +
                               stats.point_to_point.unexpected.searches +
                               stats.collective.posted.searches +
                               stats.collective.unexpected.searches;
     if (searches == 0) continue;
     absl::StrAppend(&text, "VCI ", v, ": ",
-                    match::FormatMatchStats(lane->engine->name(), stats));
+                    match::FormatMatchStats(state->engine->name(), stats));
   }
   return text;
 }
 
 void PointToPoint::SetContextOwner(int vci, int32_t context,
                                    const void* owner) {
-  const Lane* lane = FindLane(static_cast<uint32_t>(vci));
-  if (lane == nullptr) return;
-  lane->engine->contexts().Make(context).owner.store(owner,
-                                                     std::memory_order_release);
+  const VciState* state = vci_states_.Find(static_cast<uint32_t>(vci));
+  if (state == nullptr) return;
+  state->engine->contexts().Make(context).owner.store(
+      owner, std::memory_order_release);
 }
 
 void PointToPoint::ForgetContexts(int32_t point_to_point_context,
                                   int32_t collective_context) {
-  for (int v = 0; v < capacity_; ++v) {
-    const Lane* lane = FindLane(static_cast<uint32_t>(v));
-    if (lane == nullptr) continue;
+  for (int v = 0; v < vci_states_.capacity(); ++v) {
+    const VciState* state = vci_states_.Find(static_cast<uint32_t>(v));
+    if (state == nullptr) continue;
     for (int32_t context : {point_to_point_context, collective_context}) {
-      match::ContextCounterTable& table = lane->engine->contexts();
+      match::ContextCounterTable& table = state->engine->contexts();
       if (table.Find(context) == nullptr) continue;
       match::ContextCounters& counters = table.Make(context);
       counters.owner.store(nullptr, std::memory_order_release);
@@ -128,11 +122,11 @@ void PointToPoint::ForgetContexts(int32_t point_to_point_context,
 }
 
 void PointToPoint::RestartHighWatermarks(int vci, int32_t context) const {
-  const Lane* lane = FindLane(static_cast<uint32_t>(vci));
-  if (lane == nullptr || lane->engine->contexts().Find(context) == nullptr) {
+  const VciState* state = vci_states_.Find(static_cast<uint32_t>(vci));
+  if (state == nullptr || state->engine->contexts().Find(context) == nullptr) {
     return;
   }
-  match::ContextCounters& counters = lane->engine->contexts().Make(context);
+  match::ContextCounters& counters = state->engine->contexts().Make(context);
   counters.posted.RestartHighWatermark();
   counters.unexpected.RestartHighWatermark();
 }
@@ -145,16 +139,16 @@ PointToPoint::~PointToPoint() {
   shown_to_tools.store(nullptr, std::memory_order_release);
   vcis_.Unregister(vci::Traffic::kPointToPoint);
   // Unexpected messages nobody received are the user's loss, not a leak of
-  // ours: free their records.
-  for (int v = 0; v < capacity_; ++v) {
-    std::unique_ptr<Lane> vci(lanes_[v].load(std::memory_order_acquire));
-    if (vci == nullptr) continue;
-    while (auto* message = vci->engine->PopAnyUnexpected()) {
+  // ours: free their records. (vci_states_ then destroys the states.)
+  for (int v = 0; v < vci_states_.capacity(); ++v) {
+    VciState* state = vci_states_.Find(static_cast<uint32_t>(v));
+    if (state == nullptr) continue;
+    while (auto* message = state->engine->PopAnyUnexpected()) {
       auto* record = static_cast<UnexpectedRecord*>(message);
       record->~UnexpectedRecord();
       std::free(record);
     }
-    for (UnexpectedRecord* record : vci->spare_records) {
+    for (UnexpectedRecord* record : state->spare_records) {
       record->~UnexpectedRecord();
       std::free(record);
     }
@@ -165,12 +159,12 @@ namespace {
 constexpr size_t kMaxSpareRecords = 1024;  // bounds what a burst leaves behind
 }  // namespace
 
-UnexpectedRecord* PointToPoint::NewRecordLocked(Lane& vci,
+UnexpectedRecord* PointToPoint::NewRecordLocked(VciState& state,
                                                 size_t payload_bytes) {
   const bool pooled = payload_bytes <= UnexpectedRecord::kPooledPayloadBytes;
-  if (pooled && !vci.spare_records.empty()) {
-    UnexpectedRecord* record = vci.spare_records.back();
-    vci.spare_records.pop_back();
+  if (pooled && !state.spare_records.empty()) {
+    UnexpectedRecord* record = state.spare_records.back();
+    state.spare_records.pop_back();
     record->links = {};
     record->owner = 0;
     return record;
@@ -187,10 +181,10 @@ UnexpectedRecord* PointToPoint::NewRecordLocked(Lane& vci,
   return record;
 }
 
-void PointToPoint::FreeRecordLocked(Lane& vci, UnexpectedRecord* record) {
+void PointToPoint::FreeRecordLocked(VciState& state, UnexpectedRecord* record) {
   if (record->payload_capacity == UnexpectedRecord::kPooledPayloadBytes &&
-      vci.spare_records.size() < kMaxSpareRecords) {
-    vci.spare_records.push_back(record);
+      state.spare_records.size() < kMaxSpareRecords) {
+    state.spare_records.push_back(record);
     return;
   }
   record->~UnexpectedRecord();

@@ -2,12 +2,12 @@
 // single-copy rendezvous; request completion.
 //
 // Point-to-point is one kind of traffic on the VCIs (mpi/vci): it keeps a
-// Lane for each VCI (its matching engine and the RDMA copies the transport
-// refused), guarded by that VCI's lock, and registers as the handler of its
-// message types, so the VCIs' progress loop hands it its arrivals and local
-// completions and gives it a turn to retry those copies. Requests, the
-// outbox of messages waiting for the transport, waiting and progress belong
-// to the VCIs.
+// VciState for each VCI (its matching engine and the RDMA copies the
+// transport refused), guarded by that VCI's lock, and registers as the
+// handler of its message types, so the VCIs' progress loop hands it its
+// arrivals and local completions and gives it a turn to retry those copies.
+// Requests, the outbox of messages waiting for the transport, waiting and
+// progress belong to the VCIs.
 //
 // This layer speaks bytes, world ranks and matching contexts; communicators,
 // datatypes and MPI error classes belong to mpi/ above it.
@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,6 +32,7 @@
 #include "mpi/match/match_engine.h"
 #include "mpi/p2p/protocol.h"
 #include "mpi/vci/outbox.h"
+#include "mpi/vci/per_vci.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/vci_set.h"
 #include "net/transport.h"
@@ -54,12 +56,16 @@ struct UnexpectedRecord : match::UnexpectedMessage {
   std::byte* payload() { return reinterpret_cast<std::byte*>(this + 1); }
 };
 
-// Point-to-point's state for one VCI.
-struct alignas(64) Lane {
-  explicit Lane(vci::Vci& vci)
-      : mutex(vci.mutex), requests(*vci.requests), outbox(*vci.outbox) {}
+// Point-to-point's state for one VCI (in a vci::PerVci, made when the VCI
+// is).
+struct VciState {
+  VciState(vci::Vci& vci, std::unique_ptr<match::MatchEngine> engine)
+      : mutex(vci.mutex),
+        engine(std::move(engine)),
+        requests(*vci.requests),
+        outbox(*vci.outbox) {}
   vci::VciLock& mutex;  // the VCI's lock, which guards all of this
-  std::unique_ptr<match::MatchEngine> engine;
+  const std::unique_ptr<match::MatchEngine> engine;
   vci::RequestPool& requests;  // the VCI's
   // The VCI's messages the transport refused for now, in order per peer. A
   // data message names its request (whose buffer stays untouched until the
@@ -116,14 +122,15 @@ class PointToPoint final : public vci::TrafficHandler,
   // Any thread, lock-free.
   vci::Request* LookupRequest(uint32_t vci, uint32_t index,
                               uint32_t generation) const {
-    const Lane* lane = FindLane(vci);
-    return lane == nullptr ? nullptr : lane->requests.Lookup(index, generation);
+    const VciState* state = vci_states_.Find(vci);
+    return state == nullptr ? nullptr
+                            : state->requests.Lookup(index, generation);
   }
   // The request in slot `index` of `vci`'s pool, whatever its state (see
   // RequestPool::SlotAt), or nullptr.
   vci::Request* RequestSlot(uint32_t vci, uint32_t index) const {
-    const Lane* lane = FindLane(vci);
-    return lane == nullptr ? nullptr : lane->requests.SlotAt(index);
+    const VciState* state = vci_states_.Find(vci);
+    return state == nullptr ? nullptr : state->requests.SlotAt(index);
   }
   // Frees an unexpected message a matched probe took and nobody received.
   void FreeProbedMessage(UnexpectedRecord* message);
@@ -135,10 +142,10 @@ class PointToPoint final : public vci::TrafficHandler,
   // MPI_T. The matching engine of `vci` (its counters are read without a
   // lock), or nullptr for a VCI that does not exist (yet). Any thread.
   const match::MatchEngine* EngineAt(int vci) const {
-    const Lane* lane = FindLane(static_cast<uint32_t>(vci));
-    return lane == nullptr ? nullptr : lane->engine.get();
+    const VciState* state = vci_states_.Find(static_cast<uint32_t>(vci));
+    return state == nullptr ? nullptr : state->engine.get();
   }
-  int vci_capacity() const { return capacity_; }
+  int vci_capacity() const { return vci_states_.capacity(); }
   // Names the object (the communicator) whose traffic uses `context` on
   // `vci`, for the events raised about it. Any thread.
   void SetContextOwner(int vci, int32_t context, const void* owner);
@@ -204,10 +211,10 @@ class PointToPoint final : public vci::TrafficHandler,
   // ReleasePolled when it is freed.
   void ReservePolled(int vci);
   void ReleasePolled(int vci) {
-    LaneAt(vci).polled_room.fetch_sub(1, std::memory_order_relaxed);
+    vci_states_[vci].polled_room.fetch_sub(1, std::memory_order_relaxed);
   }
   void StartPollingLocked(vci::Progressable* work, int vci) {
-    LaneAt(vci).polled.push_back(work);
+    vci_states_[vci].polled.push_back(work);
   }
   void StopPollingLocked(vci::Progressable* work, int vci);
   // Completes a schedule's request from any thread, holding any VCI's lock
@@ -291,24 +298,15 @@ class PointToPoint final : public vci::TrafficHandler,
                        size_t length) override;
   void OnLocalDoneLocked(int vci, uint64_t context) override;
   bool ProgressLocked(int vci) override;
-  bool MaySleepLocked(int vci) override { return LaneAt(vci).polled.empty(); }
+  bool MaySleepLocked(int vci) override {
+    return vci_states_[vci].polled.empty();
+  }
   // vci::Outbox::Sender: a queued message of ours left.
   void OnSentLocked(int vci, uint64_t word, uint32_t flags) override;
 
  private:
   PointToPoint(vci::VciSet* vcis, const runtime::Settings& settings,
                int world_size);
-
-  // The lane of a VCI that exists (every VCI a request, communicator or
-  // completion names does).
-  Lane& LaneAt(int vci) const {
-    return *lanes_[vci].load(std::memory_order_acquire);
-  }
-  // The lane at an index from an untrusted handle, or nullptr.
-  const Lane* FindLane(uint32_t vci) const {
-    if (vci >= static_cast<uint32_t>(capacity_)) return nullptr;
-    return lanes_[vci].load(std::memory_order_acquire);
-  }
 
   // The following run with the VCI's lock held.
   vci::Request* NewSendLocked(const vci::SendArguments& arguments,
@@ -335,14 +333,14 @@ class PointToPoint final : public vci::TrafficHandler,
   bool TrySendLocked(int vci, net::PeerVci peer, const MessageHeader& header,
                      const void* payload, size_t payload_length,
                      const vci::SendArguments* packed = nullptr);
-  // The outbox entry's flags for p2p's messages (see Lane::outbox).
+  // The outbox entry's flags for p2p's messages (see VciState::outbox).
   static constexpr uint32_t kSentData = 1, kCompleteWhenSent = 2, kOwed = 4,
                             kOwedFinishesEvent = 8;
   void PostReceiveLocked(vci::Request* request);
   void HandleArrival(int vci, net::PeerVci peer, const MessageHeader& header,
                      const std::byte* payload, size_t payload_length);
-  UnexpectedRecord* NewRecordLocked(Lane& lane, size_t payload_bytes);
-  static void FreeRecordLocked(Lane& lane, UnexpectedRecord* record);
+  UnexpectedRecord* NewRecordLocked(VciState& state, size_t payload_bytes);
+  static void FreeRecordLocked(VciState& state, UnexpectedRecord* record);
   // Delivers a message the engine held as unexpected into `request`.
   void DeliverUnexpectedLocked(vci::Request* request,
                                UnexpectedRecord* message);
@@ -367,9 +365,9 @@ class PointToPoint final : public vci::TrafficHandler,
   void StartRendezvousWriteLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& clear_to_send);
   // Posts a one-sided copy, or queues it when the transport says kRetry.
-  void PostCopyLocked(int vci, const Lane::PendingCopy& copy);
+  void PostCopyLocked(int vci, const VciState::PendingCopy& copy);
   // Posts a one-sided copy now; the transport's answer.
-  net::PostResult TryCopyLocked(int vci, const Lane::PendingCopy& copy);
+  net::PostResult TryCopyLocked(int vci, const VciState::PendingCopy& copy);
   // One rendezvous event of `request` happened; completes it after the last.
   void FinishRendezvousEvent(vci::Request* request);
   // The rendezvous request of a send: contiguous data advertises its
@@ -413,10 +411,9 @@ class PointToPoint final : public vci::TrafficHandler,
   const int world_size_;
   match::MatchEngineOptions engine_options_;
   std::string engine_name_;
-  const int capacity_;
-  // capacity_ entries, made as the VCIs are (AttachVci). Never freed before
-  // the destructor, so lock-free readers may keep the pointer.
-  std::unique_ptr<std::atomic<Lane*>[]> lanes_;
+  // Made as the VCIs are (AttachVci). Never freed before the destructor, so
+  // lock-free readers may keep a pointer.
+  vci::PerVci<VciState> vci_states_;
 };
 
 // Registers the unexpected-queue events with MPI_T (unexpected_events.h).

@@ -35,14 +35,14 @@ void StatusFromHeader(const MessageHeader& header, Status* status) {
 UnexpectedRecord* PointToPoint::FindUnexpected(const match::Envelope& wanted,
                                                int vci, bool poll, bool take,
                                                Status* status) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
   if (poll) vcis_.PollLocked(vci);
-  auto* message = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
+  auto* message = static_cast<UnexpectedRecord*>(state.engine->Probe(wanted));
   if (message == nullptr) return nullptr;
   if (take) {
-    v.engine->RemoveUnexpected(message);
-    NoteUnexpected(unexpected_dequeued_event, *v.engine, *message);
+    state.engine->RemoveUnexpected(message);
+    NoteUnexpected(unexpected_dequeued_event, *state.engine, *message);
   }
   StatusFromHeader(message->header, status);
   return message;
@@ -87,9 +87,9 @@ UnexpectedRecord* PointToPoint::Mprobe(const match::Envelope& wanted, int vci,
 Request* PointToPoint::Imrecv(UnexpectedRecord* message,
                               const ReceiveArguments& receive,
                               uintptr_t owner) {
-  Lane& vci = LaneAt(message->vci);
-  std::lock_guard lock(vci.mutex);
-  Request* request = vci.requests.Allocate();
+  VciState& state = vci_states_[message->vci];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->vci = message->vci;
   request->receive_buffer = receive.buffer;
@@ -106,15 +106,15 @@ Request* PointToPoint::Imrecv(UnexpectedRecord* message,
 }
 
 void PointToPoint::FreeProbedMessage(UnexpectedRecord* message) {
-  Lane& vci = LaneAt(message->vci);
-  std::lock_guard lock(vci.mutex);
-  FreeRecordLocked(vci, message);
+  VciState& state = vci_states_[message->vci];
+  std::lock_guard lock(state.mutex);
+  FreeRecordLocked(state, message);
 }
 
 bool PointToPoint::CancelReceive(Request* request) {
-  Lane& vci = LaneAt(request->vci);
-  std::lock_guard lock(vci.mutex);
-  if (!vci.engine->CancelPosted(request)) return false;
+  VciState& state = vci_states_[request->vci];
+  std::lock_guard lock(state.mutex);
+  if (!state.engine->CancelPosted(request)) return false;
   request->status = Status{};
   request->status.cancelled = true;
   Complete(request);
@@ -122,12 +122,12 @@ bool PointToPoint::CancelReceive(Request* request) {
 }
 
 void PointToPoint::CancelSend(Request* request) {
-  Lane& v = LaneAt(request->vci);
-  std::lock_guard lock(v.mutex);
+  VciState& state = vci_states_[request->vci];
+  std::lock_guard lock(state.mutex);
   if (IsComplete(request) || request->cancel_requested) return;
   const net::PeerVci peer = request->send.destination();
   // Still in this VCI's outbox: take it out; nobody saw it.
-  if (v.outbox.Withdraw(
+  if (state.outbox.Withdraw(
           peer, [this, request](const vci::Outbox::Message& message) {
             return message.sender == this &&
                    message.word == reinterpret_cast<uint64_t>(request) &&
@@ -162,19 +162,20 @@ void PointToPoint::CompleteCancelledSendLocked(Request* request) {
 
 void PointToPoint::HandleCancelSendLocked(int vci, net::PeerVci peer,
                                           const MessageHeader& header) {
-  Lane& v = LaneAt(vci);
+  VciState& state = vci_states_[vci];
   MessageHeader answer =
       MakeControl(MessageType::kCancelAnswer, header.sender_request);
   // Messages from one sender with one envelope match in order, so the
   // message is withdrawable only while it is the earliest of them; behind
   // an earlier one it is left to complete (the standard lets a cancel fail).
   const match::Envelope wanted{header.context, header.source, header.tag};
-  if (auto* record = static_cast<UnexpectedRecord*>(v.engine->Probe(wanted));
+  if (auto* record =
+          static_cast<UnexpectedRecord*>(state.engine->Probe(wanted));
       record != nullptr && record->source == peer &&
       record->header.sender_request == header.sender_request) {
-    v.engine->RemoveUnexpected(record);
-    NoteUnexpected(unexpected_dequeued_event, *v.engine, *record);
-    FreeRecordLocked(v, record);
+    state.engine->RemoveUnexpected(record);
+    NoteUnexpected(unexpected_dequeued_event, *state.engine, *record);
+    FreeRecordLocked(state, record);
     answer.flags = kCancelled;
   }
   SendControlLocked(vci, peer, answer);

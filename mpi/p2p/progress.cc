@@ -28,7 +28,7 @@ void PointToPoint::Complete(Request* request) {
     // re-entered). The schedule, not a user, retires the request.
     if (!parent->queued_for_advance && !parent->in_advance) {
       parent->queued_for_advance = true;
-      LaneAt(request->vci).ready.push_back(parent);
+      vci_states_[request->vci].ready.push_back(parent);
     }
   }
   // The last touch of the request on this path: once kComplete is visible the
@@ -45,13 +45,14 @@ void PointToPoint::Complete(Request* request) {
 }
 
 void PointToPoint::ReservePolled(int vci) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
-  v.polled.reserve(v.polled_room.fetch_add(1, std::memory_order_relaxed) + 1);
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
+  state.polled.reserve(
+      state.polled_room.fetch_add(1, std::memory_order_relaxed) + 1);
 }
 
 void PointToPoint::StopPollingLocked(Progressable* work, int vci) {
-  std::vector<Progressable*>& polled = LaneAt(vci).polled;
+  std::vector<Progressable*>& polled = vci_states_[vci].polled;
   for (size_t i = 0; i < polled.size(); ++i) {
     if (polled[i] == work) {
       polled[i] = polled.back();
@@ -95,48 +96,48 @@ void PointToPoint::Free(Request* request) {
 }
 
 bool PointToPoint::ProgressLocked(int vci) {
-  Lane& v = LaneAt(vci);
+  VciState& state = vci_states_[vci];
   bool progressed = false;
-  for (size_t i = 0; i < v.stalled_reads.size();) {
-    Request* request = v.stalled_reads[i];
+  for (size_t i = 0; i < state.stalled_reads.size();) {
+    Request* request = state.stalled_reads[i];
     if (!PumpGatheredReadLocked(request)) {
       ++i;
       continue;
     }
     request->gathered_read->stalled = false;
-    v.stalled_reads[i] = v.stalled_reads.back();
-    v.stalled_reads.pop_back();
+    state.stalled_reads[i] = state.stalled_reads.back();
+    state.stalled_reads.pop_back();
     progressed = true;
   }
-  while (!v.pending_copies.empty()) {
-    if (TryCopyLocked(vci, v.pending_copies.front()) ==
+  while (!state.pending_copies.empty()) {
+    if (TryCopyLocked(vci, state.pending_copies.front()) ==
         net::PostResult::kRetry) {
       break;
     }
-    v.pending_copies.pop_front();
+    state.pending_copies.pop_front();
     progressed = true;
   }
   // Polled work, newest first: work that stops polling swaps the last
   // entry (already visited) into its place.
   // Progress only when some finished: work that merely looked is idle.
-  if (!v.polled.empty()) {
-    const size_t polled = v.polled.size();
-    for (size_t i = polled; i-- > 0;) RunAdvance(v.polled[i], vci);
-    if (v.polled.size() != polled) progressed = true;
+  if (!state.polled.empty()) {
+    const size_t polled = state.polled.size();
+    for (size_t i = polled; i-- > 0;) RunAdvance(state.polled[i], vci);
+    if (state.polled.size() != polled) progressed = true;
   }
   // Advance schedules whose steps completed. Advancing may complete more
   // steps at once (eager sends), which queues them again: loop until quiet.
   // Should the VCI be polled again from inside an Advance, the inner call
   // leaves this to the outer one.
-  if (!v.ready.empty() && !v.advancing) {
-    v.advancing = true;
-    while (!v.ready.empty()) {
-      Progressable* schedule = v.ready.back();
-      v.ready.pop_back();
+  if (!state.ready.empty() && !state.advancing) {
+    state.advancing = true;
+    while (!state.ready.empty()) {
+      Progressable* schedule = state.ready.back();
+      state.ready.pop_back();
       schedule->queued_for_advance = false;
       RunAdvance(schedule, vci);
     }
-    v.advancing = false;
+    state.advancing = false;
     progressed = true;
   }
   return progressed;
@@ -224,13 +225,13 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const std::byte* payload,
                                  size_t payload_length) {
-  Lane& v = LaneAt(vci);
+  VciState& state = vci_states_[vci];
   match::Envelope arrived{header.context, header.source, header.tag};
   const match::TrafficKind traffic{
       static_cast<match::TrafficKind::Collective>(header.collective),
       static_cast<uint32_t>(std::min<uint64_t>(header.length, UINT32_MAX)),
       header.comm_size};
-  match::PostedReceive* posted = v.engine->MatchArrival(arrived, traffic);
+  match::PostedReceive* posted = state.engine->MatchArrival(arrived, traffic);
   if (posted != nullptr) {
     auto* request = static_cast<Request*>(posted);
     if (header.type == MessageType::kRendezvousRequest) {
@@ -252,7 +253,7 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
   // Unexpected: keep the envelope and the payload (an eager message's
   // data, or a rendezvous request's description of the sender's layout).
   const size_t kept = payload_length;
-  UnexpectedRecord* record = NewRecordLocked(v, kept);
+  UnexpectedRecord* record = NewRecordLocked(state, kept);
   record->arrived = arrived;
   record->traffic = traffic;
   record->header = header;
@@ -260,8 +261,8 @@ void PointToPoint::HandleArrival(int vci, net::PeerVci peer,
   record->vci = vci;
   record->payload_length = kept;
   if (kept > 0) std::memcpy(record->payload(), payload, kept);
-  v.engine->AddUnexpected(record);
-  NoteUnexpected(unexpected_enqueued_event, *v.engine, *record);
+  state.engine->AddUnexpected(record);
+  NoteUnexpected(unexpected_enqueued_event, *state.engine, *record);
 }
 
 }  // namespace minimpi::p2p

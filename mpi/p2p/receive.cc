@@ -23,7 +23,7 @@ namespace minimpi::p2p {
 // Inline: Irecv's hot path, and the same file's.
 inline Request* PointToPoint::NewReceiveLocked(
     const ReceiveArguments& arguments, bool persistent) {
-  Request* request = LaneAt(arguments.vci).requests.Allocate();
+  Request* request = vci_states_[arguments.vci].requests.Allocate();
   request->kind = RequestKind::kReceive;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -40,31 +40,31 @@ inline Request* PointToPoint::NewReceiveLocked(
 }
 
 Request* PointToPoint::Irecv(const ReceiveArguments& arguments) {
-  Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard lock(vci.mutex);
+  VciState& state = vci_states_[arguments.vci];
+  std::lock_guard lock(state.mutex);
   Request* request = NewReceiveLocked(arguments, /*persistent=*/false);
   // PostReceiveLocked without resetting the status: the request is fresh
   // from the pool. A receive is posted before each message of a window, so
   // this path is the receiver's share of the message rate.
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
-  match::UnexpectedMessage* message = vci.engine->MatchPosted(request);
+  match::UnexpectedMessage* message = state.engine->MatchPosted(request);
   if (message != nullptr) {
     auto* record = static_cast<UnexpectedRecord*>(message);
-    NoteUnexpected(unexpected_dequeued_event, *vci.engine, *record);
+    NoteUnexpected(unexpected_dequeued_event, *state.engine, *record);
     DeliverUnexpectedLocked(request, record);
   }
   return request;
 }
 
 Request* PointToPoint::NewPersistentReceive(const ReceiveArguments& arguments) {
-  Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard lock(vci.mutex);
+  VciState& state = vci_states_[arguments.vci];
+  std::lock_guard lock(state.mutex);
   return NewReceiveLocked(arguments, /*persistent=*/true);
 }
 
 void PointToPoint::Start(Request* request) {
-  Lane& vci = LaneAt(request->vci);
-  std::lock_guard lock(vci.mutex);
+  VciState& state = vci_states_[request->vci];
+  std::lock_guard lock(state.mutex);
   if (request->kind == RequestKind::kCompleted) {
     request->state.store(RequestState::kComplete, std::memory_order_release);
     return;
@@ -86,9 +86,9 @@ void PointToPoint::Start(Request* request) {
 
 Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
                                      RequestKind kind) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
-  Request* request = v.requests.Allocate();
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = kind;
   request->vci = vci;
   request->schedule = schedule;
@@ -99,9 +99,9 @@ Request* PointToPoint::StartSchedule(Progressable* schedule, int vci,
 }
 
 Request* PointToPoint::NewPersistentSchedule(Progressable* schedule, int vci) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
-  Request* request = v.requests.Allocate();
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = RequestKind::kCollective;
   request->persistent = true;
   request->vci = vci;
@@ -113,8 +113,8 @@ Request* PointToPoint::NewPersistentSchedule(Progressable* schedule, int vci) {
 }
 
 void PointToPoint::RestartSchedule(Request* request) {
-  Lane& v = LaneAt(request->vci);
-  std::lock_guard lock(v.mutex);
+  VciState& state = vci_states_[request->vci];
+  std::lock_guard lock(state.mutex);
   request->status = Status{};
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   RunAdvance(request->schedule, request->vci);  // may complete it already
@@ -122,7 +122,7 @@ void PointToPoint::RestartSchedule(Request* request) {
 
 Request* PointToPoint::StartNestedLocked(Progressable* schedule, int vci,
                                          Progressable* parent) {
-  Request* request = LaneAt(vci).requests.Allocate();
+  Request* request = vci_states_[vci].requests.Allocate();
   request->kind = RequestKind::kCollective;
   request->vci = vci;
   request->schedule = schedule;
@@ -171,9 +171,9 @@ void PointToPoint::CompleteUnowned(Request* request) {
 }
 
 Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
-  Request* request = v.requests.Allocate();
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = RequestKind::kCompleted;
   request->vci = vci;
   request->status = status;
@@ -182,9 +182,9 @@ Request* PointToPoint::NewCompletedRequest(const Status& status, int vci) {
 }
 
 Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
-  Lane& v = LaneAt(vci);
-  std::lock_guard lock(v.mutex);
-  Request* request = v.requests.Allocate();
+  VciState& state = vci_states_[vci];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = RequestKind::kPartitioned;
   request->persistent = true;
   request->vci = vci;
@@ -195,9 +195,9 @@ Request* PointToPoint::NewPartitionedRequest(int vci, void* extension) {
 }
 
 Request* PointToPoint::NewGeneralized(void* extension) {
-  Lane& v = LaneAt(0);
-  std::lock_guard lock(v.mutex);
-  Request* request = v.requests.Allocate();
+  VciState& state = vci_states_[0];
+  std::lock_guard lock(state.mutex);
+  Request* request = state.requests.Allocate();
   request->kind = RequestKind::kGeneralized;
   request->persistent = false;
   request->vci = 0;
@@ -210,7 +210,7 @@ Request* PointToPoint::NewGeneralized(void* extension) {
 void PointToPoint::PostReceiveLocked(Request* request) {
   request->state.store(RequestState::kActive, std::memory_order_relaxed);
   request->status = Status{};
-  match::MatchEngine& engine = *LaneAt(request->vci).engine;
+  match::MatchEngine& engine = *vci_states_[request->vci].engine;
   match::UnexpectedMessage* message = engine.MatchPosted(request);
   if (message != nullptr) {
     auto* record = static_cast<UnexpectedRecord*>(message);
@@ -238,7 +238,7 @@ void PointToPoint::DeliverUnexpectedLocked(Request* request,
       Complete(request);
     }
   }
-  FreeRecordLocked(LaneAt(request->vci), message);
+  FreeRecordLocked(vci_states_[request->vci], message);
 }
 
 void PointToPoint::CopyIntoReceive(Request* request, const std::byte* payload,

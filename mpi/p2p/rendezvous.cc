@@ -107,7 +107,7 @@ void PointToPoint::StartRendezvousWriteLocked(
 }
 
 net::PostResult PointToPoint::TryCopyLocked(int vci,
-                                            const Lane::PendingCopy& copy) {
+                                            const VciState::PendingCopy& copy) {
   const uint64_t context = reinterpret_cast<uint64_t>(copy.request);
   return copy.write
              ? transport_->RdmaWrite(vci, copy.peer, copy.local, *copy.region,
@@ -116,14 +116,14 @@ net::PostResult PointToPoint::TryCopyLocked(int vci,
                                     copy.remote, copy.length, context);
 }
 
-void PointToPoint::PostCopyLocked(int vci, const Lane::PendingCopy& copy) {
-  Lane& v = LaneAt(vci);
+void PointToPoint::PostCopyLocked(int vci, const VciState::PendingCopy& copy) {
+  VciState& state = vci_states_[vci];
   // Keep order behind copies already waiting for resources.
-  if (v.pending_copies.empty() &&
+  if (state.pending_copies.empty() &&
       TryCopyLocked(vci, copy) == net::PostResult::kOk) {
     return;
   }
-  v.pending_copies.push_back(copy);
+  state.pending_copies.push_back(copy);
 }
 
 void PointToPoint::FinishRendezvousEvent(Request* request) {
@@ -197,28 +197,28 @@ void PointToPoint::StartGatheredReadLocked(Request* request, net::PeerVci peer,
   request->pending_events = 1;  // the gathered read is over
   if (!PumpGatheredReadLocked(request)) {
     request->gathered_read->stalled = true;
-    LaneAt(request->vci).stalled_reads.push_back(request);
+    vci_states_[request->vci].stalled_reads.push_back(request);
   }
 }
 
 bool PointToPoint::PumpGatheredReadLocked(Request* request) {
   GatheredRead& read = *request->gathered_read;
-  Lane& v = LaneAt(request->vci);
+  VciState& state = vci_states_[request->vci];
   const int max_segments = std::min(transport_->max_io_segments(), 1024);
-  v.local_segments.resize(max_segments);
-  v.remote_segments.resize(max_segments);
-  v.local_io.resize(max_segments);
-  v.remote_io.resize(max_segments);
+  state.local_segments.resize(max_segments);
+  state.remote_segments.resize(max_segments);
+  state.local_io.resize(max_segments);
+  state.remote_io.resize(max_segments);
   // One post moves at most this much, so a huge message is several posts
   // whose completions keep progress moving.
   constexpr int64_t kBytesPerPost = int64_t{16} << 20;
   while (read.remaining > 0) {
     const int64_t local_position = read.local.position();
     const int64_t remote_position = read.remote.position();
-    const datatype::SegmentPairing pairing =
-        datatype::PairSegments(read.local, read.remote, v.local_segments.data(),
-                               v.remote_segments.data(), max_segments,
-                               std::min(read.remaining, kBytesPerPost));
+    const datatype::SegmentPairing pairing = datatype::PairSegments(
+        read.local, read.remote, state.local_segments.data(),
+        state.remote_segments.data(), max_segments,
+        std::min(read.remaining, kBytesPerPost));
     if (pairing.bytes == 0) {
       // Both sides hold at least `remaining` more bytes by construction.
       std::fprintf(stderr,
@@ -228,17 +228,18 @@ bool PointToPoint::PumpGatheredReadLocked(Request* request) {
       std::abort();
     }
     for (int i = 0; i < pairing.local_segments; ++i) {
-      v.local_io[i] = {reinterpret_cast<uint64_t>(v.local_segments[i].address),
-                       static_cast<size_t>(v.local_segments[i].length)};
+      state.local_io[i] = {
+          reinterpret_cast<uint64_t>(state.local_segments[i].address),
+          static_cast<size_t>(state.local_segments[i].length)};
     }
     for (int i = 0; i < pairing.remote_segments; ++i) {
-      v.remote_io[i] = {
-          reinterpret_cast<uint64_t>(v.remote_segments[i].address),
-          static_cast<size_t>(v.remote_segments[i].length)};
+      state.remote_io[i] = {
+          reinterpret_cast<uint64_t>(state.remote_segments[i].address),
+          static_cast<size_t>(state.remote_segments[i].length)};
     }
     const net::PostResult result = transport_->RdmaReadv(
-        request->vci, request->rendezvous_peer, v.local_io.data(),
-        pairing.local_segments, request->receive_region, v.remote_io.data(),
+        request->vci, request->rendezvous_peer, state.local_io.data(),
+        pairing.local_segments, request->receive_region, state.remote_io.data(),
         pairing.remote_segments, request->rendezvous_remote_key,
         reinterpret_cast<uint64_t>(request));
     if (result == net::PostResult::kRetry) {

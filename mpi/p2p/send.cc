@@ -45,10 +45,10 @@ void PointToPoint::Send(const SendArguments& arguments) {
   if (SendsEagerly(arguments.bytes, arguments.destination().rank) &&
       arguments.mode != SendMode::kSynchronous) {
     // The common small message: into the peer's ring and done; no request.
-    Lane& vci = LaneAt(arguments.vci);
+    VciState& state = vci_states_[arguments.vci];
     Request* request;
     {
-      std::lock_guard lock(vci.mutex);
+      std::lock_guard lock(state.mutex);
       const MessageHeader header = MakeHeader(MessageType::kEager, arguments);
       if (TrySendLocked(arguments.vci, arguments.destination(), header,
                         arguments.buffer, arguments.bytes,
@@ -72,8 +72,8 @@ void PointToPoint::Send(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::Isend(const SendArguments& arguments) {
-  Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard lock(vci.mutex);
+  VciState& state = vci_states_[arguments.vci];
+  std::lock_guard lock(state.mutex);
   if (SendsEagerly(arguments.bytes, arguments.destination().rank) &&
       arguments.mode != SendMode::kSynchronous) [[likely]] {
     // The common small message, as in Send: into the peer's ring and
@@ -86,7 +86,7 @@ Request* PointToPoint::Isend(const SendArguments& arguments) {
                       MakeHeader(MessageType::kEager, arguments),
                       arguments.buffer, arguments.bytes,
                       arguments.layout != nullptr ? &arguments : nullptr)) {
-      Request* request = vci.requests.Allocate();
+      Request* request = state.requests.Allocate();
       request->vci = arguments.vci;
       request->state.store(RequestState::kComplete, std::memory_order_release);
       return request;
@@ -98,14 +98,14 @@ Request* PointToPoint::Isend(const SendArguments& arguments) {
 }
 
 Request* PointToPoint::NewPersistentSend(const SendArguments& arguments) {
-  Lane& vci = LaneAt(arguments.vci);
-  std::lock_guard lock(vci.mutex);
+  VciState& state = vci_states_[arguments.vci];
+  std::lock_guard lock(state.mutex);
   return NewSendLocked(arguments, /*persistent=*/true);
 }
 
 Request* PointToPoint::NewSendLocked(const SendArguments& arguments,
                                      bool persistent) {
-  Request* request = LaneAt(arguments.vci).requests.Allocate();
+  Request* request = vci_states_[arguments.vci].requests.Allocate();
   request->kind = RequestKind::kSend;
   request->persistent = persistent;
   request->vci = arguments.vci;
@@ -220,7 +220,7 @@ bool PointToPoint::TrySendLocked(int vci, net::PeerVci peer,
                                  const MessageHeader& header,
                                  const void* payload, size_t payload_length,
                                  const SendArguments* packed) {
-  return LaneAt(vci).outbox.TrySend(
+  return vci_states_[vci].outbox.TrySend(
       *transport_, vci, peer,
       OutboxMessage(header, payload, payload_length, packed));
 }
@@ -238,8 +238,8 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
   message.sender = this;
   message.word = reinterpret_cast<uint64_t>(request);
   message.flags = kSentData | (complete_when_sent ? kCompleteWhenSent : 0);
-  if (LaneAt(vci).outbox.Send(*transport_, vci, request->send.destination(),
-                              message) &&
+  if (vci_states_[vci].outbox.Send(*transport_, vci,
+                                   request->send.destination(), message) &&
       complete_when_sent) {
     Complete(request);
   }
@@ -247,8 +247,8 @@ void PointToPoint::SendDataLocked(Request* request, const MessageHeader& header,
 
 void PointToPoint::SendControlLocked(int vci, net::PeerVci peer,
                                      const MessageHeader& header) {
-  LaneAt(vci).outbox.Send(*transport_, vci, peer,
-                          OutboxMessage(header, nullptr, 0, nullptr));
+  vci_states_[vci].outbox.Send(*transport_, vci, peer,
+                               OutboxMessage(header, nullptr, 0, nullptr));
 }
 
 void PointToPoint::SendOwedControlLocked(int vci, net::PeerVci peer,
@@ -259,7 +259,7 @@ void PointToPoint::SendOwedControlLocked(int vci, net::PeerVci peer,
   message.sender = this;
   message.word = reinterpret_cast<uint64_t>(request);
   message.flags = kOwed | (finishes_event ? kOwedFinishesEvent : 0);
-  if (LaneAt(vci).outbox.Send(*transport_, vci, peer, message)) {
+  if (vci_states_[vci].outbox.Send(*transport_, vci, peer, message)) {
     SettleOwedLocked(request, finishes_event);
   }
 }
