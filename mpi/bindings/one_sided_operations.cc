@@ -211,17 +211,7 @@ int PutOrGet(const char* call, bool read, void* origin_addr,
   const minimpi::rma::Buffer local = BufferOf(origin_addr, origin_count, origin);
   const minimpi::rma::TargetSpan span =
       SpanOf(target_rank, target_disp, target_count, target);
-  if (w->create_flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-    // Checked against the attached memory by the target (mpi/rma).
-    if (read) {
-      Engine().Accumulate(*w->window, {nullptr, 0, &target->layout()}, &local,
-                          span, HandleWord(MPI_NO_OP), HandleWord(MPI_BYTE),
-                          r);
-    } else {
-      Engine().Accumulate(*w->window, local, nullptr, span,
-                          HandleWord(MPI_REPLACE), HandleWord(MPI_BYTE), r);
-    }
-  } else if (read) {
+  if (read) {
     Engine().Get(*w->window, local, span, r);
   } else {
     Engine().Put(*w->window, local, span, r);

@@ -61,6 +61,7 @@
 #include "absl/status/statusor.h"
 #include "mpi/datatype/layout.h"
 #include "mpi/vci/counters.h"
+#include "mpi/vci/per_vci.h"
 #include "mpi/vci/request.h"
 #include "mpi/vci/vci_lock.h"
 #include "mpi/vci/vci_set.h"
@@ -158,6 +159,8 @@ class OneSided final : public vci::TrafficHandler,
   // Operations, with the window's epoch and ranges already checked. A
   // non-null `request` is completed when the operation is (MPI_Rput...).
   // Get_accumulate with MPI_NO_OP sends no origin data (origin.count 0).
+  // Put and Get pick how they travel (RDMA, a copy, or on a dynamic window
+  // an accumulate of bytes, as said above); the caller only checks.
   void Put(Window& window, const Buffer& origin, const TargetSpan& target,
            vci::Request* request);
   void Get(Window& window, const Buffer& result, const TargetSpan& target,
@@ -234,6 +237,15 @@ class OneSided final : public vci::TrafficHandler,
   template <typename Done>
   void WaitOn(Window& window, Done done);
 
+  // Per VCI (in a vci::PerVci, every VCI's made at setup).
+  struct VciState {
+    // Operations whose pieces the transport refused, for progress.
+    // Guarded by the VCI's lock.
+    std::vector<Operation*> refused;
+    // The windows on the VCI, which the helper thread looks at.
+    std::atomic<int> windows{0};
+  };
+
   vci::VciSet& vcis_;
   net::Transport& transport_;
   const ApplyOpFunction apply_op_;
@@ -244,13 +256,12 @@ class OneSided final : public vci::TrafficHandler,
   std::mutex ids_mutex_;
   std::vector<int32_t> free_ids_;  // guarded by ids_mutex_
   int32_t next_id_ = 0;            // guarded by ids_mutex_
-  // By VCI: operations whose pieces the transport refused, for progress.
-  std::unique_ptr<std::vector<Operation*>[]> refused_;
+  vci::PerVci<VciState> vci_states_;
 
   // The helper thread (Options::progress_thread), started with the first
-  // window; windows by VCI say which VCIs it looks at.
+  // window; the windows on each VCI (VciState::windows) say which VCIs it
+  // looks at.
   const Options options_;
-  std::unique_ptr<std::atomic<int>[]> windows_on_vci_;
   std::mutex thread_mutex_;
   std::condition_variable thread_wake_;
   int open_windows_ = 0;   // guarded by thread_mutex_

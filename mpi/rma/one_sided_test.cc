@@ -9,7 +9,8 @@
 //   - the lock manager never grants an exclusive lock beside another
 //     holder (threads take shared and exclusive locks at random and check
 //     a counter only the holders touch);
-//   - a dynamic window refuses accesses outside what it attached.
+//   - a dynamic window refuses accesses outside what it attached, puts
+//     and gets included (they travel as accumulates the target checks).
 // Tagged threaded: CI also runs it under ThreadSanitizer.
 #include "mpi/rma/one_sided.h"
 
@@ -32,17 +33,25 @@
 namespace minimpi::rma {
 namespace {
 
+uint32_t HandleWord(const void* handle) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(handle));
+}
+
+// The engine itself sends MPI_REPLACE and MPI_NO_OP (a dynamic window's
+// puts and gets), so the test's rule knows those two by their handles.
 constexpr uint32_t kSum = 1;
-constexpr uint32_t kReplace = 2;
+const uint32_t kReplace = HandleWord(MPI_REPLACE);
+const uint32_t kNoOp = HandleWord(MPI_NO_OP);
 constexpr uint32_t kInt = 7;
 
-// The test's own accumulate rule: sums of int32, or replace.
+// The test's own accumulate rule: sums of int32, replace, or nothing.
 bool ApplyForTest(uint32_t op, uint32_t /*basic*/, const void* in,
                   void* inout, int64_t bytes) {
   if (op == kReplace) {
     std::memcpy(inout, in, bytes);
     return true;
   }
+  if (op == kNoOp) return true;
   if (op != kSum) return false;
   const auto* a = static_cast<const int32_t*>(in);
   auto* b = static_cast<int32_t*>(inout);
@@ -271,6 +280,40 @@ TEST_P(OneSidedTest, DynamicWindowRefusesWhatIsNotAttached) {
   EXPECT_EQ(engine_->TakeRefusals(*members_[0]), 1);
   EXPECT_TRUE(engine_->Detach(*members_[1], attached.data()));
   EXPECT_FALSE(engine_->Detach(*members_[1], attached.data()));
+  CloseWindow();
+}
+
+// Put and Get on a dynamic window go as accumulates of bytes, checked by
+// the target against its attached memory: in range they move the data,
+// outside it they are refused (an RDMA write would have landed).
+TEST_P(OneSidedTest, DynamicWindowPutsAndGetsTravelAsCheckedAccumulates) {
+  OpenWindow(nullptr, nullptr, 0, 1, Flavor::kDynamic);
+  std::vector<int32_t> attached(8, 0), other(8, 0);
+  ASSERT_TRUE(engine_->Attach(*members_[1], attached.data(), 32));
+  const datatype::Layout* bytes = datatype::PredefinedLayout(MPI_BYTE);
+  auto at = [](const int32_t* place) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(place));
+  };
+  int32_t values[3] = {5, 6, 7};
+  engine_->Put(*members_[0], {values, 12, bytes},
+               {1, at(&attached[2]), 12, bytes}, nullptr);
+  engine_->WaitForOperations(*members_[0], -1);
+  EXPECT_EQ(attached, (std::vector<int32_t>{0, 0, 5, 6, 7, 0, 0, 0}));
+  int32_t back[4] = {-1, -1, -1, -1};
+  engine_->Get(*members_[0], {back, 16, bytes},
+               {1, at(&attached[1]), 16, bytes}, nullptr);
+  engine_->WaitForOperations(*members_[0], -1);
+  EXPECT_EQ(back[0], 0);
+  EXPECT_EQ(back[1], 5);
+  EXPECT_EQ(back[2], 6);
+  EXPECT_EQ(back[3], 7);
+  EXPECT_EQ(engine_->TakeRefusals(*members_[0]), 0);
+  engine_->Put(*members_[0], {values, 12, bytes},
+               {1, at(&other[2]), 12, bytes}, nullptr);
+  engine_->WaitForOperations(*members_[0], -1);
+  EXPECT_EQ(other, std::vector<int32_t>(8, 0));
+  EXPECT_EQ(engine_->TakeRefusals(*members_[0]), 1);
+  EXPECT_TRUE(engine_->Detach(*members_[1], attached.data()));
   CloseWindow();
 }
 

@@ -4,6 +4,7 @@
 #include "mpi/rma/operations.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,12 @@ std::byte* Reachable(const Window& window, int rank) {
   return window.direct.empty() ? nullptr : window.direct[rank];
 }
 
+// A predefined handle as the 32-bit word the accumulate protocol carries
+// (protocol.h) and ApplyOpFunction reads.
+uint32_t HandleWord(const void* handle) {
+  return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(handle));
+}
+
 vci::VciLock* AtomicityLock(const Window& window, int rank) {
   return window.atomicity.empty() ? nullptr : window.atomicity[rank];
 }
@@ -77,13 +84,28 @@ vci::Request* OneSided::NewRequest(Window& window) {
   return request;
 }
 
+// A dynamic window's target alone knows what it has attached, and may
+// detach it at any moment: its puts and gets travel as accumulates of
+// bytes (MPI_REPLACE, MPI_NO_OP), which the target checks against its
+// attached memory when it applies them, so no origin ever needs a key for
+// memory that may be gone.
 void OneSided::Put(Window& window, const Buffer& origin,
                    const TargetSpan& target, vci::Request* request) {
+  if (window.flavor == Flavor::kDynamic) {
+    Accumulate(window, origin, nullptr, target, HandleWord(MPI_REPLACE),
+               HandleWord(MPI_BYTE), request);
+    return;
+  }
   Transfer(window, /*read=*/false, origin, target, request);
 }
 
 void OneSided::Get(Window& window, const Buffer& result,
                    const TargetSpan& target, vci::Request* request) {
+  if (window.flavor == Flavor::kDynamic) {
+    Accumulate(window, {nullptr, 0, target.layout}, &result, target,
+               HandleWord(MPI_NO_OP), HandleWord(MPI_BYTE), request);
+    return;
+  }
   Transfer(window, /*read=*/true, result, target, request);
 }
 
@@ -210,7 +232,7 @@ void OneSided::PostPiecesLocked(Operation& op) {
       op.remote->Seek(remote_at);
       if (!op.queued) {
         op.queued = true;
-        refused_[window.vci].push_back(&op);
+        vci_states_[window.vci].refused.push_back(&op);
       }
       return;
     }
@@ -221,7 +243,7 @@ void OneSided::PostPiecesLocked(Operation& op) {
 }
 
 bool OneSided::ProgressLocked(int vci) {
-  std::vector<Operation*>& refused = refused_[vci];
+  std::vector<Operation*>& refused = vci_states_[vci].refused;
   if (refused.empty()) return false;
   std::vector<Operation*> retry;
   retry.swap(refused);
