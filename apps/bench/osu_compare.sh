@@ -242,6 +242,7 @@ declare -A no_finalize=()  # label -> 1 when its launcher failed an osu_latency_
 
 # run_one ROUND LABEL BENCH: LABEL's run of BENCH in ROUND, with Open MPI's
 # osc fallback for one-sided benchmarks; the figures go to figures.tsv.
+# shellcheck disable=SC2317  # called through run_round
 run_one() {
   local r="$1" label="$2" b="$3" o
   local out="${raw_dir}/round${r}/${label}.${b}"
@@ -397,6 +398,15 @@ tables() {
 }
 
 # --- the rounds ----------------------------------------------------------------
+# run_round ROUND: every benchmark, each library in the round's order.
+# shellcheck disable=SC2317  # called through timed_round
+run_round() {
+  local b label
+  for b in "${bench_list[@]}"; do
+    for label in "${order[@]}"; do run_one "$1" "${label}" "${b}"; done
+  done
+}
+
 : >"${raw_dir}/rounds.tsv"
 : >"${raw_dir}/figures.tsv"
 echo "# OSU Micro-Benchmarks 7.2 and thread_rate: minimpi against MPICH and Open MPI, $(date -u '+%Y-%m-%d %H:%M UTC'), ${cores} cores"
@@ -412,17 +422,10 @@ for ((r = 1; r <= rounds; r++)); do
   shift_by=$(((r - 1) % ${#labels[@]}))
   order=("${labels[@]:shift_by}" "${labels[@]:0:shift_by}")
   note "round ${r} of ${rounds} (${order[*]})"
-  start="${SECONDS}"
-  before="$(core_to_core)"
-  for b in "${bench_list[@]}"; do
-    for label in "${order[@]}"; do run_one "${r}" "${label}" "${b}"; done
-  done
-  after="$(core_to_core)"
-  printf '%s\t%s\t%s\t%s\t%s\n' "${r}" "${before}" "${after}" \
-    "$((SECONDS - start))" "${order[*]}" >>"${raw_dir}/rounds.tsv"
+  timed_round "${r}" "${order[*]}" run_round "${r}"
   names=""
   for label in "${order[@]}"; do names="${names}${names:+, }${lib_name[${label}]}"; done
-  echo "## Round ${r} of ${rounds}: core-to-core round trip ${before} ns at the start, ${after} ns at the end; order ${names}; $((SECONDS - start)) s"
+  echo "## Round ${r} of ${rounds}: core-to-core round trip ${c2c_start} ns at the start, ${c2c_end} ns at the end; order ${names}; ${round_seconds} s"
   echo
   tables round "${r}" || { note "the round table's awk failed"; status=1; }
   echo
@@ -455,9 +458,7 @@ if [ -n "${OMPI_MCA_osc+set}" ]; then
 elif [ -z "${osc_note}" ] && [ -n "${one_sided}" ]; then
   osc_note="Open MPI with its default osc component"
 fi
-c2c_range="$(awk -F'\t' '{ for (i = 2; i <= 3; i++) if ($i != "n/a") {
-    if (lo == "" || $i + 0 < lo) lo = $i + 0; if (hi == "" || $i + 0 > hi) hi = $i + 0 } }
-  END { if (lo != "") printf "%.0f-%.0f ns", lo, hi; else print "n/a" }' "${raw_dir}/rounds.tsv")"
+c2c_range="$(core_to_core_range)"
 
 echo "## Summary"
 echo
@@ -488,16 +489,9 @@ echo "${caption}"
 echo
 tables summary || { note "the summary's awk failed"; status=1; }
 
-if [ "${#timeouts[@]}" -gt 0 ]; then
-  echo
-  echo "Peer runs past the time limit (figures n/a; those rounds compare with the other peer):"
-  for f in "${timeouts[@]}"; do echo "- ${f}"; done
-fi
-if [ "${#failures[@]}" -gt 0 ]; then
-  echo
-  echo "Failures (figures of those runs read n/a):"
-  for f in "${failures[@]}"; do echo "- ${f}"; done
-elif ((quick)); then
+print_list "Peer runs past the time limit (figures n/a; those rounds compare with the other peer):" \
+  "${timeouts[@]}"
+if ! print_list "Failures (figures of those runs read n/a):" "${failures[@]}" && ((quick)); then
   echo
   echo "Quick check passed: ${#labels[@]} librar$([ "${#labels[@]}" = 1 ] && echo y || echo ies) (${labels[*]}) built and ran ${#bench_list[@]} benchmark(s) each, and every figure was read back; a quick run's figures are not measurements."
 fi

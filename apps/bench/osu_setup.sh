@@ -69,18 +69,22 @@ build_osu() {
   done
 }
 
-# build_thread_rate LABEL: apps/bench/thread_rate.c with LABEL's mpicc.
-build_thread_rate() {
-  local label="$1" log="${raw_dir}/${1}.thread_rate.build.log"
+# build_program LABEL NAME: apps/bench/NAME.c (C11, pthreads) with LABEL's
+# mpicc, into work/build-LABEL/NAME.
+build_program() {
+  local label="$1" name="$2" log="${raw_dir}/${1}.${2}.build.log"
   mkdir -p "${work}/build-${label}"
-  if ! "${cc[${label}]}" -std=c11 -O2 -pthread -o "${work}/build-${label}/thread_rate" \
-      "${repo}/apps/bench/thread_rate.c" >"${log}" 2>&1; then
+  if ! "${cc[${label}]}" -std=c11 -O2 -pthread -o "${work}/build-${label}/${name}" \
+      "${repo}/apps/bench/${name}.c" >"${log}" 2>&1; then
     tail -n 20 "${log}" >&2
-    fail "${label}: building thread_rate failed (${log##*/})"
+    fail "${label}: building ${name} failed (${log##*/})"
     return 1
   fi
-  built["${label} thread_rate"]=1
+  built["${label} ${name}"]=1
 }
+
+# build_thread_rate LABEL: apps/bench/thread_rate.c with LABEL's mpicc.
+build_thread_rate() { build_program "$1" thread_rate; }
 
 # build_core_to_core: builds the shared folder's core_to_core.c, the
 # machine's state, measured at the start and end of every round; c2c is
@@ -96,6 +100,42 @@ core_to_core() {
   local out=""
   [ -z "${c2c}" ] || out="$("${c2c}" 2>/dev/null | awk '/round trip/ { print $4 }')"
   echo "${out:-n/a}"
+}
+
+# timed_round ROUND ORDER COMMAND...: runs COMMAND (the round's runs) between
+# two core-to-core measurements and appends the round's line to
+# raw_dir/rounds.tsv: ROUND, the round trip at the start and at the end, the
+# seconds, ORDER. Sets c2c_start, c2c_end and round_seconds for the round's
+# heading. Its locals have names of their own: COMMAND sees them (bash's
+# locals are dynamically scoped), and a caller's order or r must show through.
+timed_round() {
+  local timed_round_id="$1" timed_round_order="$2" timed_round_start="${SECONDS}"
+  shift 2
+  c2c_start="$(core_to_core)"
+  "$@"
+  c2c_end="$(core_to_core)"
+  round_seconds=$((SECONDS - timed_round_start))
+  printf '%s\t%s\t%s\t%s\t%s\n' "${timed_round_id}" "${c2c_start}" "${c2c_end}" \
+    "${round_seconds}" "${timed_round_order}" >>"${raw_dir}/rounds.tsv"
+}
+
+# core_to_core_range: the lowest and the highest round trip in rounds.tsv,
+# "LO-HI ns" (n/a when none was measured).
+core_to_core_range() {
+  awk -F'\t' '{ for (i = 2; i <= 3; i++) if ($i != "n/a") {
+      if (lo == "" || $i + 0 < lo) lo = $i + 0; if (hi == "" || $i + 0 > hi) hi = $i + 0 } }
+    END { if (lo != "") printf "%.0f-%.0f ns", lo, hi; else print "n/a" }' "${raw_dir}/rounds.tsv"
+}
+
+# print_list TITLE ITEM...: a blank line, TITLE and the ITEMs as a markdown
+# list; without ITEMs nothing, and a non-zero return.
+print_list() {
+  local title="$1" item
+  shift
+  [ $# -gt 0 ] || return 1
+  echo
+  echo "${title}"
+  for item in "$@"; do echo "- ${item}"; done
 }
 
 # bench_ranks BENCH: thread_rate is a pair; OSU's benchmarks take --ranks.
