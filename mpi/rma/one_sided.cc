@@ -48,15 +48,12 @@ OneSided::OneSided(vci::VciSet& vcis, ApplyOpFunction apply_op,
       transport_(vcis.transport()),
       apply_op_(apply_op),
       windows_(new std::atomic<Window*>[kMaxWindows]),
-      refused_(new std::vector<Operation*>[vcis.capacity()]),
-      options_(options),
-      windows_on_vci_(new std::atomic<int>[vcis.capacity()]) {
+      vci_states_(vcis.capacity()),
+      options_(options) {
   for (int i = 0; i < kMaxWindows; ++i) {
     windows_[i].store(nullptr, std::memory_order_relaxed);
   }
-  for (int i = 0; i < vcis.capacity(); ++i) {
-    windows_on_vci_[i].store(0, std::memory_order_relaxed);
-  }
+  vci_states_.MakeAll();
 }
 
 OneSided::~OneSided() {
@@ -90,7 +87,7 @@ void OneSided::ProgressLoop() {
     bool found = false;
     const int in_use = vcis_.in_use();
     for (int v = 0; v < in_use; ++v) {
-      if (windows_on_vci_[v].load(std::memory_order_relaxed) > 0) {
+      if (vci_states_[v].windows.load(std::memory_order_relaxed) > 0) {
         found |= vcis_.TryProgress(v);
       }
     }
@@ -151,7 +148,7 @@ absl::StatusOr<Window*> OneSided::Open(void* base, uint64_t length,
   // Messages for the window may arrive as soon as its description leaves.
   windows_[window->id].store(window.get(), std::memory_order_release);
   vcis_.AddUser(vci::Traffic::kOneSided);
-  windows_on_vci_[window->vci].fetch_add(1, std::memory_order_relaxed);
+  vci_states_[window->vci].windows.fetch_add(1, std::memory_order_relaxed);
   if (options_.progress_thread) {
     std::lock_guard<std::mutex> lock(thread_mutex_);
     if (open_windows_++ == 0) thread_wake_.notify_all();
@@ -216,7 +213,7 @@ void OneSided::Close(Window* window) {
     std::lock_guard<std::mutex> lock(thread_mutex_);
     --open_windows_;
   }
-  windows_on_vci_[window->vci].fetch_sub(1, std::memory_order_relaxed);
+  vci_states_[window->vci].windows.fetch_sub(1, std::memory_order_relaxed);
   windows_[window->id].store(nullptr, std::memory_order_release);
   if (window->registered) transport_.DeregisterMemory(window->region);
   {

@@ -42,7 +42,7 @@ struct Operation {
 
   int in_flight = 0;       // pieces posted or messages sent, not answered
   bool all_posted = false;
-  bool queued = false;     // in OneSided::refused_ for progress
+  bool queued = false;     // in its VCI's VciState::refused, for progress
 };
 
 }  // namespace minimpi::rma
