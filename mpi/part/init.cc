@@ -145,7 +145,7 @@ absl::StatusOr<Request*> Partitioned::NewSend(PartitionedArguments arguments) {
   if (raw->aggregator->wants_arrivals()) {
     // Its plan may use deferred windows: progress checks them.
     std::lock_guard lock(vcis_.mutex(raw->vci));
-    lanes_[raw->vci].progressed_sends.push_back(raw);
+    vci_states_[raw->vci].progressed_sends.push_back(raw);
   }
   MessageHeader init{};
   init.type = MessageType::kPartitionedInit;
@@ -224,7 +224,7 @@ absl::StatusOr<Request*> Partitioned::NewReceive(
 
   // Match an init that arrived first, else wait in the posted queue.
   std::lock_guard lock(vcis_.mutex(raw->vci));
-  VciState& state = lanes_[raw->vci];
+  VciState& state = vci_states_[raw->vci];
   for (auto it = state.unexpected.begin(); it != state.unexpected.end(); ++it) {
     if (it->context == raw->context && it->source == raw->source_rank &&
         it->tag == raw->tag) {
@@ -299,7 +299,7 @@ void Partitioned::OnMessageLocked(int vci, net::PeerVci peer,
 
 void Partitioned::OnControlLocked(int vci, net::PeerVci peer,
                                   const MessageHeader& header) {
-  VciState& state = lanes_[vci];
+  VciState& state = vci_states_[vci];
   switch (header.type) {
     case MessageType::kPartitionedInit: {
       const UnexpectedInit init{peer,

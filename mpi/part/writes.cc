@@ -47,7 +47,7 @@ void Partitioned::PostRun(PartitionedSend& send, int64_t first, int64_t units,
     send.write_units[first] = units;
   }
   const int vci = ChannelVci(send, first);
-  VciState& state = lanes_[vci];
+  VciState& state = vci_states_[vci];
   if (vci == held_vci) {
     if (!state.refused.empty() || !PostWriteLocked(vci, write)) {
       state.refused.push_back(&write);
@@ -184,7 +184,7 @@ void Partitioned::OnSentLocked(int, uint64_t word, uint32_t) {
 }
 
 bool Partitioned::DrainLocked(int vci) {
-  VciState& state = lanes_[vci];
+  VciState& state = vci_states_[vci];
   bool posted = false;
   while (!state.refused.empty()) {
     if (!PostWriteLocked(vci, *state.refused.front())) return posted;
@@ -206,7 +206,7 @@ bool Partitioned::DrainLocked(int vci) {
 }
 
 bool Partitioned::MaySleepLocked(int vci) {
-  const VciState& state = lanes_[vci];
+  const VciState& state = vci_states_[vci];
   if (!state.refused.empty() ||
       state.handed_over.load(std::memory_order_relaxed) != nullptr) {
     return false;
@@ -223,7 +223,7 @@ bool Partitioned::MaySleepLocked(int vci) {
 }
 
 bool Partitioned::ProgressLocked(int vci) {
-  VciState& state = lanes_[vci];
+  VciState& state = vci_states_[vci];
   // Deferred windows that expired with nobody marking after them.
   if (!state.progressed_sends.empty()) {
     const int64_t now = NowNs();
