@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/comm_util.h"
+#include "mpi/coll/basic.h"
 
 using minimpi::Communicator;
 using minimpi::Instance;
@@ -39,7 +40,12 @@ int PMPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep,
   }
   Instance& instance = Instance::Get();
   const minimpi::ep::EndpointServices services{
-      .p2p = instance.p2p(),
+      .allgather_bytes =
+          [&](Communicator& comm, const void* contribution, size_t bytes,
+              void* gathered) {
+            minimpi::coll::AllgatherBytes(instance.p2p(), comm, contribution,
+                                          bytes, gathered);
+          },
       .vcis = instance.vcis(),
       .world_rank = instance.world_rank(),
       .allocate_local_id = [&] { return instance.AllocateLocalId(); },

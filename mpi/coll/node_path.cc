@@ -38,8 +38,8 @@
 #include "mpi/coll/node_collectives.h"
 #include "mpi/coll/node_started.h"
 #include "mpi/coll/schedule.h"
+#include "mpi/coll/services.h"
 #include "mpi/coll/tool_variables.h"
-#include "mpi/instance/instance.h"
 
 namespace minimpi::coll {
 namespace {
@@ -72,15 +72,15 @@ class VciWaiter final : public NodeWaiter {
   VciWaiter(const Communicator& comm, const std::vector<int>& members)
       : comm_(comm),
         members_(members),
-        poll_first_(Instance::Get().vcis().wait_policy().spin_ns > 0) {}
+        poll_first_(Services().vcis.wait_policy().spin_ns > 0) {}
   bool PollFirst() const override { return poll_first_; }
   void Wait(absl::FunctionRef<bool()> reached,
             absl::FunctionRef<void()> before_sleep) override {
-    Instance::Get().vcis().WaitUntil(comm_.vci, reached, before_sleep);
+    Services().vcis.WaitUntil(comm_.vci, reached, before_sleep);
   }
   void Wake(int rank) override {
     const int peer = members_[rank];
-    Instance::Get().transport().WakePeer(
+    Services().transport.WakePeer(
         {comm_.world_ranks[peer], comm_.remote_vci(peer)});
   }
 
@@ -107,7 +107,7 @@ struct NodeLayout {
 };
 
 NodeLayout LayoutOf(const Communicator& comm) {
-  runtime::Bootstrap& bootstrap = Instance::Get().bootstrap();
+  runtime::Bootstrap& bootstrap = Services().bootstrap;
   NodeLayout layout;
   std::vector<int> node_ids;  // bootstrap node of each leader
   layout.node_of.resize(comm.size);
@@ -181,7 +181,7 @@ constexpr size_t kReduceStepBytes = 8192;
 
 void NodeState::Make(Communicator& comm, size_t cell_bytes, size_t slot_bytes,
                      size_t direct_min) {
-  p2p::PointToPoint& p2p = Instance::Get().p2p();
+  p2p::PointToPoint& p2p = Services().p2p;
   const int local_ranks = static_cast<int>(layout_.members.size());
   const size_t bytes =
       NodeRegion::BytesFor(local_ranks, cell_bytes, slot_bytes);
@@ -283,7 +283,7 @@ bool Eligible(const Communicator& comm, const runtime::Settings& settings,
   }
   auto& state = static_cast<NodeState&>(*comm.collective_state);
   if (!state.tried() && !(automatic && state.layout().spans_nodes())) {
-    const runtime::Settings& settings = Instance::Get().settings();
+    const runtime::Settings& settings = Services().settings;
     state.set_tried();
     if (Eligible(comm, settings, state.layout())) {
       state.Make(comm, settings.coll_shm_cell, settings.coll_shm_slot,
@@ -361,7 +361,7 @@ void LeaderRound(Communicator& comm, CollectiveKind kind, int32_t tag,
   for (const Transfer& t : receives)
     schedule->Receive(t.buffer, t.bytes, t.peer);
   for (const Transfer& t : sends) schedule->Send(t.buffer, t.bytes, t.peer);
-  Schedule::Run(std::move(schedule), Instance::Get().p2p());
+  Schedule::Run(std::move(schedule), Services().p2p);
 }
 
 NodeOutcome NodeStep(NodeRegion& region, Collective collective,
@@ -521,7 +521,7 @@ inline NodeRegion* ChooseRegion(Collective collective, Communicator& comm,
       // 67 against 108 on 4, while bcast, gather and scatter were faster
       // with single-copy point-to-point).
       const uint64_t smallest = bytes == 0 ? 0 : std::bit_floor(bytes);
-      uint64_t limit = Instance::Get().settings().coll_shm_max;
+      uint64_t limit = Services().settings.coll_shm_max;
       if (collective == Collective::kReduce ||
           collective == Collective::kAllreduce ||
           collective == Collective::kAlltoall) {

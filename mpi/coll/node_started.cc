@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mpi/coll/services.h"
 #include "mpi/coll/tool_variables.h"
-#include "mpi/instance/instance.h"
 
 namespace minimpi::coll {
 namespace {
@@ -166,7 +166,7 @@ bool NodeStartedCall::Advance() {
 }
 
 void EndStartedCalls(Communicator& comm, NodeRegion& region) {
-  Instance::Get().vcis().WaitUntil(
+  Services().vcis.WaitUntil(
       comm.vci, [&region] { return !region.StartedPending(); });
 }
 

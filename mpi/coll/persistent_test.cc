@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "mpi/bindings/binding_util.h"
 #include "mpi/bindings/object_handles.h"
+#include "mpi/coll/services.h"
 
 namespace minimpi::coll {
 namespace {
@@ -27,7 +28,7 @@ class PersistentCollectiveTest : public ::testing::Test {
   static void TearDownTestSuite() { MPI_Finalize(); }
 
   static Communicator& Self() { return *ToCommunicator(MPI_COMM_SELF); }
-  static p2p::PointToPoint& P2p() { return Instance::Get().p2p(); }
+  static p2p::PointToPoint& P2p() { return Services().p2p; }
 
   static void StartAndWait(vci::Request* request) {
     PersistentCollective::Start(request);

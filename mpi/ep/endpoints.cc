@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "mpi/coll/basic.h"
 
 namespace minimpi::ep {
 namespace {
@@ -27,7 +26,6 @@ struct EndpointAddress {
 
 absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
     Communicator& parent, int my_num_ep, const EndpointServices& services) {
-  p2p::PointToPoint& p2p = services.p2p;
   vci::VciSet& vcis = services.vcis;
 
   // Our endpoints' VCIs and ids first, so the exchange carries them.
@@ -50,7 +48,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
 
   const Request request{my_num_ep, granted ? 1 : 0};
   std::vector<Request> requests(parent.size);
-  coll::AllgatherBytes(p2p, parent, &request, sizeof(request), requests.data());
+  services.allgather_bytes(parent, &request, sizeof(request), requests.data());
   int most = 0;
   int64_t total = 0;
   int refused = 0;
@@ -78,8 +76,8 @@ absl::StatusOr<std::vector<std::unique_ptr<Communicator>>> CreateEndpoints(
   std::vector<EndpointAddress> padded(std::max(most, 1));
   std::copy(mine.begin(), mine.end(), padded.begin());
   std::vector<EndpointAddress> all(size_t(parent.size) * padded.size());
-  coll::AllgatherBytes(p2p, parent, padded.data(),
-                       padded.size() * sizeof(EndpointAddress), all.data());
+  services.allgather_bytes(parent, padded.data(),
+                           padded.size() * sizeof(EndpointAddress), all.data());
 
   std::vector<int> world_ranks, remote_vcis;
   std::vector<int32_t> remote_ids;

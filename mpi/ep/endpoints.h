@@ -14,6 +14,7 @@
 #ifndef MINIMPI_MPI_EP_ENDPOINTS_H_
 #define MINIMPI_MPI_EP_ENDPOINTS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,16 +22,19 @@
 
 #include "absl/status/statusor.h"
 #include "mpi/objects/comm.h"
-#include "mpi/p2p/point_to_point.h"
 #include "mpi/vci/vci_set.h"
 
 namespace minimpi::ep {
 
 // What the exchange needs from the library, handed in by the bindings:
-// the traffic the allgathers ride on, the VCIs endpoints take, this
+// an allgather over the parent (coll::AllgatherBytes: every rank gives
+// `bytes`, `gathered` receives size * bytes in rank order; mpi/coll sits
+// beside mpi/ep, so the bindings bring it), the VCIs endpoints take, this
 // process's world rank, and communicator ids.
 struct EndpointServices {
-  p2p::PointToPoint& p2p;
+  std::function<void(Communicator& comm, const void* contribution, size_t bytes,
+                     void* gathered)>
+      allgather_bytes;
   vci::VciSet& vcis;
   int world_rank;
   std::function<int32_t()> allocate_local_id;

@@ -2,7 +2,9 @@
 // settings, the bootstrap, the transport, the point-to-point engine, the
 // predefined communicators and the table of local communicator ids.
 //
-// Owned by: mpi/. Called by: the bindings.
+// Owned by: mpi/instance. Called by: the bindings only; the layers below
+// reach what it holds through what it installs (coll::CollectiveServices,
+// the objects' release sinks).
 #ifndef MINIMPI_MPI_INSTANCE_INSTANCE_H_
 #define MINIMPI_MPI_INSTANCE_INSTANCE_H_
 
@@ -10,11 +12,13 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "mpi/coll/services.h"
 #include "mpi/objects/comm.h"
 #include "mpi/objects/errhandler.h"
 #include "mpi/objects/handle_table.h"
@@ -153,6 +157,8 @@ class Instance final : public CommunicatorReleaseSink,
   std::unique_ptr<p2p::PointToPoint> p2p_;
   std::unique_ptr<part::Partitioned> partitioned_;
   std::unique_ptr<rma::OneSided> one_sided_;
+  // What mpi/coll reaches through coll::Services(), installed while up.
+  std::optional<coll::CollectiveServices> collective_services_;
   std::unique_ptr<Communicator> world_;
   std::unique_ptr<Communicator> self_;
   std::unique_ptr<Communicator> hidden_world_;

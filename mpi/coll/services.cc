@@ -1,0 +1,7 @@
+#include "mpi/coll/services.h"
+
+namespace minimpi::coll::internal {
+
+std::atomic<const CollectiveServices*> installed_services{nullptr};
+
+}  // namespace minimpi::coll::internal
