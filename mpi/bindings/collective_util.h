@@ -84,6 +84,22 @@ enum class CallForm : uint8_t { kBlocking, kNonblocking, kPersistent };
 // The info's hints are not used.
 int CheckCollectiveInfo(const char* call, MPI_Comm comm, MPI_Info info);
 
+// What every collective body checks first: the library is initialized,
+// the info of a persistent form (MPI_*_init; the other forms pass
+// MPI_INFO_NULL), the communicator (`intracommunicator_only`: see
+// CheckIntracommunicator). So an _init form and the blocking form share
+// one body.
+[[gnu::always_inline]] inline int BeginCollective(
+    const char* call, MPI_Comm comm, MPI_Info info, CallForm form,
+    Communicator** c, bool intracommunicator_only = false) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (form == CallForm::kPersistent) {
+    if (int error = CheckCollectiveInfo(call, comm, info)) return error;
+  }
+  return intracommunicator_only ? CheckIntracommunicator(call, comm, c)
+                                : CheckCollectiveCommunicator(call, comm, c);
+}
+
 // MPI_ERR_BUFFER for MPI_IN_PLACE where the standard does not allow it
 // (anywhere on an intercommunicator).
 int InPlaceNotAllowed(const char* call, Communicator* comm);

@@ -6,12 +6,12 @@ namespace coll = minimpi::coll;
 
 namespace {
 
-int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
-            minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
+int Barrier(const char* call, MPI_Comm comm, MPI_Info info,
+            MPI_Request* request, minimpi::CallForm form) {
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
+  }
   if (int error = minimpi::CheckRequestPointer(call, c, request, form)) {
     return error;
   }
@@ -20,12 +20,12 @@ int Barrier(const char* call, MPI_Comm comm, MPI_Request* request,
 }
 
 int Bcast(const char* call, void* buffer, MPI_Count count,
-          MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request,
-          minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
+          MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+          MPI_Request* request, minimpi::CallForm form) {
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
+  }
   coll::Arguments arguments;
   if (int error = minimpi::CheckTypedCount(call, c, buffer, count, datatype,
                                            &arguments.extent)) {
@@ -51,44 +51,36 @@ int Bcast(const char* call, void* buffer, MPI_Count count,
 extern "C" {
 
 int PMPI_Barrier(MPI_Comm comm) {
-  return Barrier("MPI_Barrier", comm, nullptr, minimpi::CallForm::kBlocking);
+  return Barrier("MPI_Barrier", comm, MPI_INFO_NULL, nullptr,
+                 minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  return Barrier("MPI_Ibarrier", comm, request,
+  return Barrier("MPI_Ibarrier", comm, MPI_INFO_NULL, request,
                  minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root,
                MPI_Comm comm) {
-  return Bcast("MPI_Bcast", buffer, count, datatype, root, comm, nullptr,
-               minimpi::CallForm::kBlocking);
+  return Bcast("MPI_Bcast", buffer, count, datatype, root, comm, MPI_INFO_NULL,
+               nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root,
                 MPI_Comm comm, MPI_Request* request) {
-  return Bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request,
-               minimpi::CallForm::kNonblocking);
+  return Bcast("MPI_Ibcast", buffer, count, datatype, root, comm, MPI_INFO_NULL,
+               request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Barrier_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Barrier(kCall, comm, request, minimpi::CallForm::kPersistent);
+  return Barrier("MPI_Barrier_init", comm, info, request,
+                 minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
                     MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Bcast_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Bcast(kCall, buffer, count, datatype, root, comm, request,
-               minimpi::CallForm::kPersistent);
+  return Bcast("MPI_Bcast_init", buffer, count, datatype, root, comm, info,
+               request, minimpi::CallForm::kPersistent);
 }
 
 // The large-count forms: the same bodies, with MPI_Count counts and
@@ -96,26 +88,21 @@ int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root,
 
 int PMPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
                  MPI_Comm comm) {
-  return Bcast("MPI_Bcast_c", buffer, count, datatype, root, comm, nullptr,
-               minimpi::CallForm::kBlocking);
+  return Bcast("MPI_Bcast_c", buffer, count, datatype, root, comm,
+               MPI_INFO_NULL, nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype,
                   int root, MPI_Comm comm, MPI_Request* request) {
-  return Bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm, request,
-               minimpi::CallForm::kNonblocking);
+  return Bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm,
+               MPI_INFO_NULL, request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Bcast_init_c(void* buffer, MPI_Count count, MPI_Datatype datatype,
                       int root, MPI_Comm comm, MPI_Info info,
                       MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Bcast_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Bcast(kCall, buffer, count, datatype, root, comm, request,
-               minimpi::CallForm::kPersistent);
+  return Bcast("MPI_Bcast_init_c", buffer, count, datatype, root, comm, info,
+               request, minimpi::CallForm::kPersistent);
 }
 
 }  // extern "C"

@@ -58,11 +58,12 @@ int CheckReduction(const char* call, Communicator* comm, const void* sendbuf,
 
 int Reduce(const char* call, const void* sendbuf, void* recvbuf,
            MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
-           MPI_Comm comm, MPI_Request* request, minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
+           MPI_Comm comm, MPI_Info info, MPI_Request* request,
+           minimpi::CallForm form) {
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
+  }
   if (int error = minimpi::CheckRoot(call, c, root)) return error;
   const bool at_root = minimpi::IsRoot(c, root);
   coll::Arguments arguments;
@@ -90,13 +91,13 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf,
 // buffer significant everywhere.
 int Everywhere(const char* call, coll::Collective collective,
                const void* sendbuf, void* recvbuf, MPI_Count count,
-               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                MPI_Request* request, minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = collective == coll::Collective::kAllreduce
-                      ? minimpi::CheckCollectiveCommunicator(call, comm, &c)
-                      : minimpi::CheckIntracommunicator(call, comm, &c)) {
+  if (int error =
+          minimpi::BeginCollective(call, comm, info, form, &c,
+                                   /*intracommunicator_only=*/collective !=
+                                       coll::Collective::kAllreduce)) {
     return error;
   }
   coll::Arguments arguments;
@@ -114,11 +115,12 @@ int Everywhere(const char* call, coll::Collective collective,
 
 int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                   coll::CountArray recvcounts, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm, MPI_Request* request, minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
+                  MPI_Comm comm, MPI_Info info, MPI_Request* request,
+                  minimpi::CallForm form) {
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
+  }
   if (recvcounts == nullptr) {
     return minimpi::RaiseError(c, call, MPI_ERR_COUNT, "recvcounts is NULL");
   }
@@ -152,12 +154,12 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
 
 int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                        MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm, MPI_Request* request,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request,
                        minimpi::CallForm form) {
-  MINIMPI_REQUIRE_INIT(call);
   Communicator* c;
-  if (int error = minimpi::CheckCollectiveCommunicator(call, comm, &c))
+  if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
+  }
   if (recvcount < 0) {
     return minimpi::RaiseError(c, call, MPI_ERR_COUNT,
                                absl::StrFormat("negative count %d", recvcount));
@@ -185,20 +187,20 @@ extern "C" {
 int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   return Reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm,
-                nullptr, minimpi::CallForm::kBlocking);
+                MPI_INFO_NULL, nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                  MPI_Request* request) {
   return Reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root,
-                comm, request, minimpi::CallForm::kNonblocking);
+                comm, MPI_INFO_NULL, request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Allreduce", coll::Collective::kAllreduce, sendbuf,
-                    recvbuf, count, datatype, op, comm, nullptr,
+                    recvbuf, count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -206,7 +208,7 @@ int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count,
                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                     MPI_Request* request) {
   return Everywhere("MPI_Iallreduce", coll::Collective::kAllreduce, sendbuf,
-                    recvbuf, count, datatype, op, comm, request,
+                    recvbuf, count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
@@ -214,7 +216,7 @@ int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf,
                         const int recvcounts[], MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm) {
   return ReduceScatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, nullptr,
+                       datatype, op, comm, MPI_INFO_NULL, nullptr,
                        minimpi::CallForm::kBlocking);
 }
 
@@ -222,29 +224,29 @@ int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf,
                          const int recvcounts[], MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return ReduceScatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, request,
+                       datatype, op, comm, MPI_INFO_NULL, request,
                        minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return ReduceScatterBlock("MPI_Reduce_scatter_block", sendbuf, recvbuf,
-                            recvcount, datatype, op, comm, nullptr,
-                            minimpi::CallForm::kBlocking);
+                            recvcount, datatype, op, comm, MPI_INFO_NULL,
+                            nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf,
                                int recvcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, MPI_Request* request) {
   return ReduceScatterBlock("MPI_Ireduce_scatter_block", sendbuf, recvbuf,
-                            recvcount, datatype, op, comm, request,
-                            minimpi::CallForm::kNonblocking);
+                            recvcount, datatype, op, comm, MPI_INFO_NULL,
+                            request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Scan(const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Scan", coll::Collective::kScan, sendbuf, recvbuf,
-                    count, datatype, op, comm, nullptr,
+                    count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -252,14 +254,14 @@ int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                MPI_Request* request) {
   return Everywhere("MPI_Iscan", coll::Collective::kScan, sendbuf, recvbuf,
-                    count, datatype, op, comm, request,
+                    count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Exscan", coll::Collective::kExscan, sendbuf, recvbuf,
-                    count, datatype, op, comm, nullptr,
+                    count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -267,32 +269,22 @@ int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count,
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request) {
   return Everywhere("MPI_Iexscan", coll::Collective::kExscan, sendbuf, recvbuf,
-                    count, datatype, op, comm, request,
+                    count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                      MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Reduce(kCall, sendbuf, recvbuf, count, datatype, op, root, comm,
-                request, minimpi::CallForm::kPersistent);
+  return Reduce("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root,
+                comm, info, request, minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count,
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                         MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Allreduce_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kAllreduce, sendbuf, recvbuf,
-                    count, datatype, op, comm, request,
+  return Everywhere("MPI_Allreduce_init", coll::Collective::kAllreduce, sendbuf,
+                    recvbuf, count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
 
@@ -300,74 +292,53 @@ int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf,
                              const int recvcounts[], MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm, MPI_Info info,
                              MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_scatter_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return ReduceScatter(kCall, sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                       request, minimpi::CallForm::kPersistent);
+  return ReduceScatter("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts,
+                       datatype, op, comm, info, request,
+                       minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
                                    int recvcount, MPI_Datatype datatype,
                                    MPI_Op op, MPI_Comm comm, MPI_Info info,
                                    MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_scatter_block_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return ReduceScatterBlock(kCall, sendbuf, recvbuf, recvcount, datatype, op,
-                            comm, request, minimpi::CallForm::kPersistent);
+  return ReduceScatterBlock("MPI_Reduce_scatter_block_init", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, info, request,
+                            minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Scan_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kScan, sendbuf, recvbuf, count,
-                    datatype, op, comm, request,
+  return Everywhere("MPI_Scan_init", coll::Collective::kScan, sendbuf, recvbuf,
+                    count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                      MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Exscan_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kExscan, sendbuf, recvbuf, count,
-                    datatype, op, comm, request,
+  return Everywhere("MPI_Exscan_init", coll::Collective::kExscan, sendbuf,
+                    recvbuf, count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
-
-// The large-count forms: the same bodies, with MPI_Count counts and
-// MPI_Aint displacements.
 
 int PMPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
   return Reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root,
-                comm, nullptr, minimpi::CallForm::kBlocking);
+                comm, MPI_INFO_NULL, nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                    MPI_Request* request) {
   return Reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root,
-                comm, request, minimpi::CallForm::kNonblocking);
+                comm, MPI_INFO_NULL, request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Allreduce_c", coll::Collective::kAllreduce, sendbuf,
-                    recvbuf, count, datatype, op, comm, nullptr,
+                    recvbuf, count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -375,7 +346,7 @@ int PMPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                       MPI_Request* request) {
   return Everywhere("MPI_Iallreduce_c", coll::Collective::kAllreduce, sendbuf,
-                    recvbuf, count, datatype, op, comm, request,
+                    recvbuf, count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
@@ -383,7 +354,7 @@ int PMPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf,
                           const MPI_Count recvcounts[], MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm) {
   return ReduceScatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, nullptr,
+                       datatype, op, comm, MPI_INFO_NULL, nullptr,
                        minimpi::CallForm::kBlocking);
 }
 
@@ -391,7 +362,7 @@ int PMPI_Ireduce_scatter_c(const void* sendbuf, void* recvbuf,
                            const MPI_Count recvcounts[], MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return ReduceScatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts,
-                       datatype, op, comm, request,
+                       datatype, op, comm, MPI_INFO_NULL, request,
                        minimpi::CallForm::kNonblocking);
 }
 
@@ -399,8 +370,8 @@ int PMPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf,
                                 MPI_Count recvcount, MPI_Datatype datatype,
                                 MPI_Op op, MPI_Comm comm) {
   return ReduceScatterBlock("MPI_Reduce_scatter_block_c", sendbuf, recvbuf,
-                            recvcount, datatype, op, comm, nullptr,
-                            minimpi::CallForm::kBlocking);
+                            recvcount, datatype, op, comm, MPI_INFO_NULL,
+                            nullptr, minimpi::CallForm::kBlocking);
 }
 
 int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf,
@@ -408,14 +379,14 @@ int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf,
                                  MPI_Op op, MPI_Comm comm,
                                  MPI_Request* request) {
   return ReduceScatterBlock("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf,
-                            recvcount, datatype, op, comm, request,
-                            minimpi::CallForm::kNonblocking);
+                            recvcount, datatype, op, comm, MPI_INFO_NULL,
+                            request, minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Scan_c", coll::Collective::kScan, sendbuf, recvbuf,
-                    count, datatype, op, comm, nullptr,
+                    count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -423,14 +394,14 @@ int PMPI_Iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request) {
   return Everywhere("MPI_Iscan_c", coll::Collective::kScan, sendbuf, recvbuf,
-                    count, datatype, op, comm, request,
+                    count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return Everywhere("MPI_Exscan_c", coll::Collective::kExscan, sendbuf, recvbuf,
-                    count, datatype, op, comm, nullptr,
+                    count, datatype, op, comm, MPI_INFO_NULL, nullptr,
                     minimpi::CallForm::kBlocking);
 }
 
@@ -438,32 +409,22 @@ int PMPI_Iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   return Everywhere("MPI_Iexscan_c", coll::Collective::kExscan, sendbuf,
-                    recvbuf, count, datatype, op, comm, request,
+                    recvbuf, count, datatype, op, comm, MPI_INFO_NULL, request,
                     minimpi::CallForm::kNonblocking);
 }
 
 int PMPI_Reduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Op op, int root,
                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Reduce(kCall, sendbuf, recvbuf, count, datatype, op, root, comm,
-                request, minimpi::CallForm::kPersistent);
+  return Reduce("MPI_Reduce_init_c", sendbuf, recvbuf, count, datatype, op,
+                root, comm, info, request, minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Allreduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                           MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Allreduce_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kAllreduce, sendbuf, recvbuf,
-                    count, datatype, op, comm, request,
+  return Everywhere("MPI_Allreduce_init_c", coll::Collective::kAllreduce,
+                    sendbuf, recvbuf, count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
 
@@ -471,51 +432,33 @@ int PMPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf,
                                const MPI_Count recvcounts[],
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_scatter_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return ReduceScatter(kCall, sendbuf, recvbuf, recvcounts, datatype, op, comm,
-                       request, minimpi::CallForm::kPersistent);
+  return ReduceScatter("MPI_Reduce_scatter_init_c", sendbuf, recvbuf,
+                       recvcounts, datatype, op, comm, info, request,
+                       minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Reduce_scatter_block_init_c(const void* sendbuf, void* recvbuf,
                                      MPI_Count recvcount, MPI_Datatype datatype,
                                      MPI_Op op, MPI_Comm comm, MPI_Info info,
                                      MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Reduce_scatter_block_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return ReduceScatterBlock(kCall, sendbuf, recvbuf, recvcount, datatype, op,
-                            comm, request, minimpi::CallForm::kPersistent);
+  return ReduceScatterBlock("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf,
+                            recvcount, datatype, op, comm, info, request,
+                            minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Scan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                      MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Scan_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kScan, sendbuf, recvbuf, count,
-                    datatype, op, comm, request,
+  return Everywhere("MPI_Scan_init_c", coll::Collective::kScan, sendbuf,
+                    recvbuf, count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
 
 int PMPI_Exscan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                        MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Exscan_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return Everywhere(kCall, coll::Collective::kExscan, sendbuf, recvbuf, count,
-                    datatype, op, comm, request,
+  return Everywhere("MPI_Exscan_init_c", coll::Collective::kExscan, sendbuf,
+                    recvbuf, count, datatype, op, comm, info, request,
                     minimpi::CallForm::kPersistent);
 }
 
