@@ -82,6 +82,50 @@ MPI_Message NewMessageHandle(p2p::UnexpectedRecord* record, Communicator* c) {
       Instance::Get().messages().Insert(record));
 }
 
+// MPI_Probe, MPI_Iprobe, MPI_Mprobe and MPI_Improbe: one body. A matched
+// probe (`message` given) takes the message out of the matching engine; a
+// nonblocking one sets *flag and, finding nothing, moves the other VCIs
+// forward (a polling loop must; not other endpoints': see ProgressBeyond).
+// Inline, so each call keeps only its own path.
+[[gnu::always_inline]] inline int Probe(const char* call, int source, int tag,
+                                        MPI_Comm comm, bool blocking, int* flag,
+                                        MPI_Message* message,
+                                        MPI_Status* status) {
+  MINIMPI_REQUIRE_INIT(call);
+  Communicator* c;
+  if (int error = minimpi::CheckProbe(call, source, tag, comm, &c)) {
+    return error;
+  }
+  if (source == MPI_PROC_NULL) {
+    if (!blocking) *flag = 1;
+    if (message != nullptr) *message = MPI_MESSAGE_NO_PROC;
+    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
+    return MPI_SUCCESS;
+  }
+  vci::Status found;
+  p2p::PointToPoint& engine = Instance::Get().p2p();
+  const auto wanted = minimpi::MakeEnvelope(c, source, tag);
+  bool matched = true;
+  if (message != nullptr) {
+    p2p::UnexpectedRecord* record =
+        blocking ? engine.Mprobe(wanted, c->vci, &found)
+                 : engine.Improbe(wanted, c->vci, &found);
+    matched = record != nullptr;
+    if (matched) *message = NewMessageHandle(record, c);
+  } else if (blocking) {
+    engine.Probe(wanted, c->vci, &found);
+  } else {
+    matched = engine.Iprobe(wanted, c->vci, &found);
+  }
+  if (!blocking) *flag = matched;
+  if (!matched) {
+    Instance::Get().vcis().ProgressBeyond(c->vci);
+    return MPI_SUCCESS;
+  }
+  minimpi::ToMpiStatus(found, status);
+  return MPI_SUCCESS;
+}
+
 // A persistent request for a PROC_NULL peer: completes at once each start.
 vci::Request* NewProcNullPersistent(Communicator* c) {
   vci::Request* r = Instance::Get().p2p().NewCompletedRequest(
@@ -553,96 +597,26 @@ int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount,
 }
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Probe";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
-    return error;
-  }
-  if (source == MPI_PROC_NULL) {
-    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
-    return MPI_SUCCESS;
-  }
-  vci::Status found;
-  Instance::Get().p2p().Probe(minimpi::MakeEnvelope(c, source, tag), c->vci,
-                              &found);
-  minimpi::ToMpiStatus(found, status);
-  return MPI_SUCCESS;
+  return Probe("MPI_Probe", source, tag, comm, /*blocking=*/true, nullptr,
+               nullptr, status);
 }
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag,
                 MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Iprobe";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
-    return error;
-  }
-  if (source == MPI_PROC_NULL) {
-    *flag = 1;
-    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
-    return MPI_SUCCESS;
-  }
-  vci::Status found;
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  *flag = engine.Iprobe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
-  if (*flag) {
-    minimpi::ToMpiStatus(found, status);
-  } else {
-    // A polling loop must move the other VCIs forward too (not other
-    // endpoints': see ProgressBeyond).
-    Instance::Get().vcis().ProgressBeyond(c->vci);
-  }
-  return MPI_SUCCESS;
+  return Probe("MPI_Iprobe", source, tag, comm, /*blocking=*/false, flag,
+               nullptr, status);
 }
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message,
                 MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Mprobe";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
-    return error;
-  }
-  if (source == MPI_PROC_NULL) {
-    *message = MPI_MESSAGE_NO_PROC;
-    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
-    return MPI_SUCCESS;
-  }
-  vci::Status found;
-  p2p::UnexpectedRecord* record = Instance::Get().p2p().Mprobe(
-      minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
-  *message = NewMessageHandle(record, c);
-  minimpi::ToMpiStatus(found, status);
-  return MPI_SUCCESS;
+  return Probe("MPI_Mprobe", source, tag, comm, /*blocking=*/true, nullptr,
+               message, status);
 }
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag,
                  MPI_Message* message, MPI_Status* status) {
-  constexpr const char* kCall = "MPI_Improbe";
-  MINIMPI_REQUIRE_INIT(kCall);
-  Communicator* c;
-  if (int error = minimpi::CheckProbe(kCall, source, tag, comm, &c)) {
-    return error;
-  }
-  if (source == MPI_PROC_NULL) {
-    *flag = 1;
-    *message = MPI_MESSAGE_NO_PROC;
-    minimpi::ToMpiStatus(minimpi::ProcNullStatus(), status);
-    return MPI_SUCCESS;
-  }
-  vci::Status found;
-  p2p::PointToPoint& engine = Instance::Get().p2p();
-  p2p::UnexpectedRecord* record =
-      engine.Improbe(minimpi::MakeEnvelope(c, source, tag), c->vci, &found);
-  *flag = record != nullptr;
-  if (record == nullptr) {
-    Instance::Get().vcis().ProgressBeyond(c->vci);
-    return MPI_SUCCESS;
-  }
-  *message = NewMessageHandle(record, c);
-  minimpi::ToMpiStatus(found, status);
-  return MPI_SUCCESS;
+  return Probe("MPI_Improbe", source, tag, comm, /*blocking=*/false, flag,
+               message, status);
 }
 
 }  // extern "C"
