@@ -3,7 +3,7 @@
 // error tied to no object goes when only sessions are live.
 //
 // Owned by: mpi/bindings. Called by: environment.cc, error_dispatch.cc,
-// sessions.cc.
+// sessions.cc, comm_from_group.cc.
 #ifndef MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
 #define MINIMPI_MPI_BINDINGS_SESSION_UTIL_H_
 
@@ -24,6 +24,22 @@ absl::Status AddRuntimeUser(int thread_level);
 // MPI_ERRORS_ARE_FATAL (and MPI_SESSION_NULL) when none is. Errors tied to
 // no object, raised while the world model is not initialized, go there.
 Errhandler* AcquireLatestSessionErrhandler(MPI_Session* session);
+
+// Raises `error_class` on `handler`, which a user function receives with
+// `session`. Before the runtime ever came up (a failing MPI_Session_init)
+// there is no job to abort: a fatal handler prints the line and exits.
+int RaiseOnHandler(Errhandler* handler, MPI_Session session, const char* call,
+                   int error_class, const std::string& problem);
+
+// An error tied to no session or communicator: MPI_COMM_WORLD's (or
+// MPI_COMM_SELF's) handler while the world model is initialized, else the
+// newest live session's.
+int RaiseUnattached(const char* call, int error_class,
+                    const std::string& problem);
+
+// The error handler a handle names; predefined ones even before the
+// runtime is up (MPI_Session_init's argument).
+Errhandler* FindErrhandler(MPI_Errhandler handle);
 
 // Raises `error_class` on the handler of the session `session` names (the
 // handler of errors tied to no object when it names none), for session
