@@ -4,6 +4,7 @@
 #include "net/transport.h"
 
 #include <cstdio>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -116,11 +117,8 @@ constexpr TransportChoice kTransports[] = {
 std::span<const TransportChoice> TransportChoices() { return kTransports; }
 
 std::vector<std::string> TransportNames() {
-  std::vector<std::string> names;
-  for (const TransportChoice& choice : kTransports) {
-    names.push_back(choice.name);
-  }
-  return names;
+  auto names = std::views::transform(kTransports, &TransportChoice::name);
+  return {names.begin(), names.end()};
 }
 
 absl::StatusOr<std::unique_ptr<Transport>> CreateTransport(

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <functional>
 #include <ostream>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -953,21 +952,18 @@ std::vector<Param> ConformanceParams() {
           Param{"auto", 4, {0, 0, 1, 1}, true}};
 }
 
-TEST(TransportTableTest, EveryTransportIsDescribedAndRunsTheConformanceTests) {
-  std::set<std::string> names;
-  std::vector<std::string> in_order;
+// (mpi/instance/choice_lists_test.cc checks the names are unique and that
+// the settings take them.)
+TEST(TransportTableTest, EveryTransportRunsTheConformanceTests) {
   for (const TransportChoice& choice : TransportChoices()) {
-    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
-    in_order.push_back(choice.name);
-    EXPECT_STRNE(choice.description, "") << choice.name;
     bool exercised = false;
     for (const Param& param : ConformanceParams()) {
       exercised |= param.transport == choice.name;
     }
     EXPECT_TRUE(exercised) << choice.name << " has no conformance parameters";
   }
-  EXPECT_EQ(TransportNames(), in_order);
-  EXPECT_EQ(in_order.front(), Settings().transport);  // the default first
+  EXPECT_STREQ(TransportChoices().front().name, Settings().transport.c_str())
+      << "the default first";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformanceTest,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,27 @@ std::vector<Kind> Kinds() {
        &Settings::part_aggregator},
       {"MINIMPI_PART_BACKEND", part::BackendNames(), &Settings::part_backend},
   };
+}
+
+// The lists follow the tables, in order; names are unique and described.
+TEST(ChoiceListsTest, ListsFollowTheTablesWithUniqueDescribedNames) {
+  const ChoiceLists& lists = LibraryChoiceLists();
+  const std::vector<runtime::Choice>* listed[] = {
+      &lists.transports, &lists.match_engines, &lists.part_aggregators,
+      &lists.part_backends};
+  const std::vector<Kind> kinds = Kinds();
+  ASSERT_EQ(std::size(listed), kinds.size());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    std::vector<std::string> names;
+    for (const runtime::Choice& choice : *listed[k]) {
+      EXPECT_FALSE(choice.description.empty())
+          << kinds[k].variable << " " << choice.name;
+      EXPECT_EQ(std::count(names.begin(), names.end(), choice.name), 0)
+          << kinds[k].variable << " " << choice.name << " twice";
+      names.push_back(choice.name);
+    }
+    EXPECT_EQ(names, kinds[k].owner_names) << kinds[k].variable;
+  }
 }
 
 TEST(ChoiceListsTest, SettingsTakeEveryNameOfTheOwnersTables) {

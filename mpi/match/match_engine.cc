@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <ranges>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -66,11 +67,8 @@ std::span<const MatchEngineChoice> MatchEngineChoices() {
 }
 
 std::vector<std::string> MatchEngineNames() {
-  std::vector<std::string> names;
-  for (const MatchEngineChoice& engine : kMatchEngines) {
-    names.push_back(engine.name);
-  }
-  return names;
+  auto names = std::views::transform(kMatchEngines, &MatchEngineChoice::name);
+  return {names.begin(), names.end()};
 }
 
 std::string MatchEngineDescription(std::string_view name) {

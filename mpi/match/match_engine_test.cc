@@ -383,25 +383,16 @@ TEST(MatchEngineFactoryTest, UnknownNameIsAnError) {
                 absl::StrJoin(MatchEngineNames(), ", "));
 }
 
-// The table is the one list: every entry makes an engine of its name, the
-// names are unique and described, and the names' list follows it.
+// Every entry of the table makes an engine of its name and describes it
+// (mpi/instance/choice_lists_test.cc checks the names are unique and that
+// the settings take them).
 TEST(MatchEngineFactoryTest, EveryTableEntryMakesItsEngine) {
-  std::set<std::string> names;
-  ASSERT_FALSE(MatchEngineChoices().empty());
-  EXPECT_STREQ(MatchEngineChoices()[0].name, "colpnp");  // the default
   for (const MatchEngineChoice& choice : MatchEngineChoices()) {
-    EXPECT_TRUE(names.insert(choice.name).second) << choice.name;
-    EXPECT_STRNE(choice.description, "") << choice.name;
     EXPECT_EQ(MatchEngineDescription(choice.name), choice.description);
     auto engine = CreateMatchEngine(choice.name);
     ASSERT_TRUE(engine.ok()) << engine.status();
     EXPECT_EQ((*engine)->name(), choice.name);
   }
-  std::vector<std::string> in_order;
-  for (const MatchEngineChoice& choice : MatchEngineChoices()) {
-    in_order.push_back(choice.name);
-  }
-  EXPECT_EQ(MatchEngineNames(), in_order);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, MatchEngineTest,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <ranges>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -419,11 +420,8 @@ const AggregatorChoice* FindAggregator(const std::string& name) {
 std::span<const AggregatorChoice> AggregatorChoices() { return kAggregators; }
 
 std::vector<std::string> AggregatorNames() {
-  std::vector<std::string> names;
-  for (const AggregatorChoice& choice : kAggregators) {
-    names.push_back(choice.name);
-  }
-  return names;
+  auto names = std::views::transform(kAggregators, &AggregatorChoice::name);
+  return {names.begin(), names.end()};
 }
 
 const char* AggregatorDescription(const std::string& name) {

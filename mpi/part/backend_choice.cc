@@ -1,6 +1,7 @@
 #include "mpi/part/backend_choice.h"
 
 #include <fstream>
+#include <ranges>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -10,9 +11,8 @@
 namespace minimpi::part {
 
 std::vector<std::string> BackendNames() {
-  std::vector<std::string> names;
-  for (const BackendChoice& choice : kBackends) names.push_back(choice.name);
-  return names;
+  auto names = std::views::transform(kBackends, &BackendChoice::name);
+  return {names.begin(), names.end()};
 }
 
 absl::StatusOr<Backend> BackendByName(const std::string& name) {
