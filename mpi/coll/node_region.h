@@ -43,7 +43,8 @@
 // the wait policy says) and the transport's wake of a peer's doorbell; in
 // the unit test, threads playing ranks.
 //
-// Owned by: mpi/coll. Used by: node_collectives.cc.
+// Owned by: mpi/coll. Used by: node_collectives.cc, node_direct.cc (the
+// algorithms), node_path.cc (making regions), node_started.cc.
 #ifndef MINIMPI_MPI_COLL_NODE_REGION_H_
 #define MINIMPI_MPI_COLL_NODE_REGION_H_
 
