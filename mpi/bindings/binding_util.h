@@ -22,6 +22,19 @@
   extern "C" __typeof__(PMPI_##name) MPI_##name \
       __attribute__((weak, alias("PMPI_" #name)));
 
+// Large-count forms (MPI_<name>_c) and their int forms share one body,
+// written for the wider types (MPI_Count counts, MPI_Aint displacements;
+// coll::CountArray holds int or MPI_Count arrays alike) and given the
+// call's name for its messages. Each exported form is then one statement:
+//   int PMPI_Send(const void* buf, int count, ...) {
+//     return BlockingSend("MPI_Send", buf, count, ...);
+//   }
+//   int PMPI_Send_c(const void* buf, MPI_Count count, ...) {
+//     return BlockingSend("MPI_Send_c", buf, count, ...);
+//   }
+// so both forms check the same things in the same order, each under its
+// own name. The same goes for the blocking, nonblocking and persistent
+// forms of a collective (collective_util.h's CallForm, BeginCollective).
 #define MINIMPIX_EXPORT(name)                     \
   extern "C" __typeof__(PMPIX_##name) MPIX_##name \
       __attribute__((weak, alias("PMPIX_" #name)));

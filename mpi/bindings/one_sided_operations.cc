@@ -175,10 +175,23 @@ MPI_Request CompletedRequest(WindowObject* w) {
       minimpi::ProcNullStatus(), w->window->vci));
 }
 
+// What every operation checks first: the library is initialized, and an
+// r-form (MPI_Rput...: `returns_request`) has somewhere to put its request.
+int BeginOperation(const char* call, bool returns_request,
+                   MPI_Request* request) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (returns_request && request == nullptr) {
+    return minimpi::NullArgument(call, nullptr, "request");
+  }
+  return MPI_SUCCESS;
+}
+
 int PutOrGet(const char* call, bool read, void* origin_addr,
              int64_t origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int64_t target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+             MPI_Datatype target_datatype, MPI_Win win, bool returns_request,
+             MPI_Request* request) {
+  if (int error = BeginOperation(call, returns_request, request)) return error;
   WindowObject* w;
   if (int error = minimpi::CheckWindow(call, win, &w)) return error;
   const Datatype* origin;
@@ -196,8 +209,8 @@ int PutOrGet(const char* call, bool read, void* origin_addr,
                               target, request != nullptr, &skip)) {
     return error;
   }
-  if (int error = CheckSameSize(call, w, origin_count, origin, target_count,
-                                target)) {
+  if (int error =
+          CheckSameSize(call, w, origin_count, origin, target_count, target)) {
     return error;
   }
   if (skip) {
@@ -208,7 +221,8 @@ int PutOrGet(const char* call, bool read, void* origin_addr,
                                  : minimpi::rma::OperationKind::kPut);
   minimpi::vci::Request* r =
       request != nullptr ? Engine().NewRequest(*w->window) : nullptr;
-  const minimpi::rma::Buffer local = BufferOf(origin_addr, origin_count, origin);
+  const minimpi::rma::Buffer local =
+      BufferOf(origin_addr, origin_count, origin);
   const minimpi::rma::TargetSpan span =
       SpanOf(target_rank, target_disp, target_count, target);
   if (read) {
@@ -227,7 +241,8 @@ int AccumulateCall(const char* call, const void* origin_addr,
                    minimpi::rma::OperationKind kind, int target_rank,
                    MPI_Aint target_disp, int64_t target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                   MPI_Request* request) {
+                   bool returns_request, MPI_Request* request) {
+  if (int error = BeginOperation(call, returns_request, request)) return error;
   const bool fetch = kind != minimpi::rma::OperationKind::kAccumulate;
   WindowObject* w;
   if (int error = minimpi::CheckWindow(call, win, &w)) return error;
@@ -236,14 +251,14 @@ int AccumulateCall(const char* call, const void* origin_addr,
   const Datatype* target;
   const bool sends_data = !(fetch && op == MPI_NO_OP);
   if (sends_data) {
-    if (int error = CheckData(call, w, origin_count, origin_datatype,
-                              "origin", &origin)) {
+    if (int error = CheckData(call, w, origin_count, origin_datatype, "origin",
+                              &origin)) {
       return error;
     }
   }
   if (fetch) {
-    if (int error = CheckData(call, w, result_count, result_datatype,
-                              "result", &result)) {
+    if (int error = CheckData(call, w, result_count, result_datatype, "result",
+                              &result)) {
       return error;
     }
   }
@@ -300,47 +315,36 @@ int PMPI_Put(const void* origin_addr, int origin_count,
              MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Put");
   return PutOrGet("MPI_Put", false, const_cast<void*>(origin_addr),
                   origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, nullptr);
+                  target_count, target_datatype, win, /*returns_request=*/false,
+                  nullptr);
 }
 
 int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count,
              MPI_Datatype target_datatype, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get");
   return PutOrGet("MPI_Get", true, origin_addr, origin_count, origin_datatype,
                   target_rank, target_disp, target_count, target_datatype, win,
-                  nullptr);
+                  /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Rput(const void* origin_addr, int origin_count,
               MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rput");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rput", nullptr, "request");
-  }
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   return PutOrGet("MPI_Rput", false, const_cast<void*>(origin_addr),
                   origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, request);
+                  target_count, target_datatype, win, /*returns_request=*/true,
+                  request);
 }
 
-int PMPI_Rget(void* origin_addr, int origin_count,
-              MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rget");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rget", nullptr, "request");
-  }
+int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   return PutOrGet("MPI_Rget", true, origin_addr, origin_count, origin_datatype,
                   target_rank, target_disp, target_count, target_datatype, win,
-                  request);
+                  /*returns_request=*/true, request);
 }
 
 int PMPI_Accumulate(const void* origin_addr, int origin_count,
@@ -360,9 +364,9 @@ int PMPI_Accumulate(const void* origin_addr, int origin_count,
   }
   return AccumulateCall("MPI_Accumulate", origin_addr, origin_count,
                         origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
-                        minimpi::rma::OperationKind::kAccumulate,
-                        target_rank, target_disp, target_count,
-                        target_datatype, op, win, nullptr);
+                        minimpi::rma::OperationKind::kAccumulate, target_rank,
+                        target_disp, target_count, target_datatype, op, win,
+                        /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Raccumulate(const void* origin_addr, int origin_count,
@@ -370,30 +374,24 @@ int PMPI_Raccumulate(const void* origin_addr, int origin_count,
                      MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Raccumulate");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Raccumulate", nullptr, "request");
-  }
   return AccumulateCall("MPI_Raccumulate", origin_addr, origin_count,
                         origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
-                        minimpi::rma::OperationKind::kAccumulate,
-                        target_rank, target_disp, target_count,
-                        target_datatype, op, win, request);
+                        minimpi::rma::OperationKind::kAccumulate, target_rank,
+                        target_disp, target_count, target_datatype, op, win,
+                        /*returns_request=*/true, request);
 }
 
 int PMPI_Get_accumulate(const void* origin_addr, int origin_count,
                         MPI_Datatype origin_datatype, void* result_addr,
                         int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp,
-                        int target_count, MPI_Datatype target_datatype,
-                        MPI_Op op, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_accumulate");
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return AccumulateCall("MPI_Get_accumulate", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
                         result_datatype,
                         minimpi::rma::OperationKind::kGetAccumulate,
-                        target_rank, target_disp,
-                        target_count, target_datatype, op, win, nullptr);
+                        target_rank, target_disp, target_count, target_datatype,
+                        op, win, /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
@@ -402,16 +400,12 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count,
                          int target_rank, MPI_Aint target_disp,
                          int target_count, MPI_Datatype target_datatype,
                          MPI_Op op, MPI_Win win, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rget_accumulate");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rget_accumulate", nullptr, "request");
-  }
   return AccumulateCall("MPI_Rget_accumulate", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
                         result_datatype,
                         minimpi::rma::OperationKind::kGetAccumulate,
-                        target_rank, target_disp,
-                        target_count, target_datatype, op, win, request);
+                        target_rank, target_disp, target_count, target_datatype,
+                        op, win, /*returns_request=*/true, request);
 }
 
 int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
@@ -426,10 +420,10 @@ int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr,
     return RaiseOnWindow(w, "MPI_Fetch_and_op", MPI_ERR_TYPE,
                          "MPI_Fetch_and_op takes a predefined datatype");
   }
-  return AccumulateCall("MPI_Fetch_and_op", origin_addr, 1, datatype,
-                        result_addr, 1, datatype,
-                        minimpi::rma::OperationKind::kFetchAndOp, target_rank,
-                        target_disp, 1, datatype, op, win, nullptr);
+  return AccumulateCall(
+      "MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype,
+      minimpi::rma::OperationKind::kFetchAndOp, target_rank, target_disp, 1,
+      datatype, op, win, /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
@@ -439,7 +433,8 @@ int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr,
   MINIMPI_REQUIRE_INIT(kCall);
   WindowObject* w;
   if (int error = minimpi::CheckWindow(kCall, win, &w)) return error;
-  const minimpi::datatype::PredefinedType* type = minimpi::datatype::FindPredefined(datatype);
+  const minimpi::datatype::PredefinedType* type =
+      minimpi::datatype::FindPredefined(datatype);
   if (type == nullptr || type->is_pair ||
       !minimpi::LookupOp(MPI_BAND)->Supports(datatype)) {
     // The standard allows C and Fortran integers, logicals and bytes.
@@ -474,20 +469,19 @@ int PMPI_Put_c(const void* origin_addr, MPI_Count origin_count,
                MPI_Datatype origin_datatype, int target_rank,
                MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Put_c");
   return PutOrGet("MPI_Put_c", false, const_cast<void*>(origin_addr),
                   origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, nullptr);
+                  target_count, target_datatype, win, /*returns_request=*/false,
+                  nullptr);
 }
 
 int PMPI_Get_c(void* origin_addr, MPI_Count origin_count,
                MPI_Datatype origin_datatype, int target_rank,
                MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_c");
-  return PutOrGet("MPI_Get_c", true, origin_addr, origin_count,
-                  origin_datatype, target_rank, target_disp, target_count,
-                  target_datatype, win, nullptr);
+  return PutOrGet("MPI_Get_c", true, origin_addr, origin_count, origin_datatype,
+                  target_rank, target_disp, target_count, target_datatype, win,
+                  /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Rput_c(const void* origin_addr, MPI_Count origin_count,
@@ -495,13 +489,10 @@ int PMPI_Rput_c(const void* origin_addr, MPI_Count origin_count,
                 MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rput_c");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rput_c", nullptr, "request");
-  }
   return PutOrGet("MPI_Rput_c", false, const_cast<void*>(origin_addr),
                   origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, request);
+                  target_count, target_datatype, win, /*returns_request=*/true,
+                  request);
 }
 
 int PMPI_Rget_c(void* origin_addr, MPI_Count origin_count,
@@ -509,13 +500,9 @@ int PMPI_Rget_c(void* origin_addr, MPI_Count origin_count,
                 MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win,
                 MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rget_c");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rget_c", nullptr, "request");
-  }
   return PutOrGet("MPI_Rget_c", true, origin_addr, origin_count,
                   origin_datatype, target_rank, target_disp, target_count,
-                  target_datatype, win, request);
+                  target_datatype, win, /*returns_request=*/true, request);
 }
 
 int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -529,9 +516,9 @@ int PMPI_Accumulate_c(const void* origin_addr, MPI_Count origin_count,
   }
   return AccumulateCall("MPI_Accumulate_c", origin_addr, origin_count,
                         origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
-                        minimpi::rma::OperationKind::kAccumulate,
-                        target_rank, target_disp, target_count,
-                        target_datatype, op, win, nullptr);
+                        minimpi::rma::OperationKind::kAccumulate, target_rank,
+                        target_disp, target_count, target_datatype, op, win,
+                        /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
@@ -539,50 +526,39 @@ int PMPI_Raccumulate_c(const void* origin_addr, MPI_Count origin_count,
                        MPI_Aint target_disp, MPI_Count target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                        MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Raccumulate_c");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Raccumulate_c", nullptr, "request");
-  }
   return AccumulateCall("MPI_Raccumulate_c", origin_addr, origin_count,
                         origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
-                        minimpi::rma::OperationKind::kAccumulate,
-                        target_rank, target_disp, target_count,
-                        target_datatype, op, win, request);
+                        minimpi::rma::OperationKind::kAccumulate, target_rank,
+                        target_disp, target_count, target_datatype, op, win,
+                        /*returns_request=*/true, request);
 }
 
 int PMPI_Get_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                           MPI_Datatype origin_datatype, void* result_addr,
-                          MPI_Count result_count,
-                          MPI_Datatype result_datatype, int target_rank,
-                          MPI_Aint target_disp, MPI_Count target_count,
-                          MPI_Datatype target_datatype, MPI_Op op,
-                          MPI_Win win) {
-  MINIMPI_REQUIRE_INIT("MPI_Get_accumulate_c");
+                          MPI_Count result_count, MPI_Datatype result_datatype,
+                          int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype,
+                          MPI_Op op, MPI_Win win) {
   return AccumulateCall("MPI_Get_accumulate_c", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
                         result_datatype,
                         minimpi::rma::OperationKind::kGetAccumulate,
-                        target_rank, target_disp,
-                        target_count, target_datatype, op, win, nullptr);
+                        target_rank, target_disp, target_count, target_datatype,
+                        op, win, /*returns_request=*/false, nullptr);
 }
 
 int PMPI_Rget_accumulate_c(const void* origin_addr, MPI_Count origin_count,
                            MPI_Datatype origin_datatype, void* result_addr,
-                           MPI_Count result_count,
-                           MPI_Datatype result_datatype, int target_rank,
-                           MPI_Aint target_disp, MPI_Count target_count,
-                           MPI_Datatype target_datatype, MPI_Op op,
-                           MPI_Win win, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Rget_accumulate_c");
-  if (request == nullptr) {
-    return minimpi::NullArgument("MPI_Rget_accumulate_c", nullptr, "request");
-  }
+                           MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp,
+                           MPI_Count target_count, MPI_Datatype target_datatype,
+                           MPI_Op op, MPI_Win win, MPI_Request* request) {
   return AccumulateCall("MPI_Rget_accumulate_c", origin_addr, origin_count,
                         origin_datatype, result_addr, result_count,
                         result_datatype,
                         minimpi::rma::OperationKind::kGetAccumulate,
-                        target_rank, target_disp,
-                        target_count, target_datatype, op, win, request);
+                        target_rank, target_disp, target_count, target_datatype,
+                        op, win, /*returns_request=*/true, request);
 }
 
 }  // extern "C"
