@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "mpi/coll/algorithms.h"
 #include "mpi/match/match_engine.h"
 #include "mpi/part/aggregator.h"
 #include "mpi/part/backend_choice.h"
@@ -111,6 +113,20 @@ TEST(ChoiceListsTest, DefaultsAreInTheTablesAndDescriptionsListThem) {
     }
     EXPECT_TRUE(found) << kind.variable;
   }
+}
+
+// The collectives' algorithms are mpi/coll's table (its registry, checked
+// by coll::ConfigureAlgorithms); the settings read one MINIMPI_COLL_<NAME>
+// per collective of runtime::kCollectiveNames, which must name the same
+// collectives.
+TEST(ChoiceListsTest, EveryCollectiveOfTheRegistryHasItsSetting) {
+  std::set<std::string> registry;
+  for (const coll::CollectiveAlgorithms& entry : coll::Registry()) {
+    registry.insert(entry.name);
+  }
+  const std::set<std::string> settings(std::begin(runtime::kCollectiveNames),
+                                       std::end(runtime::kCollectiveNames));
+  EXPECT_EQ(registry, settings);
 }
 
 }  // namespace
