@@ -77,7 +77,8 @@ inline void* UntagContext(uint64_t context) {
 // every kind come from (allocated under the lock); and its outbox, the
 // messages of every kind the transport refused for now, sent again in
 // order by its progress. The state each kind of traffic keeps for it lives
-// with that kind, indexed by the VCI's number.
+// with that kind, indexed by the VCI's number: its VciState, in a PerVci
+// (per_vci.h).
 //
 // The pool and the outbox are objects of their own, away from the lock:
 // held inline beside it, they made the 8-byte ping-pong 12% slower on the
@@ -109,7 +110,10 @@ class TrafficHandler {
   virtual ~TrafficHandler() = default;
   // `vci` came into use: every shared VCI when the handler registers, an
   // endpoint's when an endpoint first acquires it, before any thread can
-  // reach it. `state` lives as long as the VciSet. No lock is held.
+  // reach it. `state` lives as long as the VciSet. No lock is held. A kind
+  // whose VciState needs the VCI makes it here (PerVci::Make): a new VCI is
+  // published only afterwards (one made before the kind registers is used
+  // by no traffic before), so whoever reaches it sees that state whole.
   virtual absl::Status AttachVci(int /*vci*/, Vci& /*state*/) {
     return absl::OkStatus();
   }
