@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "mpi/instance/choice_lists.h"
 #include "mpi/objects/datatype.h"
 #include "mpi/datatype/predefined.h"
 #include "mpi/objects/group.h"
@@ -71,6 +72,7 @@ absl::Status Instance::AddUser(
     instance_ = instance.release();
     Communicator::SetReleaseSink(instance_);
     Errhandler::SetReleaseSink(instance_);
+    coll::InstallServices(&*instance_->collective_services_);
     status = started(*instance_);
     if (!status.ok()) return status;
     // Once up, the runtime lives until the process exits (see RemoveUser).
@@ -91,7 +93,7 @@ void Instance::RemoveUser(absl::FunctionRef<void(Instance&)> last_ends) {
 
 absl::Status Instance::Setup(int thread_level) {
   main_thread_ = std::this_thread::get_id();
-  auto settings = runtime::Settings::FromEnvironment();
+  auto settings = runtime::Settings::FromEnvironment(LibraryChoiceLists());
   if (!settings.ok()) return settings.status();
   settings_ = *settings;
   set_match_stats(settings_.match_stats);
@@ -156,6 +158,13 @@ absl::Status Instance::Setup(int thread_level) {
        .progress_us = settings_.rma_progress_us});
   if (!one_sided.ok()) return one_sided.status();
   one_sided_ = std::move(one_sided).value();
+  collective_services_.emplace(coll::CollectiveServices{
+      .p2p = *p2p_,
+      .vcis = *vcis_,
+      .transport = *transport_,
+      .bootstrap = *bootstrap_,
+      .settings = settings_,
+  });
 
   const int size = bootstrap_->size();
   world_ = std::make_unique<Communicator>();
@@ -214,6 +223,7 @@ void Instance::TearDown() {
   // is going away.
   Communicator::SetReleaseSink(nullptr);
   Errhandler::SetReleaseSink(nullptr);
+  coll::InstallServices(nullptr);
   Instance* instance = instance_;
   instance_ = nullptr;
   if (instance->match_stats()) {

@@ -11,8 +11,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -28,68 +26,6 @@ using p2p::MessageHeader;
 using p2p::MessageType;
 using vci::Request;
 using vci::RequestState;
-
-absl::StatusOr<Backend> BackendByName(const std::string& name) {
-  for (int i = 0; i < 4; ++i) {
-    if (name == kBackendNames[i]) return static_cast<Backend>(i);
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown partitioned backend \"", name,
-                   "\" (one of: native, persist, rma, auto)"));
-}
-
-const char* BackendName(Backend backend) {
-  return kBackendNames[static_cast<int>(backend)];
-}
-
-Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
-                      int64_t partition_bytes) {
-  const int64_t limit =
-      peer_on_node ? rule.on_node_persist_max : rule.between_nodes_persist_max;
-  return partition_bytes <= limit ? Backend::kPersist : Backend::kNative;
-}
-
-absl::StatusOr<AutoBackendRule> ReadBackendTable(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open the partitioned backend table ", path));
-  }
-  AutoBackendRule rule;
-  bool on_node = false, between_nodes = false;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    const size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    std::istringstream fields(line);
-    std::string key;
-    if (!(fields >> key)) continue;  // blank line
-    int64_t bytes = -1;
-    std::string extra;
-    const bool known =
-        key == "on_node_persist_max" || key == "between_nodes_persist_max";
-    if (!known || !(fields >> bytes) || bytes < 0 || (fields >> extra)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", number,
-          ": expected 'on_node_persist_max BYTES' or "
-          "'between_nodes_persist_max BYTES' (a non-negative integer)"));
-    }
-    if (key == "on_node_persist_max") {
-      rule.on_node_persist_max = bytes;
-      on_node = true;
-    } else {
-      rule.between_nodes_persist_max = bytes;
-      between_nodes = true;
-    }
-  }
-  if (!on_node || !between_nodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the partitioned backend table ", path,
-                     " needs both on_node_persist_max and "
-                     "between_nodes_persist_max"));
-  }
-  return rule;
-}
 
 absl::StatusOr<std::unique_ptr<Partitioned>> Partitioned::Create(
     vci::VciSet& vcis, p2p::PointToPoint& p2p,
@@ -144,7 +80,8 @@ Partitioned::Partitioned(vci::VciSet& vcis, p2p::PointToPoint& p2p,
       settings_(settings),
       world_rank_(world_rank),
       epoch_ns_(NowNs()),
-      lanes_(new VciState[vcis.capacity()]) {
+      vci_states_(vcis.capacity()) {
+  vci_states_.MakeAll();
   config_.aggregation_size = settings.part_aggregation_size;
   auto_rule_.on_node_persist_max = settings.part_auto_persist_max;
   config_.loggp = DefaultLogGP();
@@ -314,7 +251,7 @@ void Partitioned::Free(Request* request) {
       free.sender_request = send->id;
       free.flags = send->ever_started ? 0 : 1;
       p2p_.SendControlLocked(send->vci, send->peer, free);
-      auto& sends = lanes_[send->vci].progressed_sends;
+      auto& sends = vci_states_[send->vci].progressed_sends;
       sends.erase(std::remove(sends.begin(), sends.end(), send), sends.end());
     }
     if (send->registered) transport_.DeregisterMemory(send->region);
@@ -327,7 +264,7 @@ void Partitioned::Free(Request* request) {
   if (!receive->proc_null) {
     {
       std::lock_guard lock(vcis_.mutex(receive->vci));
-      auto& posted = lanes_[receive->vci].posted;
+      auto& posted = vci_states_[receive->vci].posted;
       posted.erase(std::remove(posted.begin(), posted.end(), receive),
                    posted.end());
     }

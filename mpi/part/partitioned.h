@@ -66,34 +66,12 @@
 #include "mpi/datatype/layout.h"
 #include "mpi/p2p/point_to_point.h"
 #include "mpi/part/aggregator.h"
+#include "mpi/part/backend_choice.h"
+#include "mpi/vci/per_vci.h"
 #include "mpi/vci/vci_set.h"
 #include "runtime/settings.h"
 
 namespace minimpi::part {
-
-enum class Backend : uint8_t { kNative, kPersist, kRma, kAuto };
-inline constexpr const char* kBackendNames[] = {"native", "persist", "rma",
-                                                "auto"};
-// The backend a name gives (Settings::part_backend's values).
-absl::StatusOr<Backend> BackendByName(const std::string& name);
-const char* BackendName(Backend backend);
-
-// The rule of `auto`: requests whose partitions hold at most the threshold
-// of where the peer is go as messages (persist), others as writes with
-// immediate (native). The thresholds come from the machine's calibration
-// (Settings::part_backend_table, which tools/part_tune/backend_tune.sh
-// writes) or, without one, from Settings::part_auto_persist_max inside a
-// node and 0 (native always) between nodes.
-struct AutoBackendRule {
-  int64_t on_node_persist_max = 0;
-  int64_t between_nodes_persist_max = 0;
-};
-Backend ChooseBackend(const AutoBackendRule& rule, bool peer_on_node,
-                      int64_t partition_bytes);
-// Reads a calibration file: lines "on_node_persist_max BYTES" and
-// "between_nodes_persist_max BYTES", '#' comments. Errors name the file and
-// line.
-absl::StatusOr<AutoBackendRule> ReadBackendTable(const std::string& path);
 
 // What the bindings hand over for one Psend_init / Precv_init.
 struct PartitionedArguments {
@@ -208,8 +186,9 @@ class Partitioned final : public vci::TrafficHandler,
     int64_t partitions;
     uint64_t total_bytes;
   };
-  // Per VCI: the matching queues and the writes waiting for the VCI.
-  struct alignas(64) VciState {
+  // Per VCI: the matching queues and the writes waiting for the VCI (in a
+  // vci::PerVci, every VCI's made at setup).
+  struct VciState {
     std::deque<PartitionedReceive*> posted;           // guarded by the VCI lock
     std::deque<UnexpectedInit> unexpected;            // guarded by the VCI lock
     std::deque<PendingWrite*> refused;                // kRetry; the VCI lock
@@ -269,8 +248,8 @@ class Partitioned final : public vci::TrafficHandler,
   const int64_t epoch_ns_;  // profile times count from here (MPI_Init)
   AggregatorConfig config_;
   AutoBackendRule auto_rule_;
-  bool loggp_ready_ = false;           // guarded by control_mutex_
-  std::unique_ptr<VciState[]> lanes_;  // by VCI
+  bool loggp_ready_ = false;  // guarded by control_mutex_
+  vci::PerVci<VciState> vci_states_;
 
   // Control path only (receive slots at init and free, the LogGP probe):
   // never taken by Pready or by a round's clear.
