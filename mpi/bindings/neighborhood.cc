@@ -19,11 +19,15 @@ namespace topo = minimpi::topo;
 
 namespace {
 
-// The communicator and its neighbours; MPI_ERR_TOPOLOGY without a
-// topology.
-int CheckNeighbors(const char* call, MPI_Comm comm, Communicator** c,
+// The communicator and its neighbours (after BeginCollective's checks);
+// MPI_ERR_TOPOLOGY without a topology.
+int CheckNeighbors(const char* call, MPI_Comm comm, MPI_Info info,
+                   minimpi::CallForm form, Communicator** c,
                    topo::NeighborLists* neighbors) {
-  if (int error = minimpi::CheckIntracommunicator(call, comm, c)) return error;
+  if (int error = minimpi::BeginCollective(call, comm, info, form, c,
+                                           /*intracommunicator_only=*/true)) {
+    return error;
+  }
   if ((*c)->topology == nullptr) {
     return RaiseError(*c, call, MPI_ERR_TOPOLOGY,
                       "the communicator has no process topology");
@@ -115,11 +119,12 @@ int NeighborAllgather(const char* call, const void* sendbuf,
                       MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
                       MPI_Count recvcount, coll::CountArray recvcounts,
                       coll::CountArray displs, MPI_Datatype recvtype,
-                      MPI_Comm comm, MPI_Request* request,
+                      MPI_Comm comm, MPI_Info info, MPI_Request* request,
                       minimpi::CallForm form, bool variable) {
   Communicator* c;
   topo::NeighborLists neighbors;
-  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
+    return error;
   const size_t in = neighbors.sources.size();
   const size_t out = neighbors.destinations.size();
   const minimpi::Datatype* send_type;
@@ -164,11 +169,13 @@ int NeighborAlltoall(const char* call, const void* sendbuf, MPI_Count sendcount,
                      coll::CountArray sendcounts, coll::CountArray sdispls,
                      MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
                      coll::CountArray recvcounts, coll::CountArray rdispls,
-                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request,
-                     minimpi::CallForm form, bool variable) {
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                     MPI_Request* request, minimpi::CallForm form,
+                     bool variable) {
   Communicator* c;
   topo::NeighborLists neighbors;
-  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
+    return error;
   const size_t in = neighbors.sources.size();
   const size_t out = neighbors.destinations.size();
   MPI_Count largest_send = sendcount, largest_receive = recvcount;
@@ -251,10 +258,12 @@ int NeighborAlltoallw(const char* call, const void* sendbuf,
                       const MPI_Datatype* sendtypes, void* recvbuf,
                       coll::CountArray recvcounts, const MPI_Aint* rdispls,
                       const MPI_Datatype* recvtypes, MPI_Comm comm,
-                      MPI_Request* request, minimpi::CallForm form) {
+                      MPI_Info info, MPI_Request* request,
+                      minimpi::CallForm form) {
   Communicator* c;
   topo::NeighborLists neighbors;
-  if (int error = CheckNeighbors(call, comm, &c, &neighbors)) return error;
+  if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
+    return error;
   std::vector<coll::NeighborBlock> send_blocks, receive_blocks;
   if (int error =
           AlltoallwSide(call, c, sendbuf, sendcounts, sdispls, sendtypes,
@@ -278,10 +287,9 @@ extern "C" {
 int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgather");
   return NeighborAllgather("MPI_Neighbor_allgather", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, nullptr,
+                           recvtype, comm, MPI_INFO_NULL, nullptr,
                            minimpi::CallForm::kBlocking, false);
 }
 
@@ -289,10 +297,9 @@ int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount,
                              MPI_Datatype sendtype, void* recvbuf,
                              int recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgather");
   return NeighborAllgather("MPI_Ineighbor_allgather", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, request,
+                           recvtype, comm, MPI_INFO_NULL, request,
                            minimpi::CallForm::kNonblocking, false);
 }
 
@@ -300,10 +307,10 @@ int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount,
                              MPI_Datatype sendtype, void* recvbuf,
                              const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgatherv");
   return NeighborAllgather("MPI_Neighbor_allgatherv", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, nullptr, minimpi::CallForm::kBlocking, true);
+                           comm, MPI_INFO_NULL, nullptr,
+                           minimpi::CallForm::kBlocking, true);
 }
 
 int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
@@ -311,20 +318,18 @@ int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount,
                               const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm,
                               MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgatherv");
   return NeighborAllgather("MPI_Ineighbor_allgatherv", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, request, minimpi::CallForm::kNonblocking,
-                           true);
+                           comm, MPI_INFO_NULL, request,
+                           minimpi::CallForm::kNonblocking, true);
 }
 
 int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount,
                            MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoall");
   return NeighborAlltoall("MPI_Neighbor_alltoall", sendbuf, sendcount, nullptr,
                           nullptr, sendtype, recvbuf, recvcount, nullptr,
-                          nullptr, recvtype, comm, nullptr,
+                          nullptr, recvtype, comm, MPI_INFO_NULL, nullptr,
                           minimpi::CallForm::kBlocking, false);
 }
 
@@ -332,10 +337,9 @@ int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount,
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoall");
   return NeighborAlltoall("MPI_Ineighbor_alltoall", sendbuf, sendcount, nullptr,
                           nullptr, sendtype, recvbuf, recvcount, nullptr,
-                          nullptr, recvtype, comm, request,
+                          nullptr, recvtype, comm, MPI_INFO_NULL, request,
                           minimpi::CallForm::kNonblocking, false);
 }
 
@@ -344,11 +348,10 @@ int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                             void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallv");
   return NeighborAlltoall("MPI_Neighbor_alltoallv", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, nullptr, minimpi::CallForm::kBlocking,
-                          true);
+                          recvtype, comm, MPI_INFO_NULL, nullptr,
+                          minimpi::CallForm::kBlocking, true);
 }
 
 int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
@@ -356,10 +359,9 @@ int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[],
                              void* recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallv");
   return NeighborAlltoall("MPI_Ineighbor_alltoallv", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, request,
+                          recvtype, comm, MPI_INFO_NULL, request,
                           minimpi::CallForm::kNonblocking, true);
 }
 
@@ -368,10 +370,9 @@ int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                             const MPI_Datatype sendtypes[], void* recvbuf,
                             const int recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallw");
   return NeighborAlltoallw("MPI_Neighbor_alltoallw", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, nullptr,
+                           recvtypes, comm, MPI_INFO_NULL, nullptr,
                            minimpi::CallForm::kBlocking);
 }
 
@@ -381,10 +382,9 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[],
                              const int recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm,
                              MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallw");
   return NeighborAlltoallw("MPI_Ineighbor_alltoallw", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request,
+                           recvtypes, comm, MPI_INFO_NULL, request,
                            minimpi::CallForm::kNonblocking);
 }
 
@@ -393,13 +393,9 @@ int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount,
                                  int recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Info info,
                                  MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_allgather_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf,
-                           recvcount, nullptr, nullptr, recvtype, comm, request,
+  return NeighborAllgather("MPI_Neighbor_allgather_init", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, info, request,
                            minimpi::CallForm::kPersistent, false);
 }
 
@@ -408,14 +404,10 @@ int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount,
                                   const int recvcounts[], const int displs[],
                                   MPI_Datatype recvtype, MPI_Comm comm,
                                   MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_allgatherv_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0,
-                           recvcounts, displs, recvtype, comm, request,
-                           minimpi::CallForm::kPersistent, true);
+  return NeighborAllgather("MPI_Neighbor_allgatherv_init", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, info, request, minimpi::CallForm::kPersistent,
+                           true);
 }
 
 int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
@@ -423,14 +415,10 @@ int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount,
                                 int recvcount, MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Info info,
                                 MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoall_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
-                          recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
-                          request, minimpi::CallForm::kPersistent, false);
+  return NeighborAlltoall("MPI_Neighbor_alltoall_init", sendbuf, sendcount,
+                          nullptr, nullptr, sendtype, recvbuf, recvcount,
+                          nullptr, nullptr, recvtype, comm, info, request,
+                          minimpi::CallForm::kPersistent, false);
 }
 
 int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
@@ -439,14 +427,10 @@ int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[],
                                  const int rdispls[], MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Info info,
                                  MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoallv_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype,
-                          recvbuf, 0, recvcounts, rdispls, recvtype, comm,
-                          request, minimpi::CallForm::kPersistent, true);
+  return NeighborAlltoall("MPI_Neighbor_alltoallv_init", sendbuf, 0, sendcounts,
+                          sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+                          recvtype, comm, info, request,
+                          minimpi::CallForm::kPersistent, true);
 }
 
 int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
@@ -456,14 +440,10 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[],
                                  const MPI_Aint rdispls[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
                                  MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoallw_init";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes,
-                           recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           request, minimpi::CallForm::kPersistent);
+  return NeighborAlltoallw("MPI_Neighbor_alltoallw_init", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, info, request,
+                           minimpi::CallForm::kPersistent);
 }
 
 // The large-count forms: the same bodies, with MPI_Count counts and
@@ -473,10 +453,9 @@ int PMPI_Neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount,
                               MPI_Datatype sendtype, void* recvbuf,
                               MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgather_c");
   return NeighborAllgather("MPI_Neighbor_allgather_c", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, nullptr,
+                           recvtype, comm, MPI_INFO_NULL, nullptr,
                            minimpi::CallForm::kBlocking, false);
 }
 
@@ -484,10 +463,9 @@ int PMPI_Ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount,
                                MPI_Datatype sendtype, void* recvbuf,
                                MPI_Count recvcount, MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgather_c");
   return NeighborAllgather("MPI_Ineighbor_allgather_c", sendbuf, sendcount,
                            sendtype, recvbuf, recvcount, nullptr, nullptr,
-                           recvtype, comm, request,
+                           recvtype, comm, MPI_INFO_NULL, request,
                            minimpi::CallForm::kNonblocking, false);
 }
 
@@ -496,10 +474,10 @@ int PMPI_Neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount,
                                const MPI_Count recvcounts[],
                                const MPI_Aint displs[], MPI_Datatype recvtype,
                                MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_allgatherv_c");
   return NeighborAllgather("MPI_Neighbor_allgatherv_c", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, nullptr, minimpi::CallForm::kBlocking, true);
+                           comm, MPI_INFO_NULL, nullptr,
+                           minimpi::CallForm::kBlocking, true);
 }
 
 int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount,
@@ -507,33 +485,30 @@ int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount,
                                 const MPI_Count recvcounts[],
                                 const MPI_Aint displs[], MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_allgatherv_c");
   return NeighborAllgather("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                           comm, request, minimpi::CallForm::kNonblocking,
-                           true);
+                           comm, MPI_INFO_NULL, request,
+                           minimpi::CallForm::kNonblocking, true);
 }
 
 int PMPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
                              MPI_Datatype sendtype, void* recvbuf,
                              MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoall_c");
   return NeighborAlltoall("MPI_Neighbor_alltoall_c", sendbuf, sendcount,
                           nullptr, nullptr, sendtype, recvbuf, recvcount,
-                          nullptr, nullptr, recvtype, comm, nullptr,
-                          minimpi::CallForm::kBlocking, false);
+                          nullptr, nullptr, recvtype, comm, MPI_INFO_NULL,
+                          nullptr, minimpi::CallForm::kBlocking, false);
 }
 
 int PMPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount,
                               MPI_Datatype sendtype, void* recvbuf,
                               MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoall_c");
   return NeighborAlltoall("MPI_Ineighbor_alltoall_c", sendbuf, sendcount,
                           nullptr, nullptr, sendtype, recvbuf, recvcount,
-                          nullptr, nullptr, recvtype, comm, request,
-                          minimpi::CallForm::kNonblocking, false);
+                          nullptr, nullptr, recvtype, comm, MPI_INFO_NULL,
+                          request, minimpi::CallForm::kNonblocking, false);
 }
 
 int PMPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
@@ -541,11 +516,10 @@ int PMPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[],
                               void* recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], MPI_Datatype recvtype,
                               MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallv_c");
   return NeighborAlltoall("MPI_Neighbor_alltoallv_c", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, nullptr, minimpi::CallForm::kBlocking,
-                          true);
+                          recvtype, comm, MPI_INFO_NULL, nullptr,
+                          minimpi::CallForm::kBlocking, true);
 }
 
 int PMPI_Ineighbor_alltoallv_c(const void* sendbuf,
@@ -554,10 +528,9 @@ int PMPI_Ineighbor_alltoallv_c(const void* sendbuf,
                                void* recvbuf, const MPI_Count recvcounts[],
                                const MPI_Aint rdispls[], MPI_Datatype recvtype,
                                MPI_Comm comm, MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallv_c");
   return NeighborAlltoall("MPI_Ineighbor_alltoallv_c", sendbuf, 0, sendcounts,
                           sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
-                          recvtype, comm, request,
+                          recvtype, comm, MPI_INFO_NULL, request,
                           minimpi::CallForm::kNonblocking, true);
 }
 
@@ -567,10 +540,9 @@ int PMPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count sendcounts[],
                               const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[],
                               const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  MINIMPI_REQUIRE_INIT("MPI_Neighbor_alltoallw_c");
   return NeighborAlltoallw("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, nullptr,
+                           recvtypes, comm, MPI_INFO_NULL, nullptr,
                            minimpi::CallForm::kBlocking);
 }
 
@@ -579,10 +551,9 @@ int PMPI_Ineighbor_alltoallw_c(
     const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
     MPI_Request* request) {
-  MINIMPI_REQUIRE_INIT("MPI_Ineighbor_alltoallw_c");
   return NeighborAlltoallw("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts,
                            sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                           recvtypes, comm, request,
+                           recvtypes, comm, MPI_INFO_NULL, request,
                            minimpi::CallForm::kNonblocking);
 }
 
@@ -591,13 +562,9 @@ int PMPI_Neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount,
                                    MPI_Count recvcount, MPI_Datatype recvtype,
                                    MPI_Comm comm, MPI_Info info,
                                    MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_allgather_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf,
-                           recvcount, nullptr, nullptr, recvtype, comm, request,
+  return NeighborAllgather("MPI_Neighbor_allgather_init_c", sendbuf, sendcount,
+                           sendtype, recvbuf, recvcount, nullptr, nullptr,
+                           recvtype, comm, info, request,
                            minimpi::CallForm::kPersistent, false);
 }
 
@@ -607,14 +574,10 @@ int PMPI_Neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount,
                                     const MPI_Aint displs[],
                                     MPI_Datatype recvtype, MPI_Comm comm,
                                     MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_allgatherv_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAllgather(kCall, sendbuf, sendcount, sendtype, recvbuf, 0,
-                           recvcounts, displs, recvtype, comm, request,
-                           minimpi::CallForm::kPersistent, true);
+  return NeighborAllgather("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                           comm, info, request, minimpi::CallForm::kPersistent,
+                           true);
 }
 
 int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
@@ -622,14 +585,10 @@ int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount,
                                   MPI_Count recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info,
                                   MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoall_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoall(kCall, sendbuf, sendcount, nullptr, nullptr, sendtype,
-                          recvbuf, recvcount, nullptr, nullptr, recvtype, comm,
-                          request, minimpi::CallForm::kPersistent, false);
+  return NeighborAlltoall("MPI_Neighbor_alltoall_init_c", sendbuf, sendcount,
+                          nullptr, nullptr, sendtype, recvbuf, recvcount,
+                          nullptr, nullptr, recvtype, comm, info, request,
+                          minimpi::CallForm::kPersistent, false);
 }
 
 int PMPI_Neighbor_alltoallv_init_c(
@@ -637,14 +596,10 @@ int PMPI_Neighbor_alltoallv_init_c(
     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
     MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoallv_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoall(kCall, sendbuf, 0, sendcounts, sdispls, sendtype,
-                          recvbuf, 0, recvcounts, rdispls, recvtype, comm,
-                          request, minimpi::CallForm::kPersistent, true);
+  return NeighborAlltoall("MPI_Neighbor_alltoallv_init_c", sendbuf, 0,
+                          sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
+                          rdispls, recvtype, comm, info, request,
+                          minimpi::CallForm::kPersistent, true);
 }
 
 int PMPI_Neighbor_alltoallw_init_c(
@@ -652,14 +607,10 @@ int PMPI_Neighbor_alltoallw_init_c(
     const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
     MPI_Info info, MPI_Request* request) {
-  constexpr const char* kCall = "MPI_Neighbor_alltoallw_init_c";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (int error = minimpi::CheckCollectiveInfo(kCall, comm, info)) {
-    return error;
-  }
-  return NeighborAlltoallw(kCall, sendbuf, sendcounts, sdispls, sendtypes,
-                           recvbuf, recvcounts, rdispls, recvtypes, comm,
-                           request, minimpi::CallForm::kPersistent);
+  return NeighborAlltoallw("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts,
+                           sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes, comm, info, request,
+                           minimpi::CallForm::kPersistent);
 }
 
 }  // extern "C"
