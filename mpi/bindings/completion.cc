@@ -282,6 +282,40 @@ int CollectSome(const char* call, const RequestList& requests,
   return MPI_SUCCESS;
 }
 
+// MPI_Waitsome and MPI_Testsome: one body. Inline, so each keeps only
+// its own path.
+[[gnu::always_inline]] inline int Some(const char* call, bool blocking,
+                                       int incount,
+                                       MPI_Request array_of_requests[],
+                                       int* outcount, int array_of_indices[],
+                                       MPI_Status array_of_statuses[]) {
+  MINIMPI_REQUIRE_INIT(call);
+  if (outcount == nullptr) [[unlikely]]
+    return NullOutput(call, "outcount");
+  if (incount > 0 && array_of_indices == nullptr) [[unlikely]]
+    return NullOutput(call, "array_of_indices");
+  RequestList requests;
+  if (int error = TranslateArray(call, incount, array_of_requests, &requests)) {
+    return error;
+  }
+  if (!AnyActive(requests)) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  if (blocking) {
+    Instance::Get().vcis().WaitUntil(vci::CommonVci(requests), [&] {
+      for (const vci::Request* r : requests) {
+        if (IsActive(r) && IsDone(r)) return true;
+      }
+      return false;
+    });
+  } else {
+    ProgressFor(requests);
+  }
+  return CollectSome(call, requests, array_of_requests, outcount,
+                     array_of_indices, array_of_statuses);
+}
+
 // MPI-4.1's MPI_Request_get_status_{any,all,some}: the status of a finished
 // active request, which stays as it is (never freed, never made inactive).
 // MPI_ERROR is set when `with_error` (the calls with arrays of statuses);
@@ -449,51 +483,14 @@ int PMPI_Waitany(int count, MPI_Request array_of_requests[], int* index,
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
-  constexpr const char* kCall = "MPI_Waitsome";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (outcount == nullptr) [[unlikely]]
-    return NullOutput(kCall, "outcount");
-  if (incount > 0 && array_of_indices == nullptr) [[unlikely]]
-    return NullOutput(kCall, "array_of_indices");
-  RequestList requests;
-  if (int error =
-          TranslateArray(kCall, incount, array_of_requests, &requests)) {
-    return error;
-  }
-  if (!AnyActive(requests)) {
-    *outcount = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
-  Instance::Get().vcis().WaitUntil(vci::CommonVci(requests), [&] {
-    for (const vci::Request* r : requests) {
-      if (IsActive(r) && IsDone(r)) return true;
-    }
-    return false;
-  });
-  return CollectSome(kCall, requests, array_of_requests, outcount,
-                     array_of_indices, array_of_statuses);
+  return Some("MPI_Waitsome", /*blocking=*/true, incount, array_of_requests,
+              outcount, array_of_indices, array_of_statuses);
 }
 
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int* outcount,
                   int array_of_indices[], MPI_Status array_of_statuses[]) {
-  constexpr const char* kCall = "MPI_Testsome";
-  MINIMPI_REQUIRE_INIT(kCall);
-  if (outcount == nullptr) [[unlikely]]
-    return NullOutput(kCall, "outcount");
-  if (incount > 0 && array_of_indices == nullptr) [[unlikely]]
-    return NullOutput(kCall, "array_of_indices");
-  RequestList requests;
-  if (int error =
-          TranslateArray(kCall, incount, array_of_requests, &requests)) {
-    return error;
-  }
-  if (!AnyActive(requests)) {
-    *outcount = MPI_UNDEFINED;
-    return MPI_SUCCESS;
-  }
-  ProgressFor(requests);
-  return CollectSome(kCall, requests, array_of_requests, outcount,
-                     array_of_indices, array_of_statuses);
+  return Some("MPI_Testsome", /*blocking=*/false, incount, array_of_requests,
+              outcount, array_of_indices, array_of_statuses);
 }
 
 int PMPI_Request_get_status(MPI_Request request, int* flag,
