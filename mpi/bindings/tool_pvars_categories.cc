@@ -103,6 +103,31 @@ int LookupLivePvarHandle(ToolState& s, MPI_T_pvar_session session,
   return BoundObjectAlive(**found) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
+// A handle about to be read or written (its object alive) and the
+// buffer, which only a variable of no values may leave null.
+int LookupForAccess(ToolState& s, MPI_T_pvar_session session,
+                    MPI_T_pvar_handle handle, const void* buf,
+                    PvarHandle** found) {
+  const int error = LookupLivePvarHandle(s, session, handle, found);
+  if (error != MPI_SUCCESS) return error;
+  if (buf == nullptr && (*found)->count() > 0) return MPI_ERR_ARG;
+  return MPI_SUCCESS;
+}
+
+// MPI_T_pvar_read and MPI_T_pvar_readreset: counted in mpit_pvar_reads
+// when they succeed.
+int CountedRead(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf,
+                int (PvarHandle::*read)(void*)) {
+  MINIMPI_TOOL_CALL(call);
+  PvarHandle* found = nullptr;
+  if (int error = LookupForAccess(s, session, handle, buf, &found)) {
+    return error;
+  }
+  const int result = (found->*read)(buf);
+  if (result == MPI_SUCCESS) s.pvar_reads.fetch_add(1);
+  return result;
+}
+
 // The category at `index`, or false (MPI_T_ERR_INVALID_INDEX).
 bool CategoryAt(int index, tool::Category* category) {
   if (index < 0 || index >= tool::NumCategories()) return false;
@@ -261,14 +286,7 @@ MINIMPI_EXPORT(T_pvar_reset)
 
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                      void* buf) {
-  MINIMPI_TOOL_CALL(call);
-  PvarHandle* found = nullptr;
-  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
-  if (error != MPI_SUCCESS) return error;
-  if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
-  const int result = found->Read(buf);
-  if (result == MPI_SUCCESS) s.pvar_reads.fetch_add(1);
-  return result;
+  return minimpi::CountedRead(session, handle, buf, &PvarHandle::Read);
 }
 MINIMPI_EXPORT(T_pvar_read)
 
@@ -276,23 +294,16 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                       const void* buf) {
   MINIMPI_TOOL_CALL(call);
   PvarHandle* found = nullptr;
-  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
-  if (error != MPI_SUCCESS) return error;
-  if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
+  if (int error = minimpi::LookupForAccess(s, session, handle, buf, &found)) {
+    return error;
+  }
   return found->Write(buf);
 }
 MINIMPI_EXPORT(T_pvar_write)
 
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
                           void* buf) {
-  MINIMPI_TOOL_CALL(call);
-  PvarHandle* found = nullptr;
-  const int error = minimpi::LookupLivePvarHandle(s, session, handle, &found);
-  if (error != MPI_SUCCESS) return error;
-  if (buf == nullptr && found->count() > 0) return MPI_ERR_ARG;
-  const int result = found->ReadReset(buf);
-  if (result == MPI_SUCCESS) s.pvar_reads.fetch_add(1);
-  return result;
+  return minimpi::CountedRead(session, handle, buf, &PvarHandle::ReadReset);
 }
 MINIMPI_EXPORT(T_pvar_readreset)
 
