@@ -241,6 +241,17 @@ void RegisterEverything() {
   });
 }
 
+// The control variable a live handle names, about to be read or written
+// through `buf`.
+int LookupCvarForAccess(ToolState& s, MPI_T_cvar_handle handle, const void* buf,
+                        const ControlVariable** cvar) {
+  auto* found = reinterpret_cast<CvarHandle*>(handle);
+  if (s.cvar_handles.count(found) == 0) return MPI_T_ERR_INVALID_HANDLE;
+  if (buf == nullptr) return MPI_ERR_ARG;
+  *cvar = &s.cvars[found->index];
+  return MPI_SUCCESS;
+}
+
 const EnumType* LookupEnum(ToolState& s, MPI_T_enum handle) {
   for (const auto& [index, made] : s.enums) {
     if (reinterpret_cast<MPI_T_enum>(made.get()) == handle) return made.get();
@@ -414,10 +425,11 @@ MINIMPI_EXPORT(T_cvar_handle_free)
 
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void* buf) {
   MINIMPI_TOOL_CALL(call);
-  auto* found = reinterpret_cast<CvarHandle*>(handle);
-  if (s.cvar_handles.count(found) == 0) return MPI_T_ERR_INVALID_HANDLE;
-  if (buf == nullptr) return MPI_ERR_ARG;
-  const minimpi::ControlVariable& cvar = s.cvars[found->index];
+  const minimpi::ControlVariable* found;
+  if (int error = minimpi::LookupCvarForAccess(s, handle, buf, &found)) {
+    return error;
+  }
+  const minimpi::ControlVariable& cvar = *found;
   std::string value;
   if (auto it = s.written.find(cvar.name); it != s.written.end()) {
     value = it->second;
@@ -443,10 +455,11 @@ MINIMPI_EXPORT(T_cvar_read)
 
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void* buf) {
   MINIMPI_TOOL_CALL(call);
-  auto* found = reinterpret_cast<CvarHandle*>(handle);
-  if (s.cvar_handles.count(found) == 0) return MPI_T_ERR_INVALID_HANDLE;
-  if (buf == nullptr) return MPI_ERR_ARG;
-  const minimpi::ControlVariable& cvar = s.cvars[found->index];
+  const minimpi::ControlVariable* found;
+  if (int error = minimpi::LookupCvarForAccess(s, handle, buf, &found)) {
+    return error;
+  }
+  const minimpi::ControlVariable& cvar = *found;
   std::string value;
   if (cvar.is_int) {
     value = absl::StrCat(*static_cast<const int*>(buf));
