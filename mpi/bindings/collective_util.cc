@@ -245,7 +245,7 @@ int RunCollective(const char* call, Communicator* comm,
 int CheckCollectiveInfo(const char* call, MPI_Comm comm, MPI_Info info) {
   if (info == MPI_INFO_NULL) [[likely]]
     return MPI_SUCCESS;
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = CheckCommunicator(call, comm, &c)) return error;
   Info* unused;
   return CheckInfo(call, c, info, /*null_allowed=*/true, &unused);

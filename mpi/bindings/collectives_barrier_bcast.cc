@@ -8,7 +8,7 @@ namespace {
 
 int Barrier(const char* call, MPI_Comm comm, MPI_Info info,
             MPI_Request* request, minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
   }
@@ -22,7 +22,7 @@ int Barrier(const char* call, MPI_Comm comm, MPI_Info info,
 int Bcast(const char* call, void* buffer, MPI_Count count,
           MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
           MPI_Request* request, minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
   }

@@ -116,7 +116,7 @@ int CheckAlltoallwSide(const char* call, Communicator* comm, const void* buffer,
 int RootedDataMovement(const char* call, RootedKind kind, const DataSide& send,
                        const DataSide& receive, int root, MPI_Comm comm,
                        MPI_Info info, MPI_Request* request, CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = BeginCollective(call, comm, info, form, &c)) return error;
   if (int error = CheckRoot(call, c, root)) return error;
   const bool is_root = IsRoot(c, root);
@@ -165,7 +165,7 @@ int EveryoneDataMovement(const char* call, EveryoneKind kind,
                          const DataSide& send, const DataSide& receive,
                          MPI_Comm comm, MPI_Info info, MPI_Request* request,
                          CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = BeginCollective(call, comm, info, form, &c)) return error;
   coll::Arguments arguments;
   bool sends_data = false;
@@ -204,7 +204,7 @@ int Alltoallw(const char* call, const void* send_buffer,
               coll::CountArray receive_displacements,
               const MPI_Datatype* receive_types, MPI_Comm comm, MPI_Info info,
               MPI_Request* request, CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = BeginCollective(call, comm, info, form, &c)) return error;
   const bool in_place = send_buffer == MPI_IN_PLACE;
   if (in_place && c->inter) return InPlaceNotAllowed(call, c);

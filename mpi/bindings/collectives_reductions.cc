@@ -60,7 +60,7 @@ int Reduce(const char* call, const void* sendbuf, void* recvbuf,
            MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
            MPI_Comm comm, MPI_Info info, MPI_Request* request,
            minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
   }
@@ -93,7 +93,7 @@ int Everywhere(const char* call, coll::Collective collective,
                const void* sendbuf, void* recvbuf, MPI_Count count,
                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                MPI_Request* request, minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error =
           minimpi::BeginCollective(call, comm, info, form, &c,
                                    /*intracommunicator_only=*/collective !=
@@ -117,7 +117,7 @@ int ReduceScatter(const char* call, const void* sendbuf, void* recvbuf,
                   coll::CountArray recvcounts, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm, MPI_Info info, MPI_Request* request,
                   minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
   }
@@ -156,7 +156,7 @@ int ReduceScatterBlock(const char* call, const void* sendbuf, void* recvbuf,
                        MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm, MPI_Info info, MPI_Request* request,
                        minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   if (int error = minimpi::BeginCollective(call, comm, info, form, &c)) {
     return error;
   }

@@ -121,7 +121,7 @@ int NeighborAllgather(const char* call, const void* sendbuf,
                       coll::CountArray displs, MPI_Datatype recvtype,
                       MPI_Comm comm, MPI_Info info, MPI_Request* request,
                       minimpi::CallForm form, bool variable) {
-  Communicator* c;
+  Communicator* c = nullptr;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
     return error;
@@ -172,7 +172,7 @@ int NeighborAlltoall(const char* call, const void* sendbuf, MPI_Count sendcount,
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                      MPI_Request* request, minimpi::CallForm form,
                      bool variable) {
-  Communicator* c;
+  Communicator* c = nullptr;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
     return error;
@@ -260,7 +260,7 @@ int NeighborAlltoallw(const char* call, const void* sendbuf,
                       const MPI_Datatype* recvtypes, MPI_Comm comm,
                       MPI_Info info, MPI_Request* request,
                       minimpi::CallForm form) {
-  Communicator* c;
+  Communicator* c = nullptr;
   topo::NeighborLists neighbors;
   if (int error = CheckNeighbors(call, comm, info, form, &c, &neighbors))
     return error;
